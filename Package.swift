@@ -1,0 +1,39 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "tsgateway",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tsgateway", targets: ["tsgateway"]),
+        .library(name: "TSModels", targets: ["TSModels"]),
+        .library(name: "TSProtocol", targets: ["TSProtocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
+        .target(name: "TSModels"),
+        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
+        .target(name: "TSProtocol", dependencies: ["TSModels"]),
+        .executableTarget(
+            name: "tsgateway",
+            dependencies: [
+                "TSModels", "TSProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tsgateway-bench",
+            dependencies: ["TSModels", "TSProtocol"]
+        ),
+        .testTarget(
+            name: "TSProtocolTests",
+            dependencies: ["TSModels", "TSProtocol"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,28 @@
+// tsgateway-bench: throughput figures for each layer, each as a ratio to a baseline measured in
+// the same run on the same machine, so numbers compare across machines.
+//
+//   swift run -c release tsgateway-bench            all sections
+//   swift run -c release tsgateway-bench protocol   one section
+import Foundation
+
+let sections: [(name: String, run: () throws -> Void)] = [
+]
+
+let requested = Set(CommandLine.arguments.dropFirst())
+let unknown = requested.subtracting(sections.map(\.name))
+if !unknown.isEmpty {
+    FileHandle.standardError.write(Data("tsgateway-bench: unknown section(s) \(unknown.sorted().joined(separator: ", ")); known: \(sections.map(\.name).joined(separator: ", "))\n".utf8))
+    exit(64)
+}
+#if DEBUG
+print("warning: debug build; run `swift run -c release tsgateway-bench` for meaningful figures")
+#endif
+for section in sections where requested.isEmpty || requested.contains(section.name) {
+    print("== \(section.name)")
+    do {
+        try section.run()
+    } catch {
+        print("section \(section.name) failed: \(error)")
+        exit(1)
+    }
+}
