@@ -8,7 +8,7 @@ import TSModels
         #expect(decoded == [.awake, .light, .deep, .rem])
     }
 
-    @Test func stageRejectsUnknownValues() {
+    @Test func stageRejectsUnknownValues() throws {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([SleepStage].self, from: Data(#"["nap"]"#.utf8)) }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([SleepStage].self, from: Data("[4]".utf8)) }
     }
