@@ -13,45 +13,45 @@ public struct ByteReader: Sendable {
 
     public var remaining: Int { end - offset }
 
-    private mutating func take(_ count: Int, _ field: String) throws(ProtocolError) -> Int {
+    private mutating func take(_ count: Int, _ field: @autoclosure () -> String) throws(ProtocolError) -> Int {
         guard remaining >= count else {
-            throw ProtocolError(.truncatedPayload, "payload ends inside \(field): needs \(count) byte(s) at offset \(offset), \(remaining) left")
+            throw ProtocolError(.truncatedPayload, "payload ends inside \(field()): needs \(count) byte(s) at offset \(offset), \(remaining) left")
         }
         defer { offset += count }
         return offset
     }
 
-    public mutating func u8(_ field: String) throws(ProtocolError) -> UInt8 {
-        bytes[try take(1, field)]
+    public mutating func u8(_ field: @autoclosure () -> String) throws(ProtocolError) -> UInt8 {
+        bytes[try take(1, field())]
     }
 
-    public mutating func u16(_ field: String) throws(ProtocolError) -> UInt16 {
-        let at = try take(2, field)
+    public mutating func u16(_ field: @autoclosure () -> String) throws(ProtocolError) -> UInt16 {
+        let at = try take(2, field())
         return UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8
     }
 
-    public mutating func u32(_ field: String) throws(ProtocolError) -> UInt32 {
-        let at = try take(4, field)
+    public mutating func u32(_ field: @autoclosure () -> String) throws(ProtocolError) -> UInt32 {
+        let at = try take(4, field())
         return UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
     }
 
-    public mutating func i16(_ field: String) throws(ProtocolError) -> Int16 {
-        Int16(bitPattern: try u16(field))
+    public mutating func i16(_ field: @autoclosure () -> String) throws(ProtocolError) -> Int16 {
+        Int16(bitPattern: try u16(field()))
     }
 
-    public mutating func i32(_ field: String) throws(ProtocolError) -> Int32 {
-        Int32(bitPattern: try u32(field))
+    public mutating func i32(_ field: @autoclosure () -> String) throws(ProtocolError) -> Int32 {
+        Int32(bitPattern: try u32(field()))
     }
 
     /// A `u8` length and that many bytes of UTF-8, at most `limit` bytes.
-    public mutating func string(_ field: String, limit: Int, tooLong: ProtocolError.Code = .stringTooLong) throws(ProtocolError) -> String {
-        let length = Int(try u8("\(field) length"))
+    public mutating func string(_ field: @autoclosure () -> String, limit: Int, tooLong: ProtocolError.Code = .stringTooLong) throws(ProtocolError) -> String {
+        let length = Int(try u8("\(field()) length"))
         guard length <= limit else {
-            throw ProtocolError(tooLong, "\(field) is \(length) bytes, limit \(limit)")
+            throw ProtocolError(tooLong, "\(field()) is \(length) bytes, limit \(limit)")
         }
-        let at = try take(length, field)
+        let at = try take(length, field())
         guard let text = String(validating: bytes[at..<at + length], as: UTF8.self) else {
-            throw ProtocolError(.invalidUTF8, "\(field) is not valid UTF-8")
+            throw ProtocolError(.invalidUTF8, "\(field()) is not valid UTF-8")
         }
         return text
     }

@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import TSProtocol
+
+struct ProtocolCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "protocol",
+        abstract: "Decode and encode wire-protocol v1 frames (for captures and firmware work).",
+        discussion: "The protocol is specified in protocol-spec/wire-protocol.md.",
+        subcommands: [Decode.self, Encode.self]
+    )
+}
+
+extension ProtocolCommand {
+    struct Decode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Decode a captured byte stream into frames and messages.",
+            discussion: """
+                Give the bytes as hex, in arguments or on standard input; spaces, colons and \
+                line breaks are ignored, so btmon or Wireshark dumps can be pasted as they are. \
+                The bytes go through the same reassembler as received notifications: garbage is \
+                skipped, a corrupt frame is reported and scanning goes on.
+
+                Example:
+                  tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
+                """
+        )
+
+        @Argument(help: "Hex bytes of the stream (default: read standard input).")
+        var hex: [String] = []
+
+        @Flag(help: "Print one JSON object per frame or problem (schema in README, \"protocol decode --json\").")
+        var json = false
+
+        func run() throws {
+            let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
+            let bytes = try HexInput.parse(text)
+            var reassembler = FrameReassembler()
+            let events = reassembler.append(bytes, at: .zero) + reassembler.flush()
+            var printer = DecodePrinter(json: json)
+            for event in events { try printer.print(event) }
+            if printer.frames == 0 {
+                throw CLIFailure("no frame found in \(bytes.count) byte(s); a frame starts with a5 01", status: .dataError)
+            }
+        }
+    }
+
+    struct Encode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Encode a message given as JSON into a frame, and show its fragments.",
+            discussion: """
+                The JSON is {"kind": …, "body": …} as in protocol-spec/vectors/README.md.
+
+                Example:
+                  tsgateway protocol encode --sequence 3 --mtu 23 \\
+                    '{"kind": "battery.response", "body": {"level": 87, "state": "charging"}}'
+                """
+        )
+
+        @Argument(help: "The message as JSON.")
+        var message: String
+
+        @Option(help: "Sequence number 0…255.")
+        var sequence: UInt8 = 0
+
+        @Option(help: "Also cut the frame into the chunks sent at this ATT MTU (23…517).")
+        var mtu: Int?
+
+        func run() throws {
+            let decoded: Message
+            do {
+                decoded = try JSONDecoder().decode(Message.self, from: Data(message.utf8))
+            } catch {
+                throw CLIFailure("the message JSON is not a valid {\"kind\", \"body\"} object: \(JSONErrorText.describe(error))", status: .dataError)
+            }
+            do {
+                let bytes = try decoded.frame(sequence: sequence).encoded()
+                print(HexInput.format(bytes))
+                if let mtu {
+                    for (index, chunk) in Fragmenter.chunks(of: bytes, mtu: try ATTMTU(mtu)).enumerated() {
+                        print("chunk \(index): \(HexInput.format(chunk))")
+                    }
+                }
+            } catch {
+                throw CLIFailure("cannot encode \(decoded.kind): \(error.message)", status: .dataError)
+            }
+        }
+    }
+}
+
+/// Hex text in, bytes out, with errors that point at the offending character.
+enum HexInput {
+    static func parse(_ text: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var pending: UInt8?
+        for (position, character) in text.enumerated() {
+            if character.isWhitespace || character == ":" || character == "," { continue }
+            guard let digit = character.hexDigitValue else {
+                throw CLIFailure("input character \(position + 1) ('\(character)') is not a hex digit", status: .dataError)
+            }
+            if let high = pending {
+                bytes.append(high << 4 | UInt8(digit))
+                pending = nil
+            } else {
+                pending = UInt8(digit)
+            }
+        }
+        if pending != nil { throw CLIFailure("the hex input has an odd number of digits; the last byte is incomplete", status: .dataError) }
+        if bytes.isEmpty { throw CLIFailure("no hex bytes given (pass them as arguments or on standard input)", status: .usage) }
+        return bytes
+    }
+
+    static func format(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+    }
+}
+
+enum JSONErrorText {
+    static func describe(_ error: any Error) -> String {
+        guard let decodingError = error as? DecodingError else { return String(describing: error) }
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.isEmpty ? "top level" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch decodingError {
+        case let .dataCorrupted(context): return "\(context.debugDescription) at \(path(context.codingPath))"
+        case let .keyNotFound(key, context): return "missing key \"\(key.stringValue)\" at \(path(context.codingPath))"
+        case let .typeMismatch(type, context): return "expected \(type) at \(path(context.codingPath))"
+        case let .valueNotFound(type, context): return "missing \(type) value at \(path(context.codingPath))"
+        @unknown default: return String(describing: error)
+        }
+    }
+}
