@@ -1,0 +1,247 @@
+import TSModels
+import TSProtocol
+import TSTransport
+
+/// The watch side of protocol v1, faithful enough to stand in for firmware: HELLO negotiation,
+/// duplicate-request replay, NACKs, BUSY during transfers, windowed go-back-N sleep pages with
+/// retransmission, durable-commit deletion, acknowledged events. It serves one central at a
+/// time through `PeripheralEndpoint` (loopback) and, later, a BlueZ GATT application.
+public actor SimulatedWatch: PeripheralEndpoint {
+    public let configuration: SimulatorConfiguration
+    public internal(set) var state: SimulatorState
+    /// Frames the watch received and sent, for tests that look at the conversation.
+    public internal(set) var statistics = Statistics()
+
+    public struct Statistics: Sendable, Hashable {
+        public var framesReceived = 0
+        public var corruptFramesReceived = 0
+        public var duplicateRequests = 0
+        public var pagesSent = 0
+        public var pagesResent = 0
+        public var connections = 0
+    }
+
+    var link: Link?
+    var transfer: Transfer?
+    var nextTransferId: UInt16 = 1
+    private let clock = ContinuousClock()
+    private let epoch = ContinuousClock.now
+
+    struct Link {
+        var mtu: ATTMTU
+        var send: @Sendable ([UInt8]) async -> Void
+        var reassembler = FrameReassembler()
+        var greeted = false
+        var sequence: UInt8 = 0
+        var lastRequest: (sequence: UInt8, command: CommandID, response: [UInt8])?
+        var liveSubscribed = false
+        var pendingEvent: PendingEvent?
+        var generation: Int
+    }
+
+    struct PendingEvent {
+        var frame: Frame
+        var attempts: Int
+    }
+
+    public init(configuration: SimulatorConfiguration = SimulatorConfiguration(), state: SimulatorState = SimulatorState()) {
+        self.configuration = configuration
+        self.state = state
+    }
+
+    // MARK: PeripheralEndpoint
+
+    public func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async {
+        statistics.connections += 1
+        transfer = nil
+        link = Link(mtu: mtu, send: send, generation: statistics.connections)
+    }
+
+    public func centralDisconnected() async {
+        link = nil
+        transfer = nil
+    }
+
+    public func centralWrote(_ chunk: [UInt8]) async {
+        guard var current = link else { return }
+        let events = current.reassembler.append(chunk, at: clock.now - epoch)
+        link?.reassembler = current.reassembler
+        for event in events {
+            switch event {
+            case let .frame(frame):
+                statistics.framesReceived += 1
+                await handle(frame)
+            case let .corrupt(corrupt):
+                statistics.corruptFramesReceived += 1
+                await sendNack(for: corrupt)
+            case .garbage:
+                break
+            }
+        }
+    }
+
+    // MARK: Watch-side actions
+
+    /// Edits the alarm table as a person would on the watch, and announces the new table.
+    public func editAlarmsOnWatch(origin: AlarmChangeOrigin = .watch, _ edit: @Sendable (inout [Alarm]) -> Void) async {
+        edit(&state.alarms)
+        state.alarms.sort { $0.slot < $1.slot }
+        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: state.alarms)))
+    }
+
+    /// Reports a live sleep-stage change to a subscribed central.
+    public func reportLiveStage(_ event: LiveStageEvent) async {
+        guard link?.liveSubscribed == true else { return }
+        await sendEvent(.liveStage(event))
+    }
+
+    public func replaceRecords(_ records: [SleepItem]) {
+        state.records = records.sorted { ($0.start, $0.stage) < ($1.start, $1.stage) }
+    }
+
+    // MARK: Frames
+
+    private func handle(_ frame: Frame) async {
+        let message: Message
+        do {
+            message = try Message(frame: frame)
+        } catch {
+            await reply(to: frame, .error(ErrorReport(status: error.status, command: frame.command.rawValue, sequence: frame.sequence, message: error.message)))
+            return
+        }
+        switch message.form {
+        case .request where message.command != .sleepPageAck:
+            await handleRequest(message, frame: frame)
+        case .eventAck:
+            if let pending = link?.pendingEvent, pending.frame.sequence == frame.sequence, pending.frame.command == frame.command {
+                link?.pendingEvent = nil
+            }
+        case .nack:
+            await handleNack(message)
+        default:
+            if case let .sleepPageAck(ack) = message { await handlePageAck(ack, frame: frame) }
+        }
+    }
+
+    private func handleRequest(_ message: Message, frame: Frame) async {
+        if let last = link?.lastRequest, last.sequence == frame.sequence, last.command == frame.command {
+            statistics.duplicateRequests += 1
+            await transmit(last.response)
+            return
+        }
+        let response = respond(to: message, frame: frame)
+        guard let bytes = try? response.frame(sequence: frame.sequence).encoded() else { return }
+        link?.lastRequest = (frame.sequence, frame.command, bytes)
+        await transmit(bytes)
+        if case .sleepQueryResponse = response { await pumpPages() }
+    }
+
+    private func respond(to message: Message, frame: Frame) -> Message {
+        func failure(_ status: StatusCode, _ text: String) -> Message {
+            .error(ErrorReport(status: status, command: frame.command.rawValue, sequence: frame.sequence, message: text))
+        }
+        if case let .helloRequest(hello) = message {
+            guard hello.minVersion <= Frame.version, hello.maxVersion >= Frame.version else {
+                return failure(.unsupportedVersion, "this watch speaks version \(Frame.version) only")
+            }
+            link?.greeted = true
+            if let mtu = try? ATTMTU(min(Int(hello.attMTU), link?.mtu.value ?? Int(hello.attMTU))) { link?.mtu = mtu }
+            return .helloResponse(HelloResponse(maxPayload: UInt16(Frame.maxPayload), maxWindow: configuration.maxWindow,
+                                                commands: CommandID.allVersion1.map(\.rawValue)))
+        }
+        guard link?.greeted == true else { return failure(.helloRequired, "send HELLO first") }
+        if transfer != nil {
+            switch message {
+            case .sleepAbortRequest, .batteryRequest: break
+            default: return failure(.busy, "a sleep transfer is running")
+            }
+        }
+        let caps = configuration.capabilities
+        switch message {
+        case .deviceInfoRequest:
+            return .deviceInfoResponse(DeviceInfo(model: configuration.model, firmware: configuration.firmware, capabilities: caps))
+        case let .timeSetRequest(time):
+            state.utcOffset = time.utcOffset
+            state.zone = time.zone
+            return .timeSetResponse
+        case .batteryRequest:
+            return .batteryResponse(configuration.battery)
+        case .alarmsGetRequest:
+            return .alarmsGetResponse(AlarmTable(alarms: state.alarms.sorted { $0.slot < $1.slot }))
+        case let .alarmsSetRequest(table):
+            if let problem = table.alarms.problems(limits: caps.alarmLimits).first {
+                return failure(.limitExceeded, problem.description)
+            }
+            state.alarms = table.alarms.sorted { $0.slot < $1.slot }
+            return .alarmsSetResponse
+        case let .monitorGetRequest(request):
+            guard caps.monitorTypes.contains(request.type) else { return failure(.notSupported, "this watch has no \(request.type.name) monitor") }
+            return .monitorGetResponse(state.monitors.first { $0.type == request.type } ?? .factoryDefault(request.type))
+        case let .monitorSetRequest(config):
+            guard caps.monitorTypes.contains(config.type) else { return failure(.notSupported, "this watch has no \(config.type.name) monitor") }
+            state.monitors.removeAll { $0.type == config.type }
+            state.monitors.append(config)
+            state.monitors.sort { $0.type < $1.type }
+            return .monitorSetResponse
+        case let .sleepQueryRequest(query):
+            return startTransfer(query)
+        case let .sleepCommitRequest(commit):
+            let range = Int64(commit.start)..<Int64(commit.end)
+            let stored = state.records.filter { range.contains($0.start) }.count
+            guard stored == Int(commit.count) else {
+                return failure(.countMismatch, "the watch holds \(stored) records in that range, the central committed \(commit.count); nothing deleted")
+            }
+            guard caps.deletesSyncedRecords else { return .sleepCommitResponse(SleepCommitResult(deleted: 0)) }
+            state.records.removeAll { range.contains($0.start) }
+            return .sleepCommitResponse(SleepCommitResult(deleted: UInt32(stored)))
+        case let .sleepAbortRequest(abort):
+            if transfer?.id == abort.transferId { transfer = nil }
+            return .sleepAbortResponse
+        case let .liveSubscribeRequest(subscribe):
+            guard caps.supportsLiveSleep else { return failure(.notSupported, "this watch has no live sleep events") }
+            link?.liveSubscribed = subscribe.enable
+            return .liveSubscribeResponse
+        default:
+            return failure(.unknownCommand, "command \(frame.command) is not a request this watch answers")
+        }
+    }
+
+    private func handleNack(_ message: Message) async {
+        guard case let .nack(report) = message, report.status == .crcMismatch else { return }
+        if let last = link?.lastRequest, last.sequence == report.sequence {
+            await transmit(last.response)
+        } else if let pending = link?.pendingEvent {
+            await transmit((try? pending.frame.encoded()) ?? [])
+        }
+    }
+
+    private func sendNack(for corrupt: FrameReassembler.CorruptFrame) async {
+        let report = ErrorReport(status: .crcMismatch, command: corrupt.header.command.rawValue, sequence: corrupt.header.sequence,
+                                 message: "frame arrived with a bad CRC")
+        await sendOwn(.nack(report))
+    }
+
+    func reply(to frame: Frame, _ message: Message) async {
+        guard let bytes = try? message.frame(sequence: frame.sequence).encoded() else { return }
+        await transmit(bytes)
+    }
+
+    /// Sends a frame that takes the watch's own next sequence number.
+    @discardableResult
+    func sendOwn(_ message: Message) async -> Frame? {
+        guard var current = link, let frame = try? message.frame(sequence: current.sequence), let bytes = try? frame.encoded() else { return nil }
+        current.sequence &+= 1
+        link?.sequence = current.sequence
+        await transmit(bytes)
+        return frame
+    }
+
+    func transmit(_ bytes: [UInt8]) async {
+        guard let current = link else { return }
+        for chunk in Fragmenter.chunks(of: bytes, mtu: current.mtu) {
+            await current.send(chunk)
+        }
+    }
+
+    func now() -> Duration { clock.now - epoch }
+}

@@ -1,0 +1,69 @@
+/// Faults a loopback link applies to packets (ATT writes and notifications), deterministically
+/// from `seed`: each packet is dropped, duplicated, corrupted or held back behind the next with
+/// the given probabilities, and the link drops every `disconnectEvery` packets.
+public struct FaultInjection: Sendable, Hashable {
+    public var dropRate: Double
+    public var duplicateRate: Double
+    public var corruptRate: Double
+    public var reorderRate: Double
+    /// Delay before each packet is delivered.
+    public var delay: Duration
+    /// Drop the link after this many delivered packets (both directions), counted per connection.
+    public var disconnectEvery: Int?
+    public var seed: UInt64
+
+    public init(dropRate: Double = 0, duplicateRate: Double = 0, corruptRate: Double = 0, reorderRate: Double = 0,
+                delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1) {
+        self.dropRate = dropRate
+        self.duplicateRate = duplicateRate
+        self.corruptRate = corruptRate
+        self.reorderRate = reorderRate
+        self.delay = delay
+        self.disconnectEvery = disconnectEvery
+        self.seed = seed
+    }
+
+    public static let none = FaultInjection()
+
+    var isActive: Bool { dropRate > 0 || duplicateRate > 0 || corruptRate > 0 || reorderRate > 0 }
+}
+
+/// What happens to one packet.
+enum PacketFate: Equatable {
+    case deliver([UInt8])
+    case drop
+    case duplicate([UInt8])
+    /// Keep it and deliver it after the next packet.
+    case holdBack([UInt8])
+}
+
+/// SplitMix64 draws for the fault decisions.
+struct FaultDice: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func chance(_ probability: Double) -> Bool {
+        probability > 0 && Double(next() >> 11) / Double(1 << 53) < probability
+    }
+
+    mutating func fate(of packet: [UInt8], faults: FaultInjection) -> PacketFate {
+        if chance(faults.dropRate) { return .drop }
+        var bytes = packet
+        if chance(faults.corruptRate), !bytes.isEmpty {
+            let index = Int(next() % UInt64(bytes.count))
+            bytes[index] ^= UInt8(1) << UInt8(next() % 8)
+        }
+        if chance(faults.duplicateRate) { return .duplicate(bytes) }
+        if chance(faults.reorderRate) { return .holdBack(bytes) }
+        return .deliver(bytes)
+    }
+}
