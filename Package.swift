@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "TSTransport", dependencies: ["TSProtocol"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        // One actor per watch: the central side of the protocol over any transport.
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
         .executableTarget(
             name: "tsgateway",
             dependencies: [
@@ -37,6 +39,10 @@ let package = Package(
         .testTarget(
             name: "TSProtocolTests",
             dependencies: ["TSModels", "TSProtocol"]
+        ),
+        .testTarget(
+            name: "TSDeviceTests",
+            dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
         ),
     ],
     swiftLanguageModes: [.v6]

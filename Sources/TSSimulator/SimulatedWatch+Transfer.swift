@@ -50,6 +50,7 @@ extension SimulatedWatch {
             current.timeoutsWithoutProgress = 0
         }
         if ack.retransmit {
+            statistics.pagesResent += max(0, current.nextToSend - acknowledged)
             current.nextToSend = acknowledged
         }
         current.nextToSend = max(current.nextToSend, current.oldestUnacked)

@@ -1,0 +1,196 @@
+import TSModels
+import TSProtocol
+import TSTransport
+
+extension Watch {
+    /// Sends one request and waits for its response, retransmitting the identical frame on
+    /// timeout or NACK (wire-protocol.md §4.1). Requests are serialised: one in flight.
+    func request(_ message: Message) async throws -> Message {
+        await acquireRequestLine()
+        defer { releaseRequestLine() }
+        try Task.checkCancellation()
+        guard let open = connection else { throw WatchError.notConnected }
+        let frame = try message.frame(sequence: sequence)
+        sequence &+= 1
+        let bytes = try frame.encoded()
+        let generation = connectionGeneration
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Message, any Error>) in
+                pending = PendingRequest(sequence: frame.sequence, command: frame.command, bytes: bytes, attempts: 1, continuation: continuation)
+                Task { await self.transmitPending(open: open, generation: generation, sequence: frame.sequence, attempt: 1) }
+            }
+        } onCancel: {
+            Task { await self.cancelPending(sequence: frame.sequence) }
+        }
+    }
+
+    private func acquireRequestLine() async {
+        if !requestLineBusy {
+            requestLineBusy = true
+            return
+        }
+        await withCheckedContinuation { requestLineWaiters.append($0) }
+    }
+
+    private func releaseRequestLine() {
+        if requestLineWaiters.isEmpty {
+            requestLineBusy = false
+        } else {
+            requestLineWaiters.removeFirst().resume()
+        }
+    }
+
+    private func cancelPending(sequence: UInt8) {
+        guard let waiting = pending, waiting.sequence == sequence else { return }
+        pending = nil
+        waiting.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Writes the pending request's frame and arms its timeout.
+    private func transmitPending(open: any TransportConnection, generation: Int, sequence: UInt8, attempt: Int) async {
+        guard let waiting = pending, waiting.sequence == sequence, waiting.attempts == attempt, generation == connectionGeneration else { return }
+        do {
+            try await write(waiting.bytes, to: open)
+        } catch {
+            linkEnded(generation: generation, reason: "write failed: \(error)")
+            return
+        }
+        let timeout = configuration.requestTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.requestTimedOut(open: open, generation: generation, sequence: sequence, attempt: attempt)
+        }
+    }
+
+    private func requestTimedOut(open: any TransportConnection, generation: Int, sequence: UInt8, attempt: Int) async {
+        guard let waiting = pending, waiting.sequence == sequence, waiting.attempts == attempt else { return }
+        await retransmitPending(open: open, generation: generation)
+    }
+
+    /// Sends the pending request again, or fails it once the retries are used up.
+    func retransmitPending(open: any TransportConnection, generation: Int) async {
+        guard var waiting = pending else { return }
+        guard waiting.attempts <= configuration.requestRetries else {
+            pending = nil
+            waiting.continuation.resume(throwing: WatchError.timeout(command: Self.name(of: waiting.command), attempts: waiting.attempts))
+            return
+        }
+        waiting.attempts += 1
+        pending = waiting
+        await transmitPending(open: open, generation: generation, sequence: waiting.sequence, attempt: waiting.attempts)
+    }
+
+    func write(_ bytes: [UInt8], to open: any TransportConnection) async throws {
+        for chunk in Fragmenter.chunks(of: bytes, mtu: open.mtu) {
+            try await open.write(chunk)
+        }
+    }
+
+    /// Sends a frame that needs no response (event ack, page ack, NACK); a failed write ends the link.
+    func sendUnanswered(_ message: Message, sequence explicit: UInt8? = nil) async {
+        guard let open = connection else { return }
+        let number: UInt8
+        if let explicit {
+            number = explicit
+        } else {
+            number = sequence
+            sequence &+= 1
+        }
+        guard let bytes = try? message.frame(sequence: number).encoded() else { return }
+        let generation = connectionGeneration
+        do {
+            try await write(bytes, to: open)
+        } catch {
+            linkEnded(generation: generation, reason: "write failed: \(error)")
+        }
+    }
+
+    // MARK: Incoming
+
+    func handle(_ event: TransportEvent, generation: Int) async {
+        guard generation == connectionGeneration else { return }
+        switch event {
+        case let .disconnected(reason):
+            linkEnded(generation: generation, reason: reason)
+        case let .notification(chunk):
+            for received in reassembler.append(chunk, at: clock.now - epoch) {
+                switch received {
+                case let .frame(frame): await handle(frame)
+                case let .corrupt(corrupt): await handleCorrupt(corrupt)
+                case .garbage: break
+                }
+            }
+        }
+    }
+
+    private func handle(_ frame: Frame) async {
+        let message: Message
+        do {
+            message = try Message(frame: frame)
+        } catch {
+            // A well-formed frame with an invalid payload: answer a pending request with the
+            // violation rather than waiting for a timeout.
+            if let waiting = pending, frame.flags.contains(.response), waiting.sequence == frame.sequence {
+                pending = nil
+                waiting.continuation.resume(throwing: WatchError.protocolViolation("\(Self.name(of: frame.command)) response: \(error.message)"))
+            }
+            return
+        }
+        switch message {
+        case let .error(report):
+            if let waiting = pending, waiting.sequence == frame.sequence {
+                pending = nil
+                waiting.continuation.resume(throwing: WatchError.rejected(command: Self.name(of: waiting.command), status: report.status, message: report.message))
+            } else if report.status == .unknownTransfer {
+                receiver?.fail(WatchError.rejected(command: "SLEEP_PAGE_ACK", status: report.status, message: report.message))
+                receiver = nil
+            }
+        case let .nack(report):
+            if report.status == .crcMismatch, let waiting = pending, waiting.sequence == report.sequence, let open = connection {
+                await retransmitPending(open: open, generation: connectionGeneration)
+            }
+        case let .sleepPage(page):
+            await receivePage(page)
+        case let .alarmsChanged(change):
+            await acknowledgeEvent(frame) { for subscriber in alarmSubscribers.values { subscriber.yield(change) } }
+        case let .liveStage(stage):
+            await acknowledgeEvent(frame) { for subscriber in liveSubscribers.values { subscriber.yield(stage) } }
+        default:
+            guard message.form == .response, let waiting = pending, waiting.sequence == frame.sequence, waiting.command == frame.command else { return }
+            pending = nil
+            if case let .sleepQueryResponse(header) = message {
+                beginTransfer(header)   // before the pages behind this frame are handled
+            }
+            waiting.continuation.resume(returning: message)
+        }
+    }
+
+    private func acknowledgeEvent(_ frame: Frame, deliver: () -> Void) async {
+        let ack: Message = frame.command == .alarmsChanged ? .alarmsChangedAck : .liveStageAck
+        let isRepeat = lastEvent?.sequence == frame.sequence && lastEvent?.command == frame.command
+        lastEvent = (frame.sequence, frame.command)
+        if !isRepeat { deliver() }
+        await sendUnanswered(ack, sequence: frame.sequence)
+    }
+
+    private func handleCorrupt(_ corrupt: FrameReassembler.CorruptFrame) async {
+        if receiver != nil {
+            await requestPageRetransmission()
+            return
+        }
+        let report = ErrorReport(status: .crcMismatch, command: corrupt.header.command.rawValue, sequence: corrupt.header.sequence,
+                                 message: "frame arrived with a bad CRC")
+        await sendUnanswered(.nack(report))
+    }
+
+    static func name(of command: CommandID) -> String {
+        let names: [CommandID: String] = [
+            .hello: "HELLO", .deviceInfo: "DEVICE_INFO", .timeSet: "TIME_SET", .battery: "BATTERY",
+            .alarmsGet: "ALARMS_GET", .alarmsSet: "ALARMS_SET", .alarmsChanged: "ALARMS_CHANGED",
+            .monitorGet: "MONITOR_GET", .monitorSet: "MONITOR_SET", .sleepQuery: "SLEEP_QUERY", .sleepPage: "SLEEP_PAGE",
+            .sleepPageAck: "SLEEP_PAGE_ACK", .sleepCommit: "SLEEP_COMMIT", .sleepAbort: "SLEEP_ABORT",
+            .liveSubscribe: "LIVE_SUBSCRIBE", .liveStage: "LIVE_STAGE", .error: "ERROR",
+        ]
+        return names[command] ?? "command \(command)"
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import TSModels
+import TSProtocol
+import TSTransport
+
+/// One watch: the central side of protocol v1 over any transport. Requests go out one at a
+/// time, are retransmitted on timeout or NACK and matched to their response by sequence
+/// number; events are acknowledged and fanned out to every subscriber; sleep pages are
+/// received under a sliding window.
+public actor Watch {
+    public let transport: any WatchTransport
+    public let configuration: WatchConfiguration
+    /// DEVICE_INFO of the current or last connection.
+    public private(set) var info: DeviceInfo?
+    /// Commands the watch listed in HELLO.
+    public private(set) var supportedCommands: Set<CommandID> = []
+
+    var connection: (any TransportConnection)?
+    var reassembler = FrameReassembler()
+    var sequence: UInt8 = 0
+    var pending: PendingRequest?
+    var requestLineBusy = false
+    var requestLineWaiters: [CheckedContinuation<Void, Never>] = []
+    var lastEvent: (sequence: UInt8, command: CommandID)?
+    var alarmSubscribers: [UUID: AsyncStream<AlarmsChanged>.Continuation] = [:]
+    var liveSubscribers: [UUID: AsyncStream<LiveStageEvent>.Continuation] = [:]
+    var receiver: SleepReceiver?
+    /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
+    var completedTransfer: (id: UInt16, pageCount: Int)?
+    var pumpTask: Task<Void, Never>?
+    var connectionGeneration = 0
+    let clock = ContinuousClock()
+    let epoch = ContinuousClock.now
+
+    struct PendingRequest {
+        var sequence: UInt8
+        var command: CommandID
+        var bytes: [UInt8]
+        var attempts: Int
+        var continuation: CheckedContinuation<Message, any Error>
+    }
+
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    public var isConnected: Bool { connection != nil }
+    public var mtu: ATTMTU? { connection?.mtu }
+
+    // MARK: Connection
+
+    /// Opens the link, negotiates (HELLO), reads DEVICE_INFO and, by default, sets the watch's
+    /// clock. Does nothing when already connected.
+    @discardableResult
+    public func connect() async throws -> DeviceInfo {
+        if connection != nil, let info { return info }
+        let opened: any TransportConnection
+        do {
+            opened = try await transport.open()
+        } catch {
+            throw WatchError.connectFailed(String(describing: error))
+        }
+        connection = opened
+        connectionGeneration += 1
+        reassembler = FrameReassembler()
+        sequence = 0
+        lastEvent = nil
+        let generation = connectionGeneration
+        pumpTask = Task { [weak self] in
+            for await event in opened.events {
+                await self?.handle(event, generation: generation)
+            }
+            await self?.linkEnded(generation: generation, reason: "the link closed")
+        }
+        do {
+            let hello = try await request(.helloRequest(HelloRequest(attMTU: UInt16(opened.mtu.value))))
+            guard case let .helloResponse(answer) = hello, answer.version == Frame.version else {
+                throw WatchError.protocolViolation("HELLO answered with \(hello.kind)")
+            }
+            supportedCommands = Set(answer.commands.map(CommandID.init(rawValue:)))
+            guard case let .deviceInfoResponse(deviceInfo) = try await request(.deviceInfoRequest) else {
+                throw WatchError.protocolViolation("DEVICE_INFO answered with another message")
+            }
+            info = deviceInfo
+            if configuration.syncTimeOnConnect { try await syncTime() }
+            return deviceInfo
+        } catch {
+            await disconnect()
+            throw error
+        }
+    }
+
+    public func disconnect() async {
+        guard let open = connection else { return }
+        await open.close()
+        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
+    }
+
+    func linkEnded(generation: Int, reason: String) {
+        guard generation == connectionGeneration, connection != nil else { return }
+        connection = nil
+        pumpTask = nil
+        if let waiting = pending {
+            pending = nil
+            waiting.continuation.resume(throwing: WatchError.disconnected(reason))
+        }
+        receiver?.fail(WatchError.disconnected(reason))
+        receiver = nil
+    }
+
+    // MARK: API
+
+    /// Sets the watch's clock to `configuration.now()` in `configuration.timeZone`.
+    public func syncTime() async throws {
+        let now = configuration.now()
+        let zone = configuration.timeZone
+        let utc = UInt32(clamping: Int64(now.timeIntervalSince1970))
+        let message = Message.timeSetRequest(TimeSet(utc: utc, utcOffset: Int32(zone.secondsFromGMT(for: now)),
+                                                     zone: zone.identifier.utf8.count <= 64 ? zone.identifier : nil))
+        try await expect(message) { if case .timeSetResponse = $0 { () } else { nil } }
+    }
+
+    public func battery() async throws -> BatteryStatus {
+        try await expect(.batteryRequest) { if case let .batteryResponse(status) = $0 { status } else { nil } }
+    }
+
+    public func alarms() async throws -> [Alarm] {
+        try await expect(.alarmsGetRequest) { if case let .alarmsGetResponse(table) = $0 { table.alarms } else { nil } }
+    }
+
+    /// Replaces the whole alarm table. Checked against the watch's limits before anything is
+    /// sent; the error names each offending alarm.
+    public func setAlarms(_ alarms: [Alarm]) async throws {
+        let limits = try currentInfo().capabilities.alarmLimits
+        let problems = alarms.problems(limits: limits)
+        guard problems.isEmpty else { throw WatchError.invalidAlarms(problems) }
+        try await expect(.alarmsSetRequest(AlarmTable(alarms: alarms))) { if case .alarmsSetResponse = $0 { () } else { nil } }
+    }
+
+    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
+        try checkMonitorSupport(type)
+        return try await expect(.monitorGetRequest(MonitorRequest(type: type))) {
+            if case let .monitorGetResponse(config) = $0, config.type == type { config } else { nil }
+        }
+    }
+
+    public func setMonitorConfig(_ config: MonitorConfig) async throws {
+        try checkMonitorSupport(config.type)
+        if let problem = config.problem { throw WatchError.invalidMonitorConfig(config.type, problem) }
+        try await expect(.monitorSetRequest(config)) { if case .monitorSetResponse = $0 { () } else { nil } }
+    }
+
+    /// Tells the watch that `count` records with start in [start, end) are durably stored; a
+    /// watch that deletes synced data deletes them. Returns how many it deleted.
+    public func commitSleep(start: UInt32, end: UInt32, count: Int) async throws -> Int {
+        let commit = SleepCommit(start: start, end: end, count: UInt32(clamping: count))
+        return try await expect(.sleepCommitRequest(commit)) {
+            if case let .sleepCommitResponse(result) = $0 { Int(result.deleted) } else { nil }
+        }
+    }
+
+    public func setLiveSleepEvents(_ enabled: Bool) async throws {
+        guard try currentInfo().capabilities.supportsLiveSleep else { throw WatchError.unsupported("live sleep events") }
+        try await expect(.liveSubscribeRequest(LiveSubscribe(enable: enabled))) { if case .liveSubscribeResponse = $0 { () } else { nil } }
+    }
+
+    /// Every ALARMS_CHANGED the watch sends, for as long as the stream is iterated. Any number
+    /// of subscribers may listen at once.
+    public func alarmChanges() -> AsyncStream<AlarmsChanged> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AlarmsChanged.self, bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        alarmSubscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeAlarmSubscriber(id) } }
+        return stream
+    }
+
+    public func liveStages() -> AsyncStream<LiveStageEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LiveStageEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        liveSubscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeLiveSubscriber(id) } }
+        return stream
+    }
+
+    private func removeAlarmSubscriber(_ id: UUID) { alarmSubscribers[id] = nil }
+    private func removeLiveSubscriber(_ id: UUID) { liveSubscribers[id] = nil }
+
+    func currentInfo() throws -> DeviceInfo {
+        guard let info, connection != nil else { throw WatchError.notConnected }
+        return info
+    }
+
+    private func checkMonitorSupport(_ type: MonitorType) throws {
+        guard try currentInfo().capabilities.monitorTypes.contains(type) else {
+            throw WatchError.unsupported("the \(type.name) monitor")
+        }
+    }
+
+    /// Sends `message` and maps the expected answer with `extract` (nil = unexpected answer).
+    func expect<T>(_ message: Message, _ extract: (Message) -> T?) async throws -> T {
+        let answer = try await request(message)
+        guard let value = extract(answer) else {
+            throw WatchError.protocolViolation("\(message.kind) was answered with \(answer.kind)")
+        }
+        return value
+    }
+}

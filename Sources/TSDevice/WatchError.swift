@@ -1,0 +1,53 @@
+import TSModels
+import TSProtocol
+
+/// Why a watch operation failed, in words a person can act on.
+public enum WatchError: Error, Sendable, CustomStringConvertible {
+    case notConnected
+    case connectFailed(String)
+    case disconnected(String)
+    case timeout(command: String, attempts: Int)
+    /// The watch answered with an ERROR.
+    case rejected(command: String, status: StatusCode, message: String)
+    /// The watch sent something protocol v1 does not allow.
+    case protocolViolation(String)
+    case invalidAlarms([AlarmProblem])
+    case invalidMonitorConfig(MonitorType, MonitorConfigProblem)
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case .notConnected: "the watch is not connected"
+        case let .connectFailed(reason): "could not connect to the watch: \(reason)"
+        case let .disconnected(reason): "the watch disconnected: \(reason)"
+        case let .timeout(command, attempts): "the watch did not answer \(command) (\(attempts) attempts); is it in range and awake?"
+        case let .rejected(command, status, message):
+            "the watch refused \(command): \(status.name)" + (message.isEmpty ? "" : " — \(message)")
+        case let .protocolViolation(detail): "the watch broke the protocol: \(detail)"
+        case let .invalidAlarms(problems):
+            problems.map(\.description).joined(separator: "; ")
+        case let .invalidMonitorConfig(type, problem): "\(type.name) monitor: \(problem)"
+        case let .unsupported(what): "this watch does not support \(what)"
+        }
+    }
+}
+
+/// Timeouts and policies of the central side (wire-protocol.md §4).
+public struct WatchConfiguration: Sendable {
+    public var requestTimeout: Duration = .milliseconds(2000)
+    /// Retransmissions of a request after the first attempt.
+    public var requestRetries = 3
+    /// Sleep pages in flight asked for in SLEEP_QUERY.
+    public var window: UInt8 = 8
+    /// With no page for this long, ask for a retransmission.
+    public var pageIdleTimeout: Duration = .milliseconds(2000)
+    public var pageIdleRetries = 5
+    public var syncTimeOnConnect = true
+    public var timeZone: TimeZone = .current
+    /// The wall clock used for TIME_SET (tests fix it so captures replay byte for byte).
+    public var now: @Sendable () -> Date = { Date() }
+
+    public init() {}
+}
+
+import Foundation

@@ -1,0 +1,39 @@
+import Foundation
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSimulator
+import TSTransport
+
+/// A simulated watch with `days` of generated nights and a central over a loopback link.
+struct Rig {
+    let simulator: SimulatedWatch
+    let watch: Watch
+    let groundTruth: [SleepItem]
+
+    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+    /// A fixed "now" so runs (and captures) are reproducible: 2025-11-03 08:00 UTC.
+    static let now = Date(timeIntervalSince1970: 1_762_156_800)
+
+    init(days: Int = 7, capabilities: DeviceCapabilities = .simulatorDefault, faults: FaultInjection = .none,
+         mtu: Int = 247, fast: Bool = true, seed: UInt64 = 42, alarms: [Alarm] = []) throws {
+        let records = SleepDataGenerator(seed: seed, timeZone: Rig.berlin).records(days: days, lastMorning: Rig.now, notAfter: Rig.now)
+        var simulatorConfiguration = SimulatorConfiguration(capabilities: capabilities)
+        var watchConfiguration = WatchConfiguration()
+        watchConfiguration.timeZone = Rig.berlin
+        watchConfiguration.now = { Rig.now }
+        if fast {
+            simulatorConfiguration.pageRetransmitTimeout = .milliseconds(40)
+            simulatorConfiguration.eventRetransmitTimeout = .milliseconds(40)
+            watchConfiguration.requestTimeout = .milliseconds(60)
+            watchConfiguration.pageIdleTimeout = .milliseconds(80)
+            watchConfiguration.requestRetries = 6
+            watchConfiguration.pageIdleRetries = 8
+        }
+        simulator = SimulatedWatch(configuration: simulatorConfiguration, state: SimulatorState(alarms: alarms, records: records))
+        watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(mtu), faults: faults), configuration: watchConfiguration)
+        groundTruth = records
+    }
+
+    var start: UInt32 { UInt32(groundTruth.first?.start ?? 0) }
+}
