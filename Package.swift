@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
@@ -22,8 +23,10 @@ let package = Package(
         .target(name: "TSTransport", dependencies: ["TSProtocol"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
-        // One actor per watch: the central side of the protocol over any transport.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
+        .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
+        // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSStore"]),
         .executableTarget(
             name: "tsgateway",
             dependencies: [
@@ -42,7 +45,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
+            dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,8 +4,24 @@ import TSTransport
 
 extension Watch {
     /// Sends one request and waits for its response, retransmitting the identical frame on
-    /// timeout or NACK (wire-protocol.md §4.1). Requests are serialised: one in flight.
+    /// timeout or NACK (wire-protocol.md §4.1). Requests are serialised: one in flight. A BUSY
+    /// right after a finished transfer means the watch missed the final page ack: it is sent
+    /// again and the request retried (§4.4).
     func request(_ message: Message) async throws -> Message {
+        var busyRetries = 0
+        while true {
+            do {
+                return try await requestOnce(message)
+            } catch let WatchError.rejected(_, status, _) where status == .busy && receiver == nil && busyRetries < configuration.requestRetries {
+                guard let done = completedTransfer else { throw WatchError.rejected(command: message.kind, status: status, message: "a sleep transfer is running") }
+                busyRetries += 1
+                await sendUnanswered(.sleepPageAck(SleepPageAck(transferId: done.id, nextExpected: UInt16(done.pageCount), retransmit: false)))
+                try await Task.sleep(for: configuration.requestTimeout / 4)
+            }
+        }
+    }
+
+    private func requestOnce(_ message: Message) async throws -> Message {
         await acquireRequestLine()
         defer { releaseRequestLine() }
         try Task.checkCancellation()

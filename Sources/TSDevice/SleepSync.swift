@@ -1,0 +1,111 @@
+import Foundation
+import TSModels
+import TSProtocol
+import TSStore
+
+/// Progress of a running sleep sync, for progress bars.
+public struct SleepSyncProgress: Sendable, Hashable {
+    /// Records received in the current transfer / its total.
+    public var received: Int
+    public var total: Int
+    public var reconnects: Int
+}
+
+public struct SleepSyncReport: Sendable, Hashable {
+    /// Records received from the watch (a record received twice counts twice).
+    public var fetched: Int
+    /// Records that were not in the store before.
+    public var stored: Int
+    /// Records the watch deleted after the durable commit (destructive watches only).
+    public var deletedOnWatch: Int
+    public var reconnects: Int
+    /// The range confirmed to the watch with SLEEP_COMMIT, if any.
+    public var committed: Range<Int64>?
+}
+
+/// Syncs raw sleep records of one watch into the store, resuming after a dropped link from the
+/// last durable record. Records are acknowledged to the watch (SLEEP_COMMIT) only after the
+/// store has committed them, so a watch that deletes synced data never loses any.
+public struct SleepSync: Sendable {
+    public let watch: Watch
+    public let store: GatewayStore
+    public let watchId: String
+    public var maxReconnects = 20
+    public var firstBackoff: Duration = .milliseconds(100)
+    public var maxBackoff: Duration = .seconds(5)
+    /// Called with each page before it is stored (and before any acknowledgement depends on it).
+    public var willStore: (@Sendable (SleepPage) async throws -> Void)?
+    public var progress: (@Sendable (SleepSyncProgress) -> Void)?
+
+    public init(watch: Watch, store: GatewayStore, watchId: String) {
+        self.watch = watch
+        self.store = store
+        self.watchId = watchId
+    }
+
+    /// Syncs records with start in [from, to) (to nil: up to now).
+    public func run(from: Int64, to: Int64? = nil) async throws -> SleepSyncReport {
+        var report = SleepSyncReport(fetched: 0, stored: 0, deletedOnWatch: 0, reconnects: 0, committed: nil)
+        var backoff = firstBackoff
+        while true {
+            do {
+                try await transferAndCommit(from: from, to: to, report: &report)
+                try await store.markSynced(watch: watchId)
+                return report
+            } catch let error as WatchError where error.isLinkFailure && report.reconnects < maxReconnects {
+                report.reconnects += 1
+                try await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, maxBackoff)
+            }
+        }
+    }
+
+    private func transferAndCommit(from: Int64, to: Int64?, report: inout SleepSyncReport) async throws {
+        try await watch.connect()
+        let cursor = try await store.syncCursor(watch: watchId)
+        let contiguous = cursor.map { $0.rangeStart <= from && from <= $0.upTo } ?? false
+        var current = contiguous ? cursor! : SyncCursor(rangeStart: from, upTo: from, committedUpTo: cursor?.committedUpTo)
+        let queryStart = current.upTo
+
+        if to.map({ queryStart < $0 }) ?? true {
+            let (header, pages) = try await watch.sleepPages(start: UInt32(clamping: queryStart), end: to.map { UInt32(clamping: $0) })
+            var received = 0
+            var lastStart: Int64?
+            for try await page in pages {
+                try await willStore?(page)
+                guard let last = page.records.last else { continue }
+                lastStart = last.start
+                current.upTo = max(current.upTo, last.start)
+                report.stored += try await store.storeSleepRecords(page.records, watch: watchId, cursor: current)
+                received += page.records.count
+                report.fetched += page.records.count
+                progress?(SleepSyncProgress(received: received, total: Int(header.total), reconnects: report.reconnects))
+            }
+            try Task.checkCancellation()
+            guard received == Int(header.total) else {
+                throw WatchError.protocolViolation("the transfer ended after \(received) of \(header.total) records")
+            }
+            // The whole range is stored now: up to `to`, or just past the last record.
+            current.upTo = max(current.upTo, to ?? lastStart.map { $0 + 1 } ?? current.upTo)
+            try await store.setSyncCursor(current, watch: watchId)
+        }
+
+        let commitStart = max(from, current.committedUpTo ?? from)
+        guard commitStart < current.upTo else { return }
+        let count = try await store.countSleepRecords(watch: watchId, start: commitStart, end: current.upTo)
+        report.deletedOnWatch += try await watch.commitSleep(start: UInt32(clamping: commitStart), end: UInt32(clamping: current.upTo), count: count)
+        current.committedUpTo = current.upTo
+        try await store.setSyncCursor(current, watch: watchId)
+        report.committed = commitStart..<current.upTo
+    }
+}
+
+extension WatchError {
+    /// Failures a reconnect can cure.
+    public var isLinkFailure: Bool {
+        switch self {
+        case .notConnected, .connectFailed, .disconnected, .timeout: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+import TSModels
+
+/// One version of a watch's alarm table and why it changed.
+public struct AlarmSnapshot: Sendable, Hashable {
+    public var takenAt: Date
+    /// `read` (ALARMS_GET), `set` (this gateway's ALARMS_SET), or an ALARMS_CHANGED origin.
+    public var origin: String
+    public var alarms: [Alarm]
+}
+
+extension GatewayStore {
+    /// Records what is known of a watch after connecting.
+    public func saveWatch(id: String, name: String?, info: DeviceInfo) async throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let capabilities = String(decoding: try JSONEncoder().encode(info.capabilities), as: UTF8.self)
+        try await pool.write { db in
+            try Self.ensureWatch(db, id: id, now: now)
+            try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, lastSeen = ? WHERE id = ?",
+                           arguments: [name, info.model, info.firmware, capabilities, now, id])
+        }
+    }
+
+    public func markSynced(watch: String, at date: Date = Date()) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE watch SET lastSync = ? WHERE id = ?", arguments: [Int64(date.timeIntervalSince1970), watch])
+        }
+    }
+
+    public func watches() async throws -> [StoredWatch] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM watch ORDER BY firstSeen, id").map { row in
+                var info: DeviceInfo?
+                if let json: String = row["capabilities"], let model: String = row["model"], let firmware: String = row["firmware"] {
+                    let capabilities = try JSONDecoder().decode(DeviceCapabilities.self, from: Data(json.utf8))
+                    info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities)
+                }
+                return StoredWatch(
+                    id: row["id"], name: row["name"], info: info,
+                    firstSeen: Date(timeIntervalSince1970: TimeInterval(row["firstSeen"] as Int64)),
+                    lastSeen: Date(timeIntervalSince1970: TimeInterval(row["lastSeen"] as Int64)),
+                    lastSync: (row["lastSync"] as Int64?).map { Date(timeIntervalSince1970: TimeInterval($0)) })
+            }
+        }
+    }
+
+    /// Adds a snapshot when the table differs from the latest one; returns whether it did.
+    @discardableResult
+    public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: String) async throws -> Bool {
+        let now = Int64(Date().timeIntervalSince1970)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
+        return try await pool.write { db in
+            try Self.ensureWatch(db, id: watch, now: now)
+            let latest = try String.fetchOne(db, sql: "SELECT alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
+            guard latest != json else { return false }
+            try db.execute(sql: "INSERT INTO alarmSnapshot (watchId, takenAt, origin, alarms) VALUES (?, ?, ?, ?)",
+                           arguments: [watch, now, origin, json])
+            return true
+        }
+    }
+
+    /// Every stored version of the alarm table, oldest first.
+    public func alarmHistory(watch: String) async throws -> [AlarmSnapshot] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch]).map { row in
+                let json: String = row["alarms"]
+                return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: row["origin"],
+                                     alarms: try JSONDecoder().decode([Alarm].self, from: Data(json.utf8)))
+            }
+        }
+    }
+
+    public func saveMonitorConfig(_ config: MonitorConfig, watch: String) async throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
+        try await pool.write { db in
+            try Self.ensureWatch(db, id: watch, now: now)
+            try db.execute(sql: """
+                INSERT INTO monitorConfig (watchId, type, config, updatedAt) VALUES (?, ?, ?, ?)
+                ON CONFLICT(watchId, type) DO UPDATE SET config = excluded.config, updatedAt = excluded.updatedAt
+                """, arguments: [watch, Int(config.type.rawValue), json, now])
+        }
+    }
+
+    public func monitorConfigs(watch: String) async throws -> [MonitorConfig] {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT config FROM monitorConfig WHERE watchId = ? ORDER BY type", arguments: [watch])
+                .map { try JSONDecoder().decode(MonitorConfig.self, from: Data($0.utf8)) }
+        }
+    }
+}
