@@ -37,7 +37,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol"]
+            dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSProtocolTests",

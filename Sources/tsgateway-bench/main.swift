@@ -5,8 +5,9 @@
 //   swift run -c release tsgateway-bench protocol   one section
 import Foundation
 
-let sections: [(name: String, run: () throws -> Void)] = [
+let sections: [(name: String, run: () async throws -> Void)] = [
     ("protocol", runProtocolBenchmarks),
+    ("sync", runSyncBenchmarks),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())
@@ -21,7 +22,7 @@ print("warning: debug build; run `swift run -c release tsgateway-bench` for mean
 for section in sections where requested.isEmpty || requested.contains(section.name) {
     print("== \(section.name)")
     do {
-        try section.run()
+        try await section.run()
     } catch {
         print("section \(section.name) failed: \(error)")
         exit(1)

@@ -172,3 +172,34 @@ import TSTransport
         #expect(records == rig.groundTruth)
     }
 }
+
+@Suite struct LiveSleepTests {
+    @Test func liveStageEventsReachSubscribersOnlyWhileSubscribed() async throws {
+        let rig = try Rig()
+        try await rig.watch.connect()
+        let events = await rig.watch.liveStages()
+        await rig.simulator.reportLiveStage(LiveStageEvent(kind: .fellAsleep, stage: .light, time: 1_000))   // not subscribed yet: not sent
+        try await rig.watch.setLiveSleepEvents(true)
+        let sent = [LiveStageEvent(kind: .fellAsleep, stage: .light, time: 2_000),
+                    LiveStageEvent(kind: .stageChanged, stage: .deep, time: 2_600),
+                    LiveStageEvent(kind: .wokeUp, stage: .awake, time: 9_000)]
+        for event in sent { await rig.simulator.reportLiveStage(event) }
+        var iterator = events.makeAsyncIterator()
+        var received: [LiveStageEvent] = []
+        for _ in sent { if let event = await iterator.next() { received.append(event) } }
+        #expect(received == sent)
+    }
+
+    @Test func liveEventsAreRefusedOnAWatchWithoutThem() async throws {
+        var caps = DeviceCapabilities.simulatorDefault
+        caps.supportsLiveSleep = false
+        let rig = try Rig(capabilities: caps)
+        try await rig.watch.connect()
+        await #expect { try await rig.watch.setLiveSleepEvents(true) } throws: { "\($0)" == "this watch does not support live sleep events" }
+    }
+
+    @Test func requestsWithoutAConnectionFailClearly() async throws {
+        let rig = try Rig()
+        await #expect { try await rig.watch.alarms() } throws: { "\($0)" == "the watch is not connected" }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSimulator
+import TSStore
+import TSTransport
+
+/// Syncs 7 and 90 days from the simulator into a store over a modelled BLE link and compares the
+/// goodput with what the link's notifications could carry at best.
+func runSyncBenchmarks() async throws {
+    let mtu = try ATTMTU(247)
+    let interval = Duration.milliseconds(15)
+    let packetsPerEvent = 4
+    let theoretical = Double(packetsPerEvent * mtu.chunkSize) / 0.015
+    print("link model: MTU \(mtu.value), connection interval 15 ms, \(packetsPerEvent) packets per direction per event")
+    print("theoretical notification goodput: \(formatRate(theoretical, unit: "B")) (\(packetsPerEvent) × \(mtu.chunkSize) B per event)")
+    for days in [7, 90] {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let now = Date(timeIntervalSince1970: 1_762_156_800)
+        let records = SleepDataGenerator(seed: 9, timeZone: zone).records(days: days, lastMorning: now, notAfter: now)
+        let simulator = SimulatedWatch(state: SimulatorState(records: records))
+        let counter = LinkCounter()
+        let transport = ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter)
+        var configuration = WatchConfiguration()
+        configuration.window = 16
+        let watch = Watch(transport: transport, configuration: configuration)
+        try await watch.connect()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try GatewayStore(path: path)
+        let bytesBefore = await counter.wireBytes
+        let start = ContinuousClock.now
+        let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: records[0].start)
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        await watch.disconnect()
+        let stored = try await store.sleepRecords(watch: "bench")
+        guard stored == records else { throw BenchFailure("the store does not equal the simulator's records") }
+        let recordBytes = records.count * SleepPage.recordSize
+        let wire = await counter.wireBytes - bytesBefore
+        let goodput = Double(recordBytes) / seconds
+        print("""
+            \(days) days: \(report.fetched) records (\(recordBytes) record bytes) in \(String(format: "%.3f", seconds)) s, \
+            \(formatRate(Double(records.count) / seconds, unit: " records"))
+              effective goodput \(formatRate(goodput, unit: "B")): ratio to theoretical \(String(format: "%.3f", goodput / theoretical))
+              wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, sync incl. query and commit)
+            """)
+    }
+}
