@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol",
+                "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,258 @@
+import ArgumentParser
+import Foundation
+import TSDevice
+import TSModels
+import TSProtocol
+
+struct AlarmsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alarms",
+        abstract: "Read and change the watch's alarm table.",
+        discussion: """
+            Times are HH:MM (24-hour). Repeat days: once, workdays, weekends, everyday, or a list \
+            such as mon,wed,fri.
+
+            Examples:
+              tsgateway alarms get
+              tsgateway alarms set 07:00 --repeat workdays --label Work
+              tsgateway alarms add 09:30 --repeat weekends --label Weekend --snooze
+              tsgateway alarms disable 1
+            """,
+        subcommands: [Get.self, Set.self, Add.self, Remove.self, Enable.self, Disable.self, Watch.self]
+    )
+
+    /// One alarm described by command-line flags.
+    struct AlarmFlags: ParsableArguments {
+        @Option(help: "Repeat days: once, workdays, weekends, everyday, or e.g. mon,wed,fri.")
+        var `repeat`: String = "once"
+        @Option(help: "Label shown on the watch (at most 32 bytes of UTF-8).")
+        var label: String = ""
+        @Option(help: "Remark (the watch's remark limit applies; see `tsgateway info`).")
+        var remark: String = ""
+        @Flag(help: "Allow snoozing.")
+        var snooze = false
+        @Flag(help: "Store the alarm switched off.")
+        var disabled = false
+
+        func alarm(slot: UInt8, time: String) throws -> Alarm {
+            let (hour, minute) = try AlarmText.parseTime(time)
+            return Alarm(slot: slot, label: label, hour: hour, minute: minute, isEnabled: !disabled,
+                         snoozeAllowed: snooze, remark: remark, repeatDays: try AlarmText.parseRepeat(self.repeat))
+        }
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show every alarm on the watch.")
+        @OptionGroup var connection: ConnectionOptions
+        @Flag(help: "Print JSON: {\"watch\": id, \"alarms\": [{slot, time, enabled, snooze, repeat, label, remark}]}.")
+        var json = false
+
+        func run() async throws {
+            let alarms = try await DeviceSession.run(connection) { session in
+                try await session.connect()
+                let alarms = try await session.watch.alarms()
+                try await session.store.saveAlarmSnapshot(alarms, watch: session.watchId, origin: "read")
+                return alarms
+            }
+            try printAlarms(alarms, json: json, watchId: connection.simulate ? DeviceSession.simulatedWatchId : connection.device ?? "")
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace the whole alarm table: with one alarm from flags, or with a JSON file.",
+            discussion: "The file holds a JSON array of alarms as `alarms get --json` prints them (or that whole object); [] clears every alarm.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The alarm time, HH:MM (not with --file).")
+        var time: String?
+        @OptionGroup var flags: AlarmFlags
+        @Option(help: ArgumentHelp("Read the table from a JSON file (- for standard input).", valueName: "file"))
+        var file: String?
+
+        func validate() throws {
+            if (time == nil) == (file == nil) { throw ValidationError("give either a time (HH:MM) or --file FILE") }
+        }
+
+        func run() async throws {
+            let table = try file.map(AlarmFile.read) ?? [flags.alarm(slot: 0, time: time ?? "")]
+            try await DeviceSession.run(connection) { session in
+                try await session.connect()
+                try await session.watch.setAlarms(table)
+                try await session.store.saveAlarmSnapshot(table, watch: session.watchId, origin: "set")
+            }
+            print("set \(table.count) alarm\(table.count == 1 ? "" : "s")")
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add one alarm, keeping the others.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The alarm time, HH:MM.")
+        var time: String
+        @OptionGroup var flags: AlarmFlags
+        @Option(help: "Slot 0…255 (default: the lowest free one).")
+        var slot: UInt8?
+
+        func run() async throws {
+            _ = try AlarmText.parseTime(time)
+            let added = try await editTable(connection) { alarms, info in
+                if let slot, alarms.contains(where: { $0.slot == slot }) {
+                    throw CLIFailure("slot \(slot) is taken; remove it first or pick another slot", status: .dataError)
+                }
+                guard alarms.count < info.capabilities.maxAlarms else {
+                    throw CLIFailure("the watch already holds \(alarms.count) alarms, its limit; remove one first", status: .dataError)
+                }
+                let free = slot ?? (0...UInt8.max).first { candidate in !alarms.contains { $0.slot == candidate } } ?? 0
+                let alarm = try flags.alarm(slot: free, time: time)
+                alarms.append(alarm)
+                return alarm
+            }
+            print("added alarm in slot \(added.slot) at \(AlarmText.formatTime(hour: added.hour, minute: added.minute))")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the alarm in a slot.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The slot (see `alarms get`).")
+        var slot: UInt8
+
+        func run() async throws {
+            try await editTable(connection) { alarms, _ in
+                guard let index = alarms.firstIndex(where: { $0.slot == slot }) else { throw noSuchSlot(slot, alarms) }
+                alarms.remove(at: index)
+            }
+            print("removed the alarm in slot \(slot)")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch on the alarm in a slot.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The slot (see `alarms get`).")
+        var slot: UInt8
+
+        func run() async throws {
+            try await setEnabled(true, slot: slot, connection)
+            print("enabled the alarm in slot \(slot)")
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch off the alarm in a slot.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The slot (see `alarms get`).")
+        var slot: UInt8
+
+        func run() async throws {
+            try await setEnabled(false, slot: slot, connection)
+            print("disabled the alarm in slot \(slot)")
+        }
+    }
+}
+
+func printAlarms(_ alarms: [Alarm], json: Bool, watchId: String) throws {
+    if json {
+        struct Output: Encodable { var watch: String; var alarms: [AlarmJSON] }
+        try JSONOutput.print(Output(watch: watchId, alarms: alarms.sorted { $0.slot < $1.slot }.map(AlarmJSON.init)))
+    } else {
+        print(AlarmText.table(alarms))
+    }
+}
+
+private func noSuchSlot(_ slot: UInt8, _ alarms: [Alarm]) -> CLIFailure {
+    let used = alarms.map { String($0.slot) }.joined(separator: ", ")
+    return CLIFailure("no alarm in slot \(slot)" + (used.isEmpty ? "; the watch has no alarms" : "; used slots: \(used)"), status: .dataError)
+}
+
+private func setEnabled(_ enabled: Bool, slot: UInt8, _ connection: ConnectionOptions) async throws {
+    try await editTable(connection) { alarms, _ in
+        guard let index = alarms.firstIndex(where: { $0.slot == slot }) else { throw noSuchSlot(slot, alarms) }
+        alarms[index].isEnabled = enabled
+    }
+}
+
+/// Read–modify–write of the table.
+@discardableResult
+private func editTable<T>(_ connection: ConnectionOptions, _ edit: (inout [Alarm], DeviceInfo) throws -> T) async throws -> T {
+    try await DeviceSession.run(connection) { session in
+        let info = try await session.connect()
+        var alarms = try await session.watch.alarms()
+        let result = try edit(&alarms, info)
+        try await session.watch.setAlarms(alarms)
+        try await session.store.saveAlarmSnapshot(alarms, watch: session.watchId, origin: "set")
+        return result
+    }
+}
+
+enum AlarmFile {
+    static func read(_ path: String) throws -> [Alarm] {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CLIFailure("cannot read alarm file \(path): no such readable file", status: .noInput)
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        struct Wrapped: Decodable { var alarms: [AlarmJSON] }
+        let entries: [AlarmJSON]
+        do {
+            entries = try (try? JSONDecoder().decode(Wrapped.self, from: data).alarms) ?? JSONDecoder().decode([AlarmJSON].self, from: data)
+        } catch {
+            throw CLIFailure("alarm file \(path): \(JSONErrorText.describe(error)); expected [{\"time\": \"07:00\", …}]", status: .dataError)
+        }
+        return try entries.enumerated().map { index, entry in
+            do {
+                return try entry.alarm(defaultSlot: UInt8(clamping: index))
+            } catch let failure as CLIFailure {
+                throw CLIFailure("alarm file \(path), alarm \(index + 1): \(failure.message)", status: .dataError)
+            }
+        }
+    }
+}
+
+extension AlarmsCommand {
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "watch",
+            abstract: "Print each change made on the watch itself, until interrupted.",
+            discussion: "With --simulate, the simulated watch edits its first alarm every 2 seconds so there is something to see.")
+        @OptionGroup var connection: ConnectionOptions
+        @Flag(help: "Print one JSON object per change: {\"origin\", \"alarms\": [...]}.")
+        var json = false
+        @Option(help: "Stop after this many changes.")
+        var count: Int?
+
+        func validate() throws {
+            if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        }
+
+        func run() async throws {
+            try await DeviceSession.run(connection) { session in
+                try await session.connect()
+                let changes = await session.watch.alarmChanges()
+                let editor = session.startSimulatedWatchSideEdits(every: .seconds(2))
+                defer { editor?.cancel() }
+                if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)") }
+                var seen = 0
+                for await change in changes {
+                    try await session.store.saveAlarmSnapshot(change.alarms, watch: session.watchId, origin: change.origin.rawValue)
+                    if json {
+                        struct Output: Encodable { var origin: String; var alarms: [AlarmJSON] }
+                        let encoder = JSONEncoder()
+                        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                        print(String(decoding: try encoder.encode(Output(origin: change.origin.rawValue, alarms: change.alarms.map(AlarmJSON.init))), as: UTF8.self))
+                    } else {
+                        print("alarms changed (\(change.origin.rawValue)):")
+                        print(AlarmText.table(change.alarms))
+                    }
+                    fflush(nil)
+                    seen += 1
+                    if let count, seen >= count { break }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TSStore
+
+/// Options every command that talks to a watch takes.
+struct ConnectionOptions: ParsableArguments {
+    @Flag(help: "Use the built-in simulated watch instead of Bluetooth; its state persists between runs.")
+    var simulate = false
+
+    @Option(help: ArgumentHelp("The watch to use, by address or name (default: the last paired watch).", valueName: "address|name"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("The Bluetooth adapter to use.", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(help: ArgumentHelp("The database file (default: $XDG_DATA_HOME/tsgateway/tsgateway.sqlite).", valueName: "path"))
+    var db: String?
+
+    @Flag(name: [.short, .long], help: "Log what happens to standard error (-vv for protocol frames).")
+    var verbose: Int
+
+    func validate() throws {
+        if let adapter, !adapter.hasPrefix("hci") || Int(adapter.dropFirst(3)) == nil {
+            throw ValidationError("--adapter must look like hci0, hci1, …; got \"\(adapter)\"")
+        }
+    }
+
+    var databasePath: String { db ?? GatewayStore.defaultPath() }
+
+    func makeLogger() -> Logger {
+        Logging.bootstrapOnce
+        var logger = Logger(label: "tsgateway")
+        logger.logLevel = switch verbose {
+        case 0: .warning
+        case 1: .info
+        default: .trace
+        }
+        return logger
+    }
+}
+
+enum Logging {
+    /// swift-log allows one bootstrap per process.
+    static let bootstrapOnce: Void = LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = .trace
+        return handler
+    }
+}
+
+enum GatewayPaths {
+    /// The simulated watch's own memory, beside the database it belongs to.
+    static func simulatorStatePath(databasePath: String) -> String {
+        (databasePath as NSString).deletingLastPathComponent + "/simulated-watch.json"
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSimulator
+import TSStore
+import TSTransport
+
+/// The store and a connected device actor for one command, and what must happen after it.
+struct DeviceSession {
+    static let simulatedWatchId = "00:00:5E:00:53:01"
+    static let simulatedHistoryDays = 90
+
+    let store: GatewayStore
+    let watch: Watch
+    let watchId: String
+    let logger: Logger
+    private let simulator: SimulatedWatch?
+    private let simulatorPath: String?
+
+    static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
+        let logger = options.makeLogger()
+        let store = try openStore(options)
+        guard options.simulate else {
+            throw CLIFailure(
+                "this build cannot reach real watches yet (the BlueZ GATT transport is not in it); add --simulate to use the built-in simulated watch",
+                status: .unavailable)
+        }
+        let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
+        let memory = try SimulatedWatchMemory.load(from: path)
+        let zone = TimeZone(identifier: memory.timeZone) ?? .current
+        let now = Date()
+        let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
+        let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
+        let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
+        logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
+        return DeviceSession(store: store, watch: watch, watchId: simulatedWatchId, logger: logger, simulator: simulator, simulatorPath: path)
+    }
+
+    static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
+        do {
+            return try GatewayStore(path: options.databasePath)
+        } catch {
+            throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError)
+        }
+    }
+
+    /// Connects and records the watch in the store.
+    @discardableResult
+    func connect() async throws -> DeviceInfo {
+        let info = try await watch.connect()
+        try await store.saveWatch(id: watchId, name: simulator != nil ? "Simulated watch" : nil, info: info)
+        let mtu = await watch.mtu?.value ?? 0
+        logger.info("connected to \(info.model) firmware \(info.firmware), MTU \(mtu)")
+        return info
+    }
+
+    /// Disconnects and saves what the simulated watch now remembers.
+    func finish() async throws {
+        await watch.disconnect()
+        if let simulator, let simulatorPath {
+            let state = await simulator.state
+            var memory = try SimulatedWatchMemory.load(from: simulatorPath)
+            memory.alarms = state.alarms
+            memory.monitors = state.monitors
+            try memory.save(to: simulatorPath)
+        }
+    }
+
+    /// With the simulated watch: a task that edits its first alarm as a person would on the
+    /// wrist, every `period`. Nil for a real watch.
+    func startSimulatedWatchSideEdits(every period: Duration) -> Task<Void, Never>? {
+        guard let simulator else { return nil }
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: period)
+                if Task.isCancelled { return }
+                await simulator.editAlarmsOnWatch { alarms in
+                    if alarms.isEmpty {
+                        alarms = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)]
+                    } else {
+                        let current = alarms[0]
+                        alarms[0].setTime(hour: Int(current.hour), minute: (Int(current.minute) + 5) % 60)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `body` connected, always finishing the session, and maps failures to CLI errors.
+    static func run<T>(_ options: ConnectionOptions, _ body: (DeviceSession) async throws -> T) async throws -> T {
+        let session = try await open(options)
+        do {
+            let result = try await body(session)
+            try await session.finish()
+            return result
+        } catch {
+            try? await session.finish()
+            throw CLIFailure.from(error)
+        }
+    }
+}
+
+/// What the simulated watch keeps between runs. Its sleep history is regenerated from the seed.
+struct SimulatedWatchMemory: Codable {
+    var version = 1
+    var seed: UInt64
+    var timeZone: String
+    var alarms: [Alarm]
+    var monitors: [MonitorConfig]
+
+    static func load(from path: String) throws -> SimulatedWatchMemory {
+        guard FileManager.default.fileExists(atPath: path) else {
+            return SimulatedWatchMemory(seed: 20_251_119, timeZone: TimeZone.current.identifier, alarms: [
+                Alarm(slot: 0, label: "Work", hour: 6, minute: 45, snoozeAllowed: true, repeatDays: .workdays),
+            ], monitors: [])
+        }
+        do {
+            return try JSONDecoder().decode(SimulatedWatchMemory.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CLIFailure("the simulated watch's state file \(path) is unreadable (\(JSONErrorText.describe(error))); delete it to start afresh", status: .dataError)
+        }
+    }
+
+    func save(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let url = URL(fileURLWithPath: path)
+        try encoder.encode(self).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+    }
+}
+
+extension CLIFailure {
+    /// The exit status and message for an error from the lower layers.
+    static func from(_ error: any Error) -> CLIFailure {
+        switch error {
+        case let failure as CLIFailure: return failure
+        case let watchError as WatchError:
+            let status: ExitStatus = switch watchError {
+            case .notConnected, .connectFailed, .disconnected: .unavailable
+            case .timeout: .timeout
+            case .rejected, .protocolViolation: .protocolError
+            case .invalidAlarms, .invalidMonitorConfig: .dataError
+            case .unsupported: .dataError
+            }
+            return CLIFailure(watchError.description, status: status)
+        case let storeError as StoreError: return CLIFailure(storeError.description, status: .ioError)
+        case is CancellationError: return CLIFailure("interrupted", status: .failure)
+        default: return CLIFailure(String(describing: error), status: .software)
+        }
+    }
+}
