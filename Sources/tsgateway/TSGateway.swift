@@ -12,7 +12,11 @@ struct TSGateway: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
+            InfoCommand.self,
+            DevicesCommand.self,
+            TimeCommand.self,
             AlarmsCommand.self,
+            MonitorCommand.self,
             ProtocolCommand.self,
         ]
     )
