@@ -17,6 +17,7 @@ struct TSGateway: AsyncParsableCommand {
             TimeCommand.self,
             AlarmsCommand.self,
             MonitorCommand.self,
+            SleepCommand.self,
             ProtocolCommand.self,
         ]
     )

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import TSDevice
+import TSStore
+
+struct SleepSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Copy raw sleep records from the watch into the database.",
+        discussion: """
+            Resumes where the last sync stopped, and never stores a record twice. Records are \
+            acknowledged to the watch only after they are safely on disk.
+
+            Examples:
+              tsgateway sleep sync --since 7d
+              tsgateway sleep sync --from 2026-11-01 --to 2026-11-07
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: ArgumentHelp("How far back: a number of days, hours or weeks, e.g. 7d, 36h, 2w.", valueName: "age"))
+    var since: String?
+    @Option(help: ArgumentHelp("First day to sync (YYYY-MM-DD, local time).", valueName: "date"))
+    var from: String?
+    @Option(help: ArgumentHelp("Last day to sync, inclusive (YYYY-MM-DD; default: up to now).", valueName: "date"))
+    var to: String?
+    @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects}.")
+    var json = false
+
+    func validate() throws {
+        if since != nil && from != nil { throw ValidationError("give --since or --from, not both") }
+        if to != nil && from == nil { throw ValidationError("--to needs --from") }
+    }
+
+    func run() async throws {
+        let now = Date()
+        let start: Date
+        if let from {
+            start = try DateArgument.day(from, flag: "--from")
+        } else {
+            start = now.addingTimeInterval(-(try DateArgument.age(since ?? "7d")))
+        }
+        let end = try to.map { try DateArgument.day($0, flag: "--to").addingTimeInterval(86_400) }
+        if let end, end <= start { throw CLIFailure("--to \(to ?? "") is before --from \(from ?? "")", status: .usage) }
+        let progress = ProgressLine(label: "syncing sleep records")
+        let report = try await DeviceSession.run(connection) { session in
+            try await session.connect()
+            var sync = SleepSync(watch: session.watch, store: session.store, watchId: session.watchId)
+            sync.progress = { update in progress.update(done: update.received, total: update.total) }
+            let report = try await sync.run(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) })
+            return (session.watchId, report)
+        }
+        progress.finish()
+        let (watchId, result) = report
+        if json {
+            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects: Int }
+            try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, fetched: result.fetched, stored: result.stored,
+                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects))
+        } else {
+            var line = "synced \(result.fetched) record\(result.fetched == 1 ? "" : "s") (\(result.stored) new) since \(start.formatted(date: .abbreviated, time: .shortened))"
+            if result.deletedOnWatch > 0 { line += "; the watch freed \(result.deletedOnWatch)" }
+            if result.reconnects > 0 { line += "; reconnected \(result.reconnects)×" }
+            print(line)
+        }
+    }
+}
+
+enum DateArgument {
+    /// Local midnight of a YYYY-MM-DD date.
+    static func day(_ text: String, flag: String) throws -> Date {
+        let parts = text.split(separator: "-").map { Int($0) }
+        guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
+              let date = Calendar.current.date(from: DateComponents(year: year, month: month, day: day)),
+              Calendar.current.component(.day, from: date) == day
+        else { throw CLIFailure("\(flag) \"\(text)\" is not a date YYYY-MM-DD", status: .usage) }
+        return date
+    }
+
+    /// Seconds in an age such as 7d, 36h, 2w.
+    static func age(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["h": 3600, "d": 86_400, "w": 604_800]
+        guard let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0, count <= 3650 else {
+            throw CLIFailure("--since \"\(text)\" is not an age such as 7d, 36h or 2w", status: .usage)
+        }
+        return Double(count) * seconds
+    }
+}
+
+/// Progress on standard error: a redrawn bar on a terminal, a plain line per second otherwise.
+final class ProgressLine: @unchecked Sendable {
+    private let label: String
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let lock = NSLock()
+    private let started = Date()
+    private var lastPrinted = Date.distantPast
+    private var drewBar = false
+
+    init(label: String) { self.label = label }
+
+    func update(done: Int, total: Int) {
+        lock.lock(); defer { lock.unlock() }
+        let now = Date()
+        let elapsed = max(now.timeIntervalSince(started), 0.001)
+        let rate = Double(done) / elapsed
+        let remaining = rate > 0 ? Double(total - done) / rate : 0
+        if isTerminal {
+            let width = 24
+            let filled = total > 0 ? min(width, width * done / total) : width
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            FileHandle.standardError.write(Data("\r\(label) \(bar) \(done)/\(total) records, \(Int(rate))/s, ETA \(Int(remaining.rounded())) s ".utf8))
+            drewBar = true
+        } else if now.timeIntervalSince(lastPrinted) >= 1 || done == total {
+            lastPrinted = now
+            FileHandle.standardError.write(Data("\(label): \(done)/\(total) records, \(Int(rate))/s\n".utf8))
+        }
+    }
+
+    func finish() {
+        lock.lock(); defer { lock.unlock() }
+        if drewBar { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
