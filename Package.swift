@@ -44,6 +44,10 @@ let package = Package(
             dependencies: ["TSModels", "TSProtocol"]
         ),
         .testTarget(
+            name: "TSGatewayCLITests",
+            dependencies: []
+        ),
+        .testTarget(
             name: "TSDeviceTests",
             dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),

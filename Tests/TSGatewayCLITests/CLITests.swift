@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+
+@Suite struct CLIAlarmTests {
+    @Test func alarmsGetPrintsTheGoldenTable() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let result = try cli.run(["alarms", "get", "--simulate"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            slot  time   repeat   on   snooze  label  remark
+            0     06:45  Mon–Fri  yes  yes     Work
+
+            """)
+    }
+
+    @Test func editsPersistBetweenInvocations() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        #expect(try cli.run(["alarms", "add", "09:30", "--repeat", "sat,sun", "--label", "Weekend", "--snooze", "--simulate"]).stdout == "added alarm in slot 1 at 09:30\n")
+        #expect(try cli.run(["alarms", "add", "21:00", "--repeat", "mon,wed,fri", "--label", "Medizin 💊", "--remark", "吃药", "--simulate"]).status == 0)
+        #expect(try cli.run(["alarms", "disable", "0", "--simulate"]).stdout == "disabled the alarm in slot 0\n")
+        #expect(try cli.run(["alarms", "remove", "1", "--simulate"]).status == 0)
+        let result = try cli.run(["alarms", "get", "--simulate"])
+        #expect(result.stdout == """
+            slot  time   repeat         on   snooze  label       remark
+            0     06:45  Mon–Fri        no   yes     Work
+            2     21:00  Mon, Wed, Fri  yes  no      Medizin 💊  吃药
+
+            """)
+    }
+
+    @Test func setReplacesTheWholeTableFromFlagsOrAFile() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        #expect(try cli.run(["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--simulate"]).stdout == "set 1 alarm\n")
+        let file = cli.home.appendingPathComponent("alarms.json")
+        try Data(#"[{"time": "05:30", "repeat": ["sun"], "label": "Run"}, {"slot": 4, "time": "22:15", "enabled": false}]"#.utf8).write(to: file)
+        #expect(try cli.run(["alarms", "set", "--file", file.path, "--simulate"]).stdout == "set 2 alarms\n")
+        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        let alarms = try #require(object["alarms"] as? [[String: Any]])
+        #expect(alarms.map { $0["time"] as? String } == ["05:30", "22:15"])
+        #expect(alarms.map { $0["slot"] as? Int } == [0, 4])
+        // `get --json` output is accepted back by `set --file`.
+        let roundTrip = cli.home.appendingPathComponent("roundtrip.json")
+        try Data(try cli.run(["alarms", "get", "--json", "--simulate"]).stdout.utf8).write(to: roundTrip)
+        #expect(try cli.run(["alarms", "set", "--file", roundTrip.path, "--simulate"]).status == 0)
+        #expect(try cli.run(["alarms", "set", "--file", "-", "--simulate"], stdin: "[]").stdout == "set 0 alarms\n")
+        #expect(try cli.run(["alarms", "get", "--simulate"]).stdout == "no alarms\n")
+    }
+
+    @Test func alarmsJSONFollowsTheDocumentedSchema() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        #expect(Set(object.keys) == ["watch", "alarms"])
+        #expect(object["watch"] as? String == "00:00:5E:00:53:01")
+        let alarm = try #require((object["alarms"] as? [[String: Any]])?.first)
+        #expect(Set(alarm.keys) == ["slot", "time", "enabled", "snooze", "repeat", "label", "remark"])
+        #expect(alarm["slot"] as? Int == 0)
+        #expect(alarm["time"] as? String == "06:45")
+        #expect(alarm["enabled"] as? Bool == true)
+        #expect(alarm["snooze"] as? Bool == true)
+        #expect(alarm["repeat"] as? [String] == ["mon", "tue", "wed", "thu", "fri"])
+        #expect(alarm["label"] as? String == "Work")
+        #expect(alarm["remark"] as? String == "")
+    }
+
+    @Test func watchPrintsChangesMadeOnTheWatch() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let result = try cli.run(["alarms", "watch", "--count", "1", "--json", "--simulate"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let change = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(change["origin"] as? String == "watch")
+        #expect(((change["alarms"] as? [[String: Any]])?.first?["time"] as? String) == "06:50")
+    }
+}
+
+@Suite struct CLIDeviceTests {
+    @Test func monitorSetThenGetRoundTrips() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let set = try cli.run(["monitor", "set", "heart-rate", "--window", "08:00-22:00", "--interval", "15", "--alert-high", "130", "--simulate"])
+        #expect(set.stdout == "heartRate: on, 08:00-22:00 every 15 min, alert 40…130\n")
+        let object = try #require(try cli.json(["monitor", "get", "hr", "--json", "--simulate"]) as? [String: Any])
+        let config = try #require((object["monitors"] as? [[String: Any]])?.first)
+        #expect(config["type"] as? String == "heartRate")
+        let schedule = try #require(config["schedule"] as? [String: Any])
+        #expect(schedule["startMinute"] as? Int == 480)
+        #expect(schedule["endMinute"] as? Int == 1320)
+        #expect(schedule["intervalMinutes"] as? Int == 15)
+        #expect((config["alert"] as? [String: Any])?["upper"] as? Int == 130)
+    }
+
+    @Test func infoAndDevicesDescribeTheSimulatedWatch() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let info = try #require(try cli.json(["info", "--json", "--simulate"]) as? [String: Any])
+        #expect(info["model"] as? String == "TS-Sim W10")
+        #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
+        #expect((info["battery"] as? [String: Any])?["level"] as? Int == 82)
+        let devices = try #require(try cli.json(["devices", "--json"]) as? [[String: Any]])
+        #expect(devices.map { $0["id"] as? String } == ["00:00:5E:00:53:01"])
+    }
+
+    @Test func sleepSyncStoresAWeekThenResumes() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let first = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        let fetched = try #require(first["fetched"] as? Int)
+        #expect(fetched > 100)
+        #expect(first["stored"] as? Int == fetched)
+        let second = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        #expect(second["stored"] as? Int == 0)
+        let database = cli.home.appendingPathComponent("tsgateway/tsgateway.sqlite").path
+        let mode = try FileManager.default.attributesOfItem(atPath: database)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}
+
+/// Bad input of every kind: each gets its own message and exit status, never a trap.
+@Suite struct CLIBadInputTests {
+    static let cases: [(arguments: [String], status: Int32, message: String)] = [
+        (["alarms", "set", "25:00", "--simulate"], 64, #"time "25:00": hour 25 is out of range 0…23"#),
+        (["alarms", "set", "07:60", "--simulate"], 64, #"time "07:60": minute 60 is out of range 0…59"#),
+        (["alarms", "set", "7am", "--simulate"], 64, #"time "7am" is not HH:MM"#),
+        (["alarms", "add", "07:00", "--repeat", "funday", "--simulate"], 64, #""funday" is not a day"#),
+        (["alarms", "add", "07:00", "--label", String(repeating: "x", count: 40), "--simulate"], 65, "label is 40 bytes of UTF-8, limit 32"),
+        (["alarms", "add", "07:00", "--remark", String(repeating: "r", count: 70), "--simulate"], 65, "remark is 70 bytes of UTF-8, limit 64"),
+        (["alarms", "remove", "9", "--simulate"], 65, "no alarm in slot 9; used slots: 0"),
+        (["alarms", "enable", "9", "--simulate"], 65, "no alarm in slot 9"),
+        (["alarms", "add", "07:00", "--slot", "0", "--simulate"], 65, "slot 0 is taken"),
+        (["alarms", "set", "--simulate"], 64, "give either a time (HH:MM) or --file FILE"),
+        (["alarms", "set", "--file", "/nonexistent/alarms.json", "--simulate"], 66, "cannot read alarm file /nonexistent/alarms.json"),
+        (["alarms", "enable", "300", "--simulate"], 64, "300"),
+        (["alarms", "get"], 69, "add --simulate"),
+        (["monitor", "set", "sleep", "--window", "22:00-07:00", "--simulate"], 64, "cannot wrap past midnight"),
+        (["monitor", "set", "spo2", "--interval", "7", "--simulate"], 64, "--interval 7: must be a multiple of 5"),
+        (["monitor", "get", "bogus", "--simulate"], 64, #"unknown monitor type "bogus""#),
+        (["monitor", "set", "heart-rate", "--alert-high", "1.5", "--simulate"], 64, "heartRate limits are whole numbers"),
+        (["monitor", "set", "stress", "--window", "8-9", "--simulate"], 64, #"time "8" is not HH:MM"#),
+        (["sleep", "sync", "--since", "7x", "--simulate"], 64, #"--since "7x" is not an age"#),
+        (["sleep", "sync", "--from", "2026-02-30", "--simulate"], 64, #"--from "2026-02-30" is not a date"#),
+        (["sleep", "sync", "--to", "2026-01-01", "--simulate"], 64, "--to needs --from"),
+        (["sleep", "sync", "--from", "2026-02-10", "--to", "2026-02-01", "--simulate"], 64, "is before --from"),
+        (["info", "--adapter", "wlan0", "--simulate"], 64, "--adapter must look like hci0"),
+        (["protocol", "decode", "zz"], 65, "input character 1 ('z') is not a hex digit"),
+        (["protocol", "decode", "a5 0"], 65, "odd number of digits"),
+        (["protocol", "encode", #"{"kind": "battery.response", "body": {"level": 101, "state": "full"}}"#], 65, "battery level 101 is out of range 0…100"),
+        (["protocol", "encode", #"{"kind": "nope"}"#], 65, #"unknown message kind "nope""#),
+        (["frobnicate"], 64, "frobnicate"),
+    ]
+
+    @Test(arguments: cases.indices)
+    func badInputIsRefusedWithItsMessage(index: Int) throws {
+        let (arguments, status, message) = Self.cases[index]
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let result = try cli.run(arguments)
+        #expect(result.status == status, "\(arguments): stderr \(result.stderr)")
+        #expect(result.stderr.contains(message), "\(arguments): stderr \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"), "trapped")
+    }
+
+    @Test func tooManyAlarmsFromAFileNamesTheLimit() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let file = cli.home.appendingPathComponent("thirteen.json")
+        let entries = (0..<13).map { #"{"time": "07:\#(String(format: "%02d", $0))"}"# }.joined(separator: ",")
+        try Data("[\(entries)]".utf8).write(to: file)
+        let result = try cli.run(["alarms", "set", "--file", file.path, "--simulate"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("13 alarms given, but this watch holds at most 10"))
+        let full = try CLI(); defer { full.cleanUp() }
+        for hour in 10..<19 { try full.run(["alarms", "add", "\(hour):00", "--simulate"]) }
+        let eleventh = try full.run(["alarms", "add", "20:00", "--simulate"])
+        #expect(eleventh.status == 65)
+        #expect(eleventh.stderr.contains("the watch already holds 10 alarms, its limit"))
+    }
+
+    @Test func aCorruptAlarmFileNamesTheProblem() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let file = cli.home.appendingPathComponent("bad.json")
+        try Data(#"[{"time": "07:00"}, {"time": "31:00"}]"#.utf8).write(to: file)
+        let result = try cli.run(["alarms", "set", "--file", file.path, "--simulate"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("alarm 2: time \"31:00\": hour 31 is out of range 0…23"))
+        try Data("not json".utf8).write(to: file)
+        #expect(try cli.run(["alarms", "set", "--file", file.path, "--simulate"]).status == 65)
+    }
+}
