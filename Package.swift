@@ -20,7 +20,7 @@ let package = Package(
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
-        .target(name: "TSTransport", dependencies: ["TSProtocol"]),
+        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.

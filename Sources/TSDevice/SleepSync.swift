@@ -52,7 +52,7 @@ public struct SleepSync: Sendable {
                 try await transferAndCommit(from: from, to: to, report: &report)
                 try await store.markSynced(watch: watchId)
                 return report
-            } catch let error as WatchError where error.isLinkFailure && report.reconnects < maxReconnects {
+            } catch let error as WatchError where error.isRecoverable && report.reconnects < maxReconnects {
                 report.reconnects += 1
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, maxBackoff)
@@ -101,10 +101,10 @@ public struct SleepSync: Sendable {
 }
 
 extension WatchError {
-    /// Failures a reconnect can cure.
-    public var isLinkFailure: Bool {
+    /// Failures that trying again (reconnecting if needed) can cure.
+    public var isRecoverable: Bool {
         switch self {
-        case .notConnected, .connectFailed, .disconnected, .timeout: true
+        case .notConnected, .connectFailed, .disconnected, .timeout, .transferAbandoned: true
         default: false
         }
     }

@@ -102,9 +102,11 @@ extension Watch {
         }
     }
 
-    /// Sends a frame that needs no response (event ack, page ack, NACK); a failed write ends the link.
-    func sendUnanswered(_ message: Message, sequence explicit: UInt8? = nil) async {
-        guard let open = connection else { return }
+    /// Sends a frame that needs no response (event ack, page ack, NACK); a failed write ends the
+    /// link. Returns the sequence number used.
+    @discardableResult
+    func sendUnanswered(_ message: Message, sequence explicit: UInt8? = nil) async -> UInt8? {
+        guard let open = connection else { return nil }
         let number: UInt8
         if let explicit {
             number = explicit
@@ -112,13 +114,14 @@ extension Watch {
             number = sequence
             sequence &+= 1
         }
-        guard let bytes = try? message.frame(sequence: number).encoded() else { return }
+        guard let bytes = try? message.frame(sequence: number).encoded() else { return nil }
         let generation = connectionGeneration
         do {
             try await write(bytes, to: open)
         } catch {
             linkEnded(generation: generation, reason: "write failed: \(error)")
         }
+        return number
     }
 
     // MARK: Incoming
@@ -157,8 +160,10 @@ extension Watch {
             if let waiting = pending, waiting.sequence == frame.sequence {
                 pending = nil
                 waiting.continuation.resume(throwing: WatchError.rejected(command: Self.name(of: waiting.command), status: report.status, message: report.message))
-            } else if report.status == .unknownTransfer {
-                receiver?.fail(WatchError.rejected(command: "SLEEP_PAGE_ACK", status: report.status, message: report.message))
+            } else if report.status == .unknownTransfer, let current = receiver, current.lastAckSequence == report.sequence {
+                // The watch dropped the running transfer. Errors answering older acks (duplicated
+                // packets, acks of a finished transfer) do not concern it.
+                current.fail(WatchError.transferAbandoned(report.message))
                 receiver = nil
             }
         case let .nack(report):

@@ -11,6 +11,8 @@ struct SleepReceiver {
     var lastRetransmitRequest: (page: Int, at: Duration)?
     var lastPageAt: Duration
     var idleRetries = 0
+    /// Sequence number of the latest SLEEP_PAGE_ACK sent for this transfer.
+    var lastAckSequence: UInt8?
 
     func fail(_ error: any Error) { continuation.finish(throwing: error) }
 }
@@ -72,7 +74,7 @@ extension Watch {
         }
         if index < current.nextExpected {
             receiver = current
-            await sendUnanswered(.sleepPageAck(SleepPageAck(transferId: header.transferId, nextExpected: UInt16(current.nextExpected), retransmit: false)))
+            await sendPageAck(transferId: header.transferId, nextExpected: current.nextExpected, retransmit: false)
             return
         }
         if let violation = violation(in: page, header: header, query: current.query) {
@@ -88,7 +90,7 @@ extension Watch {
         if finished || current.acceptedSinceAck >= ackEvery {
             current.acceptedSinceAck = 0
             receiver = current
-            await sendUnanswered(.sleepPageAck(SleepPageAck(transferId: header.transferId, nextExpected: UInt16(current.nextExpected), retransmit: false)))
+            await sendPageAck(transferId: header.transferId, nextExpected: current.nextExpected, retransmit: false)
         }
         if finished {
             current.continuation.finish()
@@ -123,7 +125,14 @@ extension Watch {
         current.lastRetransmitRequest = (current.nextExpected, now)
         current.acceptedSinceAck = 0
         receiver = current
-        await sendUnanswered(.sleepPageAck(SleepPageAck(transferId: header.transferId, nextExpected: UInt16(current.nextExpected), retransmit: true)))
+        await sendPageAck(transferId: header.transferId, nextExpected: current.nextExpected, retransmit: true)
+    }
+
+    /// Sends a SLEEP_PAGE_ACK and remembers its sequence number for the running transfer.
+    private func sendPageAck(transferId: UInt16, nextExpected: Int, retransmit: Bool) async {
+        let ack = SleepPageAck(transferId: transferId, nextExpected: UInt16(clamping: nextExpected), retransmit: retransmit)
+        let sequence = await sendUnanswered(.sleepPageAck(ack))
+        if receiver?.header?.transferId == transferId { receiver?.lastAckSequence = sequence }
     }
 
     private func watchForIdleTransfer(transferId: UInt16) {

@@ -9,6 +9,8 @@ public enum WatchError: Error, Sendable, CustomStringConvertible {
     case timeout(command: String, attempts: Int)
     /// The watch answered with an ERROR.
     case rejected(command: String, status: StatusCode, message: String)
+    /// The watch gave up a sleep transfer (no progress for too long); querying again resumes it.
+    case transferAbandoned(String)
     /// The watch sent something protocol v1 does not allow.
     case protocolViolation(String)
     case invalidAlarms([AlarmProblem])
@@ -23,6 +25,7 @@ public enum WatchError: Error, Sendable, CustomStringConvertible {
         case let .timeout(command, attempts): "the watch did not answer \(command) (\(attempts) attempts); is it in range and awake?"
         case let .rejected(command, status, message):
             "the watch refused \(command): \(status.name)" + (message.isEmpty ? "" : " — \(message)")
+        case let .transferAbandoned(detail): "the watch gave up the sleep transfer: \(detail)"
         case let .protocolViolation(detail): "the watch broke the protocol: \(detail)"
         case let .invalidAlarms(problems):
             problems.map(\.description).joined(separator: "; ")

@@ -39,7 +39,7 @@ public struct SleepDataGenerator: Sendable {
     /// The night ending on the morning of `day` (local midnight) and the nap of that day.
     func itemsForDay(startingAt day: Date) -> [SleepItem] {
         let dayNumber = Int64(day.timeIntervalSince1970 / 86_400)
-        var rng = NightRandom(seed: seed ^ UInt64(bitPattern: dayNumber &* 0x2545_F491_4F6C_DD1D))
+        var rng = SeededRandom(seed: seed ^ UInt64(bitPattern: dayNumber &* 0x2545_F491_4F6C_DD1D))
         var items: [SleepItem] = []
 
         // Bedtime between 21:45 and 00:45 on the previous evening, local wall time.
@@ -84,28 +84,5 @@ public struct SleepDataGenerator: Sendable {
             add(.awake, minutes: rng.int(0...3))
         }
         return items
-    }
-}
-
-/// PCG-style generator for one night.
-struct NightRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed | 1 }
-
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        var x = state
-        x ^= x >> 29
-        x = x &* 0xBF58_476D_1CE4_E5B9
-        return x ^ (x >> 32)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
-    }
-
-    mutating func chance(_ probability: Double) -> Bool {
-        Double(next() >> 11) / Double(1 << 53) < probability
     }
 }

@@ -1,3 +1,5 @@
+import TSModels
+
 /// Faults a loopback link applies to packets (ATT writes and notifications), deterministically
 /// from `seed`: each packet is dropped, duplicated, corrupted or held back behind the next with
 /// the given probabilities, and the link drops every `disconnectEvery` packets.
@@ -37,33 +39,20 @@ enum PacketFate: Equatable {
     case holdBack([UInt8])
 }
 
-/// SplitMix64 draws for the fault decisions.
+/// Draws for the fault decisions.
 struct FaultDice: Sendable {
-    private var state: UInt64
+    private var random: SeededRandom
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ probability: Double) -> Bool {
-        probability > 0 && Double(next() >> 11) / Double(1 << 53) < probability
-    }
+    init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
     mutating func fate(of packet: [UInt8], faults: FaultInjection) -> PacketFate {
-        if chance(faults.dropRate) { return .drop }
+        if random.chance(faults.dropRate) { return .drop }
         var bytes = packet
-        if chance(faults.corruptRate), !bytes.isEmpty {
-            let index = Int(next() % UInt64(bytes.count))
-            bytes[index] ^= UInt8(1) << UInt8(next() % 8)
+        if random.chance(faults.corruptRate), !bytes.isEmpty {
+            bytes[random.int(0...bytes.count - 1)] ^= UInt8(1) << UInt8(random.int(0...7))
         }
-        if chance(faults.duplicateRate) { return .duplicate(bytes) }
-        if chance(faults.reorderRate) { return .holdBack(bytes) }
+        if random.chance(faults.duplicateRate) { return .duplicate(bytes) }
+        if random.chance(faults.reorderRate) { return .holdBack(bytes) }
         return .deliver(bytes)
     }
 }

@@ -140,7 +140,7 @@ extension CLIFailure {
         case let watchError as WatchError:
             let status: ExitStatus = switch watchError {
             case .notConnected, .connectFailed, .disconnected: .unavailable
-            case .timeout: .timeout
+            case .timeout, .transferAbandoned: .timeout
             case .rejected, .protocolViolation: .protocolError
             case .invalidAlarms, .invalidMonitorConfig: .dataError
             case .unsupported: .dataError
