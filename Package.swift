@@ -19,6 +19,10 @@ let package = Package(
         .target(name: "TSModels"),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
+        // libdbus-1, as Swift sees it.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
+        .target(name: "TSDBus", dependencies: ["CDBus"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
