@@ -12,6 +12,7 @@ struct TSGateway: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
+            SleepCommand.self,
         ]
     )
 
