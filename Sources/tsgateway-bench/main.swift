@@ -6,6 +6,7 @@
 import Foundation
 
 let sections: [(name: String, run: () throws -> Void)] = [
+    ("sleep", runSleepBenchmarks),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())
