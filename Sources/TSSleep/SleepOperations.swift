@@ -20,7 +20,7 @@ public enum SleepOperations {
     /// last non-awake item of `nightItems`.
     public static func isAdjacentToNightSleep(_ item: SleepItem, nightItems: [SleepItem]) -> Bool {
         guard let lastSleep = nightItems.last(where: { $0.stage != .awake }) else { return false }
-        return item.start - lastSleep.end < splittingAwakeSeconds
+        return item.start.minus(lastSleep.end) < splittingAwakeSeconds
     }
 
     /// Items starting in `[nightStart, nightEnd)` are night items; so are the items after
@@ -37,7 +37,7 @@ public enum SleepOperations {
             if item.start >= nightStart && item.start < nightEnd {
                 night.append(item)
             } else if item.start >= nightEnd, nightStillContinues,
-                      let sleepEnd = lastNightSleepEnd, item.start - sleepEnd < splittingAwakeSeconds {
+                      let sleepEnd = lastNightSleepEnd, item.start.minus(sleepEnd) < splittingAwakeSeconds {
                 night.append(item)
             } else {
                 if item.start >= nightEnd { nightStillContinues = false }
@@ -62,11 +62,11 @@ public enum SleepOperations {
                 pendingAwake.append(item)
                 continue
             }
-            if let sleepEnd = lastSleepEnd, item.start - sleepEnd < splittingAwakeSeconds {
+            if let sleepEnd = lastSleepEnd, item.start.minus(sleepEnd) < splittingAwakeSeconds {
                 current.append(contentsOf: pendingAwake)
             } else {
                 if !current.isEmpty { groups.append(current) }
-                current = pendingAwake.filter { item.start - $0.start < splittingAwakeSeconds }
+                current = pendingAwake.filter { item.start.minus($0.start) < splittingAwakeSeconds }
             }
             pendingAwake.removeAll(keepingCapacity: true)
             current.append(item)
@@ -124,32 +124,37 @@ public enum SleepOperations {
 /// 30-second epoch arrays (Asleep-style) from items.
 public enum SleepEpochBuilder {
     public static let defaultEpochSeconds: Int64 = 30
+    /// Longest span an epoch array covers; the processor's segments never come close (a date's
+    /// items start within 25 hours and last at most 24), so only absurd direct calls are cut.
+    public static let maximumSpanSeconds: Int64 = 4 * 86_400
 
     /// Epoch i covers `[start + i*epochSeconds, ...)`, the last one cut at `end`. Its value is the
     /// stage covering most seconds of it (on a tie, the stage seen first in the epoch), or -1
     /// when unrecorded seconds outnumber every stage's.
     public static func epochs(of items: [SleepItem], from start: Int64, to end: Int64, epochSeconds: Int64 = defaultEpochSeconds) -> SleepEpochs {
         guard end > start, epochSeconds > 0 else { return SleepEpochs(start: start, epochSeconds: epochSeconds, stages: []) }
-        let count = (end - start + epochSeconds - 1) / epochSeconds
+        let end = min(end, start.plus(maximumSpanSeconds))
+        let span = end.minus(start)
+        let count = span / epochSeconds + (span % epochSeconds == 0 ? 0 : 1)
         var stages: [Int8] = []
         stages.reserveCapacity(Int(count))
         var firstCandidate = 0
         for epoch in 0..<count {
-            let epochStart = start + epoch * epochSeconds
-            let epochEnd = min(epochStart + epochSeconds, end)
+            let epochStart = start.plus(epoch.times(epochSeconds))
+            let epochEnd = min(epochStart.plus(epochSeconds), end)
             while firstCandidate < items.count && items[firstCandidate].end <= epochStart { firstCandidate += 1 }
             var covered: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
             var order: [SleepStage] = []
             var index = firstCandidate
             while index < items.count && items[index].start < epochEnd {
                 let item = items[index]
-                let seconds = min(item.end, epochEnd) - max(item.start, epochStart)
+                let seconds = min(item.end, epochEnd).minus(max(item.start, epochStart))
                 if seconds > 0 {
                     switch item.stage {
-                    case .awake: covered.0 += seconds
-                    case .light: covered.1 += seconds
-                    case .deep: covered.2 += seconds
-                    case .rem: covered.3 += seconds
+                    case .awake: covered.0 = covered.0.plus(seconds)
+                    case .light: covered.1 = covered.1.plus(seconds)
+                    case .deep: covered.2 = covered.2.plus(seconds)
+                    case .rem: covered.3 = covered.3.plus(seconds)
                     }
                     if !order.contains(item.stage) { order.append(item.stage) }
                 }
@@ -165,7 +170,7 @@ public enum SleepEpochBuilder {
             }
             var best: SleepStage?
             for stage in order where best.map({ seconds(stage) > seconds($0) }) ?? true { best = stage }
-            let unrecorded = (epochEnd - epochStart) - (covered.0 + covered.1 + covered.2 + covered.3)
+            let unrecorded = epochEnd.minus(epochStart).minus(covered.0.plus(covered.1).plus(covered.2).plus(covered.3))
             if let best, seconds(best) >= unrecorded {
                 stages.append(Int8(best.rawValue))
             } else {

@@ -12,7 +12,10 @@ public enum SleepQuality {
         guard totalSleep > 0 else { return 0 }
         let deep = min(max(deepSleep, 0), totalSleep)
         let durationPoints = 50 * min(totalSleep, fullDurationSeconds) / fullDurationSeconds
-        let deepPoints = 30 * min(fullDeepShareDenominator * deep, totalSleep) / totalSleep
+        // Exact integers for any real night; Double only for absurd totals that would overflow.
+        let deepPoints = totalSleep < Int64.max / 120
+            ? 30 * min(fullDeepShareDenominator * deep, totalSleep) / totalSleep
+            : Int64(30 * min(Double(fullDeepShareDenominator) * Double(deep), Double(totalSleep)) / Double(totalSleep))
         let continuityPoints = Int64(max(0, 20 - 4 * min(max(awakenings, 0), 5)))
         return UInt8(clamping: durationPoints + deepPoints + continuityPoints)
     }
@@ -23,7 +26,10 @@ public enum SleepSummaryBuilder {
     /// Whole-percent shares summing to exactly 100 (largest remainder, ties to the earlier stage in
     /// awake, light, deep, REM order), or all 0 when nothing was recorded.
     public static func percentages(_ durations: StageDurations) -> StagePercentages {
-        let values = SleepStage.allCases.map { max(durations[$0], 0) }
+        var values = SleepStage.allCases.map { max(durations[$0], 0) }
+        if values.reduce(0, { $0.plus($1) }) >= Int64.max / 128 {
+            values = values.map { $0 / (Int64.max / 1_000_000_000) }  // absurd input: keep the ratios, avoid overflow
+        }
         let total = values.reduce(0, +)
         guard total > 0 else { return StagePercentages(awake: 0, light: 0, deep: 0, rem: 0) }
         var shares = values.map { 100 * $0 / total }
@@ -45,7 +51,7 @@ public enum SleepSummaryBuilder {
         var previous: SleepItem?
         var asleepYet = false
         for item in items {
-            tally.durations[item.stage] += item.duration
+            tally.durations[item.stage] = tally.durations[item.stage].plus(item.duration)
             let continuesEpisode = previous.map { $0.stage == item.stage && $0.end == item.start } ?? false
             if !continuesEpisode {
                 tally.episodes[item.stage] += 1
@@ -63,7 +69,7 @@ public enum SleepSummaryBuilder {
         guard let first = items.first, let last = items.last else { return nil }
         let start = first.start
         let end = max(last.end, start)
-        return summary(start: start, end: end, timeInBed: end - start, tally: tally(items))
+        return summary(start: start, end: end, timeInBed: end.minus(start), tally: tally(items))
     }
 
     /// A day's summary over its counted segments: durations and counts summed, start and end the
@@ -75,22 +81,22 @@ public enum SleepSummaryBuilder {
         var tally = StageTally()
         for segment in segments {
             let summary = segment.summary
-            tally.durations.awake += summary.awakeDuration
-            tally.durations.light += summary.lightSleepDuration
-            tally.durations.deep += summary.deepSleepDuration
-            tally.durations.rem += summary.remDuration
+            tally.durations.awake = tally.durations.awake.plus(summary.awakeDuration)
+            tally.durations.light = tally.durations.light.plus(summary.lightSleepDuration)
+            tally.durations.deep = tally.durations.deep.plus(summary.deepSleepDuration)
+            tally.durations.rem = tally.durations.rem.plus(summary.remDuration)
             tally.episodes.awake += Int(summary.awakeCount)
             tally.episodes.light += Int(summary.lightSleepCount)
             tally.episodes.deep += Int(summary.deepSleepCount)
             tally.episodes.rem += Int(summary.remCount)
             tally.awakenings += segment.metrics.numberOfAwakenings
         }
-        return summary(start: start, end: end, timeInBed: segments.reduce(0) { $0 + $1.summary.duration }, tally: tally)
+        return summary(start: start, end: end, timeInBed: segments.reduce(0) { $0.plus($1.summary.duration) }, tally: tally)
     }
 
     static func summary(start: Int64, end: Int64, timeInBed: Int64, tally: StageTally) -> SleepSummary {
         let durations = tally.durations
-        let totalSleep = durations.light + durations.deep + durations.rem
+        let totalSleep = durations.light.plus(durations.deep).plus(durations.rem)
         let shares = percentages(durations)
         return SleepSummary(
             start: start, end: end, duration: timeInBed, totalSleepDuration: totalSleep,
@@ -106,7 +112,7 @@ public enum SleepSummaryBuilder {
     /// Metrics of one segment's items (the first item is where the segment starts).
     public static func metrics(of items: [SleepItem], summary: SleepSummary) -> SleepMetrics {
         let tally = tally(items)
-        let onset = items.first(where: { $0.stage != .awake }).map { $0.start - summary.start } ?? 0
+        let onset = items.first(where: { $0.stage != .awake }).map { $0.start.minus(summary.start) } ?? 0
         return SleepMetrics(
             timeInBed: summary.duration, totalSleepDuration: summary.totalSleepDuration,
             sleepEfficiency: efficiency(sleep: summary.totalSleepDuration, inBed: summary.duration),

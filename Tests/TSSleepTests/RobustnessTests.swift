@@ -33,6 +33,37 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(SleepProcessor.process([], rule: .withNap, timeZone: Zone.berlin).isEmpty)
     }
 
+    /// The base operations are public, so they too must survive uncleaned, absurd items.
+    @Test func baseOperationsSurviveUncleanedItems() {
+        let absurd: [SleepItem] = [
+            SleepItem(stage: .light, start: .max, duration: .max),
+            SleepItem(stage: .awake, start: .min, duration: .max),
+            SleepItem(stage: .deep, start: .min, duration: .min),
+            SleepItem(stage: .rem, start: 0, duration: .max),
+            SleepItem(stage: .light, start: .max - 1, duration: 10),
+            SleepItem(stage: .deep, start: 100, duration: -50),
+        ]
+        for ordering in [absurd, absurd.reversed(), absurd.sorted { $0.start < $1.start }] {
+            let groups = SleepOperations.splitIntoSegments(ordering)
+            let segments = groups.compactMap { SleepOperations.createSegment($0, periodType: .night) }
+            #expect(groups.flatMap { $0 }.count <= ordering.count)
+            for segment in segments {
+                #expect(segment.summary.qualityScore <= 100)
+                #expect(segment.epochs.stages.count <= Int(SleepEpochBuilder.maximumSpanSeconds / 30))
+            }
+            let parts = SleepOperations.separateNightAndDaytime(ordering, nightStart: .min, nightEnd: 0)
+            #expect(parts.night.count + parts.daytime.count == ordering.count)
+            _ = SleepOperations.isAdjacentToNightSleep(ordering[0], nightItems: ordering)
+            let summary = SleepOperations.createSummary(ordering)
+            #expect(summary.map { Int($0.awakePercentage) + Int($0.lightSleepPercentage) + Int($0.deepSleepPercentage) + Int($0.remPercentage) <= 100 } == true)
+            #expect(SleepOperations.longest(segments) == nil || !segments.isEmpty)
+            _ = SleepSummaryBuilder.dailySummary(of: segments + segments, emptyAt: 0)
+        }
+        #expect(SleepItem(stage: .light, start: .max, duration: 5).end == .max)
+        #expect(SleepEpochBuilder.epochs(of: [], from: 0, to: 100, epochSeconds: .max).stages == [-1])
+        #expect(SleepQuality.score(totalSleep: .max, deepSleep: .max, awakenings: .max) == 80)
+    }
+
     @Test(arguments: StatisticsRule.allCases)
     func randomItemListsKeepInvariants(rule: StatisticsRule) throws {
         var generator = SeededGenerator(state: 0x5EED_0000 + UInt64(rule.rawValue))
