@@ -168,3 +168,31 @@ import TSModels
         #expect(samples.first?.start == t0 && samples.first?.end == t0 + 35 * 60)
     }
 }
+
+@Suite struct StrategyEdgeTests {
+    @Test func longestOnlyPutsADaytimeWinnerInDaytimeSleeps() throws {
+        let items = [item(.light, at("2026-01-15 03:00"), minutes: 60), item(.light, at("2026-01-15 10:00"), minutes: 120)]
+        let model = try #require(SleepProcessor.process(items, rule: .longestOnly, timeZone: Zone.berlin).first)
+        #expect(model.nightSleeps.isEmpty)
+        #expect(model.daytimeSleeps.map(\.summary.start) == [at("2026-01-15 10:00")])
+        #expect(model.daytimeSleeps.first?.periodType == .daytime)
+        #expect(model.validNaps.isEmpty, "rule 3 has no naps")
+        #expect(model.dailySummary.totalSleepDuration == 7_200)
+    }
+
+    @Test func equallyLongSegmentsPreferTheEarlier() throws {
+        let items = [item(.light, at("2026-01-14 22:00"), minutes: 60), item(.deep, at("2026-01-15 02:00"), minutes: 60)]
+        for rule in [StatisticsRule.longestNight, .longestOnly] {
+            let model = try #require(SleepProcessor.process(items, rule: rule, timeZone: Zone.berlin).first)
+            #expect(model.nightSleeps.map(\.summary.start) == [at("2026-01-14 22:00")])
+        }
+    }
+
+    @Test func withoutNapIgnoresAfternoonButKeepsANightRunningPastNoon() throws {
+        let items = run(from: at("2026-01-15 04:00"), [(.light, 490)]) + run(from: at("2026-01-15 12:20"), [(.light, 20)])
+            + [item(.light, at("2026-01-15 15:00"), minutes: 60)]
+        let model = try #require(SleepProcessor.process(items, rule: .withoutNap, timeZone: Zone.berlin).first)
+        #expect(model.nightSleeps.map(\.summary.duration) == [31_200], "04:00–12:10 and 12:20–12:40 are one night; 15:00 is ignored")
+        #expect(model.daytimeSleeps.isEmpty && model.rawItems.count == 3)
+    }
+}

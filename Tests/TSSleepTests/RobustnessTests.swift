@@ -56,7 +56,6 @@ struct SeededGenerator: RandomNumberGenerator {
             _ = SleepOperations.isAdjacentToNightSleep(ordering[0], nightItems: ordering)
             let summary = SleepOperations.createSummary(ordering)
             #expect(summary.map { Int($0.awakePercentage) + Int($0.lightSleepPercentage) + Int($0.deepSleepPercentage) + Int($0.remPercentage) <= 100 } == true)
-            #expect(SleepOperations.longest(segments) == nil || !segments.isEmpty)
             _ = SleepSummaryBuilder.dailySummary(of: segments + segments, emptyAt: 0)
         }
         #expect(SleepItem(stage: .light, start: .max, duration: 5).end == .max)
