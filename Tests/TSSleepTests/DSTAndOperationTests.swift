@@ -196,3 +196,18 @@ import TSModels
         #expect(model.daytimeSleeps.isEmpty && model.rawItems.count == 3)
     }
 }
+
+@Suite struct SkippedMidnightTests {
+    /// São Paulo started DST at midnight on 2018-11-04: 00:00 did not exist, the day began at 01:00 -02.
+    @Test func belongingDateIsTheFirstInstantOfTheDay() throws {
+        let zone = try #require(TimeZone(identifier: "America/Sao_Paulo"))
+        let clock = LocalDayClock(timeZone: zone)
+        let date = LocalDate(year: 2018, month: 11, day: 4)
+        #expect(clock.startOfDate(date) == 1_541_300_400)  // 2018-11-04T03:00:00Z
+        let windows = clock.windows(for: date)
+        #expect(windows.evening - windows.eveningBefore == 23 * 3600)
+        let night = SleepItem(stage: .light, start: windows.eveningBefore + 3_600, duration: 6 * 3600)
+        let model = try #require(SleepProcessor.process([night], rule: .withNap, timeZone: zone).first)
+        #expect(model.date == date && model.belongingDate == 1_541_300_400 && model.nightSleeps.count == 1)
+    }
+}
