@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "tsgateway", targets: ["tsgateway"]),
         .library(name: "TSModels", targets: ["TSModels"]),
         .library(name: "TSProtocol", targets: ["TSProtocol"]),
+        .library(name: "TSSleep", targets: ["TSSleep"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -19,6 +20,8 @@ let package = Package(
         .target(name: "TSModels"),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
+        // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
+        .target(name: "TSSleep", dependencies: ["TSModels"]),
         // libdbus-1, as Swift sees it.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
@@ -34,14 +37,14 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSProtocolTests",
@@ -54,6 +57,10 @@ let package = Package(
         .testTarget(
             name: "TSDeviceTests",
             dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+        ),
+        .testTarget(
+            name: "TSSleepTests",
+            dependencies: ["TSModels", "TSSleep"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -9,16 +9,16 @@ public final class DBusMessage: @unchecked Sendable {
 
     deinit { dbus_message_unref(raw) }
 
-    public static func methodCall(destination: String?, path: String, interface: String?, member: String) throws(DBusError) -> DBusMessage {
+    public static func methodCall(destination: String?, path: String, interface: String?, member: String) throws(BusError) -> DBusMessage {
         guard let raw = dbus_message_new_method_call(destination, path, interface, member) else {
-            throw DBusError(name: DBusError.invalidArgs, message: "cannot build a call to \(interface ?? "").\(member) on \(path): check the path and names")
+            throw BusError(name: BusError.invalidArgs, message: "cannot build a call to \(interface ?? "").\(member) on \(path): check the path and names")
         }
         return DBusMessage(adopting: raw)
     }
 
-    public static func signal(path: String, interface: String, member: String) throws(DBusError) -> DBusMessage {
+    public static func signal(path: String, interface: String, member: String) throws(BusError) -> DBusMessage {
         guard let raw = dbus_message_new_signal(path, interface, member) else {
-            throw DBusError(name: DBusError.invalidArgs, message: "cannot build signal \(interface).\(member) on \(path)")
+            throw BusError(name: BusError.invalidArgs, message: "cannot build signal \(interface).\(member) on \(path)")
         }
         return DBusMessage(adopting: raw)
     }
@@ -27,7 +27,7 @@ public final class DBusMessage: @unchecked Sendable {
         dbus_message_new_method_return(raw).map(DBusMessage.init(adopting:))
     }
 
-    func errorReply(_ error: DBusError) -> DBusMessage? {
+    func errorReply(_ error: BusError) -> DBusMessage? {
         dbus_message_new_error(raw, error.name, error.message).map(DBusMessage.init(adopting:))
     }
 
@@ -42,14 +42,14 @@ public final class DBusMessage: @unchecked Sendable {
 
     // MARK: Arguments
 
-    public func append(_ values: [DBusValue]) throws(DBusError) {
+    public func append(_ values: [DBusValue]) throws(BusError) {
         var iterator = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iterator)
         for value in values { try Self.append(value, to: &iterator) }
     }
 
     /// Every argument of the message.
-    public func arguments() throws(DBusError) -> [DBusValue] {
+    public func arguments() throws(BusError) -> [DBusValue] {
         var iterator = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iterator) != 0 else { return [] }
         var values: [DBusValue] = []
@@ -61,21 +61,21 @@ public final class DBusMessage: @unchecked Sendable {
 
     private static func code(_ character: Character) -> Int32 { Int32(character.asciiValue ?? 0) }
 
-    private static func appendBasic<T>(_ type: Character, _ value: T, _ iterator: inout DBusMessageIter) throws(DBusError) {
+    private static func appendBasic<T>(_ type: Character, _ value: T, _ iterator: inout DBusMessageIter) throws(BusError) {
         var copy = value
         let ok = withUnsafePointer(to: &copy) { dbus_message_iter_append_basic(&iterator, code(type), UnsafeRawPointer($0)) }
-        guard ok != 0 else { throw DBusError.outOfMemory }
+        guard ok != 0 else { throw BusError.outOfMemory }
     }
 
-    private static func appendString(_ type: Character, _ text: String, _ iterator: inout DBusMessageIter) throws(DBusError) {
+    private static func appendString(_ type: Character, _ text: String, _ iterator: inout DBusMessageIter) throws(BusError) {
         let ok = text.withCString { pointer in
             var cString: UnsafePointer<CChar>? = pointer
             return withUnsafePointer(to: &cString) { dbus_message_iter_append_basic(&iterator, code(type), UnsafeRawPointer($0)) }
         }
-        guard ok != 0 else { throw DBusError(name: DBusError.invalidArgs, message: "cannot send \"\(text)\" as \(type == "o" ? "an object path" : type == "g" ? "a signature" : "a string")") }
+        guard ok != 0 else { throw BusError(name: BusError.invalidArgs, message: "cannot send \"\(text)\" as \(type == "o" ? "an object path" : type == "g" ? "a signature" : "a string")") }
     }
 
-    static func append(_ value: DBusValue, to iterator: inout DBusMessageIter) throws(DBusError) {
+    static func append(_ value: DBusValue, to iterator: inout DBusMessageIter) throws(BusError) {
         switch value {
         case let .byte(v): try appendBasic("y", v, &iterator)
         case let .boolean(v): try appendBasic("b", dbus_bool_t(v ? 1 : 0), &iterator)
@@ -89,61 +89,61 @@ public final class DBusMessage: @unchecked Sendable {
         case let .unixFD(v): try appendBasic("h", v, &iterator)
         case let .string(v): try appendString("s", v, &iterator)
         case let .objectPath(v):
-            guard dbus_validate_path(v, nil) != 0 else { throw DBusError(name: DBusError.invalidArgs, message: "\"\(v)\" is not a valid object path") }
+            guard dbus_validate_path(v, nil) != 0 else { throw BusError(name: BusError.invalidArgs, message: "\"\(v)\" is not a valid object path") }
             try appendString("o", v, &iterator)
         case let .signature(v):
-            guard dbus_signature_validate(v, nil) != 0 else { throw DBusError(name: DBusError.invalidArgs, message: "\"\(v)\" is not a valid signature") }
+            guard dbus_signature_validate(v, nil) != 0 else { throw BusError(name: BusError.invalidArgs, message: "\"\(v)\" is not a valid signature") }
             try appendString("g", v, &iterator)
         case let .array(element, items):
-            try container("a", element, &iterator) { (sub: inout DBusMessageIter) throws(DBusError) in
+            try container("a", element, &iterator) { (sub: inout DBusMessageIter) throws(BusError) in
                 for item in items {
                     guard item.signature == element else {
-                        throw DBusError(name: DBusError.invalidArgs, message: "array of \(element) holds a \(item.signature)")
+                        throw BusError(name: BusError.invalidArgs, message: "array of \(element) holds a \(item.signature)")
                     }
                     try append(item, to: &sub)
                 }
             }
         case let .dictionary(keyType, valueType, entries):
-            try container("a", "{" + keyType + valueType + "}", &iterator) { (sub: inout DBusMessageIter) throws(DBusError) in
+            try container("a", "{" + keyType + valueType + "}", &iterator) { (sub: inout DBusMessageIter) throws(BusError) in
                 for entry in entries {
                     guard entry.key.signature == keyType, entry.value.signature == valueType else {
-                        throw DBusError(name: DBusError.invalidArgs, message: "dictionary {\(keyType)\(valueType)} holds {\(entry.key.signature)\(entry.value.signature)}")
+                        throw BusError(name: BusError.invalidArgs, message: "dictionary {\(keyType)\(valueType)} holds {\(entry.key.signature)\(entry.value.signature)}")
                     }
-                    try container("e", nil, &sub) { (pair: inout DBusMessageIter) throws(DBusError) in
+                    try container("e", nil, &sub) { (pair: inout DBusMessageIter) throws(BusError) in
                         try append(entry.key, to: &pair)
                         try append(entry.value, to: &pair)
                     }
                 }
             }
         case let .structure(fields):
-            try container("r", nil, &iterator) { (sub: inout DBusMessageIter) throws(DBusError) in
+            try container("r", nil, &iterator) { (sub: inout DBusMessageIter) throws(BusError) in
                 for field in fields { try append(field, to: &sub) }
             }
         case let .variant(inner):
-            try container("v", inner.signature, &iterator) { (sub: inout DBusMessageIter) throws(DBusError) in try append(inner, to: &sub) }
+            try container("v", inner.signature, &iterator) { (sub: inout DBusMessageIter) throws(BusError) in try append(inner, to: &sub) }
         }
     }
 
     private static func container(_ type: Character, _ contained: String?, _ iterator: inout DBusMessageIter,
-                                  _ body: (inout DBusMessageIter) throws(DBusError) -> Void) throws(DBusError) {
+                                  _ body: (inout DBusMessageIter) throws(BusError) -> Void) throws(BusError) {
         if let contained, dbus_signature_validate(contained, nil) == 0, type != "a" || dbus_signature_validate_single(contained, nil) == 0 {
-            throw DBusError(name: DBusError.invalidArgs, message: "\"\(contained)\" is not a valid element signature")
+            throw BusError(name: BusError.invalidArgs, message: "\"\(contained)\" is not a valid element signature")
         }
         var sub = DBusMessageIter()
         let opened = (contained ?? "").withCString { signature in
             dbus_message_iter_open_container(&iterator, code(type), contained == nil ? nil : signature, &sub)
         }
-        guard opened != 0 else { throw DBusError.outOfMemory }
+        guard opened != 0 else { throw BusError.outOfMemory }
         do {
             try body(&sub)
         } catch {
             dbus_message_iter_abandon_container(&iterator, &sub)
             throw error
         }
-        guard dbus_message_iter_close_container(&iterator, &sub) != 0 else { throw DBusError.outOfMemory }
+        guard dbus_message_iter_close_container(&iterator, &sub) != 0 else { throw BusError.outOfMemory }
     }
 
-    static func read(_ iterator: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+    static func read(_ iterator: inout DBusMessageIter) throws(BusError) -> DBusValue {
         let type = dbus_message_iter_get_arg_type(&iterator)
         func basic<T>(_ initial: T) -> T {
             var value = initial
@@ -177,7 +177,7 @@ public final class DBusMessage: @unchecked Sendable {
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &sub)
             var fields: [DBusValue] = []
-            while dbus_message_iter_get_arg_type(&sub) != DBUS_TYPE_INVALID {
+            while dbus_message_iter_get_arg_type(&sub) != 0 {
                 fields.append(try read(&sub))
                 dbus_message_iter_next(&sub)
             }
@@ -204,13 +204,13 @@ public final class DBusMessage: @unchecked Sendable {
                 return .dictionary(key: keyType, value: valueType, entries)
             }
             var items: [DBusValue] = []
-            while dbus_message_iter_get_arg_type(&sub) != DBUS_TYPE_INVALID {
+            while dbus_message_iter_get_arg_type(&sub) != 0 {
                 items.append(try read(&sub))
                 dbus_message_iter_next(&sub)
             }
             return .array(element: String(element), items)
         default:
-            throw DBusError(name: DBusError.invalidSignature, message: "unsupported D-Bus type code \(type)")
+            throw BusError(name: BusError.invalidSignature, message: "unsupported D-Bus type code \(type)")
         }
     }
 

@@ -70,8 +70,12 @@ public struct SleepItem: Sendable, Hashable, Codable {
         self.duration = duration
     }
 
-    /// First second after the item: `start + duration`.
-    public var end: Int64 { start + duration }
+    /// First second after the item: `start + duration`, saturating at the Int64 limits instead of
+    /// trapping on absurd input.
+    public var end: Int64 {
+        let (sum, overflow) = start.addingReportingOverflow(duration)
+        return overflow ? (duration > 0 ? .max : .min) : sum
+    }
 }
 
 /// How a watch turns raw items into daily reports (TopStep statistics rules 0…3).

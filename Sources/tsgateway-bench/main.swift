@@ -7,6 +7,7 @@ import Foundation
 
 let sections: [(name: String, run: () async throws -> Void)] = [
     ("protocol", runProtocolBenchmarks),
+    ("sleep", runSleepBenchmarks),
     ("sync", runSyncBenchmarks),
 ]
 
