@@ -59,6 +59,10 @@ let package = Package(
             dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
+            name: "TSDBusTests",
+            dependencies: ["TSDBus"]
+        ),
+        .testTarget(
             name: "TSSleepTests",
             dependencies: ["TSModels", "TSSleep"]
         ),

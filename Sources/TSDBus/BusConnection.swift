@@ -15,6 +15,8 @@ public final class BusConnection: @unchecked Sendable {
     public let uniqueName: String
     let router = MessageRouter()
     private let closed = Atomic<Bool>(false)
+    private let disconnected = Atomic<Bool>(false)
+    private let outstanding = Mutex<[ObjectIdentifier: PendingReply]>([:])
 
     /// Opens a private connection and registers with the bus.
     public init(_ bus: Bus) throws(BusError) {
@@ -53,6 +55,7 @@ public final class BusConnection: @unchecked Sendable {
             return router.route(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }, context, nil)
         router.connection = self
+        loop.onDisconnect = { [weak self] in self?.connectionDropped() }
         loop.start(name: "dbus \(uniqueName)")
     }
 
@@ -63,16 +66,19 @@ public final class BusConnection: @unchecked Sendable {
     /// Closes the connection; pending calls fail with `Disconnected`.
     public func close() {
         guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let loop = self.loop
-        loop.perform { connection in
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
-        }
         loop.stop()
         router.finishAll()
     }
 
-    public var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) }
+    public var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) || disconnected.load(ordering: .sequentiallyConsistent) }
+
+    /// The bus went away: every outstanding call fails, every signal stream ends.
+    private func connectionDropped() {
+        disconnected.store(true, ordering: .sequentiallyConsistent)
+        let waiting = outstanding.withLock { all in defer { all.removeAll() }; return Array(all.values) }
+        for pending in waiting { pending.fail(BusError(name: BusError.disconnected, message: "the connection to the bus was lost")) }
+        router.finishAll()
+    }
 
     // MARK: Calls
 
@@ -96,6 +102,12 @@ public final class BusConnection: @unchecked Sendable {
     func send(_ message: DBusMessage, timeout: Duration) async throws -> DBusMessage {
         guard !isClosed else { throw BusError(name: BusError.disconnected, message: "the connection is closed") }
         let pending = PendingReply()
+        let key = ObjectIdentifier(pending)
+        outstanding.withLock { $0[key] = pending }
+        defer { outstanding.withLock { _ = $0.removeValue(forKey: key) } }
+        if disconnected.load(ordering: .sequentiallyConsistent) {
+            throw BusError(name: BusError.disconnected, message: "the connection to the bus was lost")
+        }
         let milliseconds = Int32(clamping: max(1, timeout.milliseconds))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in

@@ -12,7 +12,10 @@ final class ConnectionLoop: @unchecked Sendable {
     private var timeouts: [OpaquePointer: ContinuousClock.Instant] = [:]
     private let running = Atomic<Bool>(true)
     private var thread: Thread?
+    private var reportedDisconnect = false
     let connection: OpaquePointer
+    /// Called once, on the loop thread, when the connection drops.
+    var onDisconnect: (@Sendable () -> Void)?
 
     init(connection: OpaquePointer) throws(BusError) {
         self.connection = connection
@@ -67,7 +70,7 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
-    /// Runs `job` on the loop thread with the connection.
+    /// Runs `job` on the loop thread with the connection (at the latest just before it closes).
     func perform(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
         jobs.withLock { $0.append(job) }
         wake()
@@ -78,6 +81,7 @@ final class ConnectionLoop: @unchecked Sendable {
         _ = write(wakeupFD, &one, 8)
     }
 
+    /// Ends the loop; the loop thread then closes and releases the connection.
     func stop() {
         running.store(false, ordering: .sequentiallyConsistent)
         wake()
@@ -120,8 +124,15 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             for job in jobs.withLock({ queued in defer { queued.removeAll() }; return queued }) { job(connection) }
             while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+            if !reportedDisconnect && dbus_connection_get_is_connected(connection) == 0 {
+                reportedDisconnect = true
+                onDisconnect?()
+            }
         }
         for job in jobs.withLock({ queued in defer { queued.removeAll() }; return queued }) { job(connection) }
+        dbus_connection_flush(connection)
+        dbus_connection_close(connection)
+        dbus_connection_unref(connection)
     }
 }
 

@@ -126,7 +126,7 @@ public final class DBusMessage: @unchecked Sendable {
 
     private static func container(_ type: Character, _ contained: String?, _ iterator: inout DBusMessageIter,
                                   _ body: (inout DBusMessageIter) throws(BusError) -> Void) throws(BusError) {
-        if let contained, dbus_signature_validate(contained, nil) == 0, type != "a" || dbus_signature_validate_single(contained, nil) == 0 {
+        if let contained, dbus_signature_validate_single(type == "a" ? "a" + contained : contained, nil) == 0 {
             throw BusError(name: BusError.invalidArgs, message: "\"\(contained)\" is not a valid element signature")
         }
         var sub = DBusMessageIter()
