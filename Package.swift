@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
         .target(name: "TSDBus", dependencies: ["CDBus"]),
+        // Typed BlueZ client on TSDBus: adapters, discovery, devices.
+        .target(name: "TSBlueZ", dependencies: ["TSDBus"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
@@ -37,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -60,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDBusTests",
-            dependencies: ["TSDBus"]
+            dependencies: ["TSDBus", "TSBlueZ"]
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -48,12 +48,16 @@ public final class BusConnection: @unchecked Sendable {
             dbus_connection_unref(raw)
             throw error
         }
-        let context = Unmanaged.passUnretained(router).toOpaque()
+        // The filter keeps the router alive until libdbus drops the filter with the connection.
+        let context = Unmanaged.passRetained(router).toOpaque()
         dbus_connection_add_filter(raw, { _, message, data in
             guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             let router = Unmanaged<MessageRouter>.fromOpaque(data).takeUnretainedValue()
             return router.route(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
-        }, context, nil)
+        }, context, { data in
+            guard let data else { return }
+            Unmanaged<MessageRouter>.fromOpaque(data).release()
+        })
         router.connection = self
         loop.onDisconnect = { [weak self] in self?.connectionDropped() }
         loop.start(name: "dbus \(uniqueName)")

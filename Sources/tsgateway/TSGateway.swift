@@ -12,6 +12,8 @@ struct TSGateway: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
+            AdapterCommand.self,
+            ScanCommand.self,
             InfoCommand.self,
             DevicesCommand.self,
             TimeCommand.self,

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import TSBlueZ
+import TSProtocol
+
+/// Runs a BlueZ operation, turning its errors into CLI failures.
+func withBlueZ<T>(_ body: (BlueZ) async throws -> T) async throws -> T {
+    let bluez: BlueZ
+    do { bluez = try BlueZ.connect() } catch let error as BlueZError { throw CLIFailure.from(bluez: error) }
+    defer { bluez.bus.close() }
+    do {
+        return try await body(bluez)
+    } catch let error as BlueZError {
+        throw CLIFailure.from(bluez: error)
+    }
+}
+
+extension CLIFailure {
+    static func from(bluez error: BlueZError) -> CLIFailure {
+        let status: ExitStatus = switch error {
+        case .noSystemBus, .noBluetoothd, .noAdapter, .adapterPoweredOff: .unavailable
+        case .permissionDenied: .permission
+        case .inProgress: .timeout
+        case .failed: .failure
+        }
+        return CLIFailure(error.description, status: status)
+    }
+}
+
+struct AdapterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adapter", abstract: "The computer's Bluetooth adapters.", subcommands: [List.self, Power.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List Bluetooth adapters with address and power state.")
+        @Flag(help: "Print JSON: [{name, path, address, alias, powered, discovering}].")
+        var json = false
+
+        func run() async throws {
+            let adapters = try await withBlueZ { try await $0.adapters() }
+            if json { return try JSONOutput.print(adapters) }
+            if adapters.isEmpty { throw CLIFailure(BlueZError.noAdapter(nil).description, status: .unavailable) }
+            var rows = [["adapter", "address", "powered", "alias"]]
+            for adapter in adapters { rows.append([adapter.name, adapter.address, adapter.powered ? "on" : "off", adapter.alias]) }
+            print(TextTable.render(rows))
+        }
+    }
+
+    struct Power: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Switch an adapter on or off.")
+        @Argument(help: "on or off")
+        var state: String
+        @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
+        var adapter: String?
+
+        func validate() throws {
+            guard ["on", "off"].contains(state) else { throw ValidationError("state must be on or off, got \"\(state)\"") }
+        }
+
+        func run() async throws {
+            let name = try await withBlueZ { bluez in
+                let found = try await bluez.adapter(adapter)
+                try await bluez.setPowered(state == "on", adapter: found)
+                return found.name
+            }
+            print("\(name) powered \(state)")
+        }
+    }
+}
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Look for nearby watches (devices advertising the watch service).",
+        discussion: "Prints each watch as it is found, with name, address and signal strength. --all shows every LE device.")
+    @Option(help: "Seconds to scan.")
+    var timeout: Int = 10
+    @Flag(help: "Show every LE device, not only watches.")
+    var all = false
+    @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
+    var adapter: String?
+    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired}.")
+    var json = false
+
+    func validate() throws {
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds, got \(timeout)") }
+    }
+
+    func run() async throws {
+        try await withBlueZ { bluez in
+            let found = try await bluez.adapter(adapter)
+            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : [WatchGATT.service], duration: .seconds(timeout))
+            if !json { print("scanning on \(found.name) for \(timeout) s…") }
+            var seen = Set<String>()
+            for await device in devices where seen.insert(device.address).inserted {
+                if json {
+                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    print(String(decoding: try encoder.encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired)), as: UTF8.self))
+                } else {
+                    print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")")
+                }
+                fflush(nil)
+            }
+            if !json && seen.isEmpty { print(all ? "no devices found" : "no watches found; is the watch awake and near? (--all shows every device)") }
+        }
+    }
+}

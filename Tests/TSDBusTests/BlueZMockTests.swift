@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import TSBlueZ
+@testable import TSDBus
+
+/// python-dbusmock's bluez5 template (Debian python3-dbusmock) as bluetoothd, on a private bus.
+final class MockBlueZ: @unchecked Sendable {
+    let bus: PrivateBus
+    let control: BusConnection
+    private let mock: Process
+    static let watchUUID = "54530001-6777-4e3b-9c2a-7473676174e5"
+
+    init() async throws {
+        bus = try PrivateBus()
+        mock = Process()
+        mock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        mock.arguments = ["-m", "dbusmock", "--system", "--template", "bluez5"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        mock.environment = environment
+        mock.standardOutput = FileHandle.nullDevice
+        mock.standardError = FileHandle.nullDevice
+        try mock.run()
+        control = try BusConnection(.address(bus.address))
+        for _ in 0..<300 {
+            if try await control.nameHasOwner("org.bluez") { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard try await control.nameHasOwner("org.bluez") else { throw BusTestError("dbusmock's bluez5 template did not start (is python3-dbusmock installed?)") }
+    }
+
+    func addAdapter(_ name: String) async throws {
+        _ = try await control.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.Mock", member: "AddAdapter", [.string(name), .string("gateway")])
+    }
+
+    /// Adds a device; with `uuids` it advertises those services and has an RSSI.
+    func addDevice(adapter: String, address: String, alias: String, uuids: [String] = [], rssi: Int16 = -60) async throws {
+        let reply = try await control.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.Mock", member: "AddDevice",
+                                           [.string(adapter), .string(address), .string(alias)])
+        guard let path = reply.first?.stringValue else { throw BusTestError("AddDevice returned \(reply)") }
+        _ = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
+                                   [.string("org.bluez.Device1"), .properties(["UUIDs": .strings(uuids), "RSSI": .int16(rssi)])])
+    }
+
+    func stop() {
+        if mock.isRunning {
+            kill(mock.processIdentifier, SIGKILL)
+            for _ in 0..<300 where mock.isRunning { usleep(10_000) }
+        }
+        control.close()
+        bus.stop()
+    }
+}
+
+@Suite struct BlueZMockTests {
+    @Test func adaptersAreListedAndCanBePoweredOff() async throws {
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
+        let adapters = try await bluez.adapters()
+        #expect(adapters.map(\.name) == ["hci0"])
+        #expect(adapters.first?.powered == true)
+        let hci0 = try await bluez.adapter("hci0")
+        try await bluez.setPowered(false, adapter: hci0)
+        #expect(try await bluez.adapter(nil).powered == false)
+        await #expect { _ = try await bluez.scan(adapter: try await bluez.adapter("hci0"), serviceUUIDs: [], duration: .seconds(1)) } throws: {
+            "\($0)".contains("adapter hci0 is powered off")
+        }
+        await #expect { _ = try await bluez.adapter("hci7") } throws: { "\($0)".contains("no Bluetooth adapter named hci7") }
+    }
+
+    @Test func scanReportsWatchesByServiceUUIDIncludingOnesThatAppearDuringTheScan() async throws {
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", alias: "TS Watch", uuids: [MockBlueZ.watchUUID], rssi: -48)
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:02", alias: "Headphones", uuids: ["0000110b-0000-1000-8000-00805f9b34fb"])
+        let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
+        let devices = try await bluez.scan(adapter: try await bluez.adapter("hci0"), serviceUUIDs: [MockBlueZ.watchUUID], duration: .milliseconds(800))
+        Task {
+            try await Task.sleep(for: .milliseconds(200))
+            try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:03", alias: "Late Watch", uuids: [MockBlueZ.watchUUID])
+        }
+        var found: [String: DiscoveredDevice] = [:]
+        for await device in devices { found[device.address] = device }
+        #expect(found.keys.sorted() == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:03"])
+        #expect(found["AA:BB:CC:DD:EE:01"]?.rssi == -48)
+        #expect(found["AA:BB:CC:DD:EE:01"]?.name == "TS Watch")
+    }
+
+    @Test func withoutBluetoothdTheErrorSaysSo() async throws {
+        let bus = try PrivateBus(); defer { bus.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(bus.address))); defer { bluez.bus.close() }
+        await #expect { _ = try await bluez.adapters() } throws: { "\($0)".contains("bluetoothd is not running on the system bus") }
+    }
+
+    @Test func theCLIListsAdaptersAndExplainsAMissingBluetoothd() async throws {
+        let binary = try #require(Self.binary, "tsgateway is not built beside the tests")
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        let listed = try Self.run(binary, ["adapter", "list"], address: mock.bus.address)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("hci0") && listed.stdout.contains("on"))
+        let bare = try PrivateBus(); defer { bare.stop() }
+        for arguments in [["adapter", "list"], ["scan", "--timeout", "1"]] {
+            let result = try Self.run(binary, arguments, address: bare.address)
+            #expect(result.status == 69)
+            #expect(result.stderr == "tsgateway: bluetoothd is not running on the system bus; start it with `sudo systemctl start bluetooth`\n")
+        }
+    }
+
+    static let binary: URL? = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("tsgateway")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }()
+
+    static func run(_ binary: URL, _ arguments: [String], address: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["TSGATEWAY_DBUS_ADDRESS"] = address
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        while process.isRunning { usleep(5_000) }
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}
