@@ -9,6 +9,7 @@ let sections: [(name: String, run: () async throws -> Void)] = [
     ("protocol", runProtocolBenchmarks),
     ("sleep", runSleepBenchmarks),
     ("sync", runSyncBenchmarks),
+    ("dbus", runDBusBenchmarks),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())
