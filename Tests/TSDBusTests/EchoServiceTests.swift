@@ -166,13 +166,12 @@ struct EchoRig {
 /// Timeouts, cancellation, malformed replies, unknown objects and a vanishing bus: typed
 /// errors, never a trap or a hang.
 @Suite struct BusFailureTests {
+    /// Without the timeout the 3-second method would succeed; the NoReply error shows it was honoured.
     @Test func aSlowMethodTimesOutWithNoReply() async throws {
         let rig = try await EchoRig(); defer { rig.close() }
-        let start = ContinuousClock.now
         await #expect { _ = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Sleep", [.uint32(3000)], timeout: .milliseconds(150)) } throws: {
             ($0 as? BusError)?.name == BusError.noReply
         }
-        #expect(ContinuousClock.now - start < .seconds(2))
     }
 
     @Test func aCallIsCancellable() async throws {
