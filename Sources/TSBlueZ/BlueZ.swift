@@ -9,6 +9,10 @@ public enum BlueZError: Error, Sendable, CustomStringConvertible {
     case adapterPoweredOff(String)
     case permissionDenied(String)
     case inProgress(String)
+    case deviceNotFound(String)
+    case authenticationFailed(String)
+    case connectTimedOut(String)
+    case disconnected(String)
     case failed(name: String, message: String)
 
     public var description: String {
@@ -19,6 +23,10 @@ public enum BlueZError: Error, Sendable, CustomStringConvertible {
         case let .adapterPoweredOff(name): "adapter \(name) is powered off; run `tsgateway adapter power on --adapter \(name)`"
         case let .permissionDenied(detail): "D-Bus policy denied the request (\(detail)); run as a member of the `bluetooth` group or as root"
         case let .inProgress(what): "\(what) is already in progress; try again in a moment"
+        case let .deviceNotFound(address): "no device \(address) is known to BlueZ; run `tsgateway scan` with the watch awake and near"
+        case let .authenticationFailed(detail): "pairing failed (\(detail)); put the watch in pairing mode and try again"
+        case let .connectTimedOut(address): "\(address) did not finish connecting in time; is it in range and awake?"
+        case let .disconnected(address): "\(address) disconnected while connecting"
         case let .failed(name, message): "BlueZ: \(name)" + (message.isEmpty ? "" : ": \(message)")
         }
     }
@@ -30,6 +38,9 @@ public enum BlueZError: Error, Sendable, CustomStringConvertible {
         case BusError.accessDenied: .permissionDenied(error.message)
         case "org.bluez.Error.NotReady": .adapterPoweredOff(adapter ?? "hci0")
         case "org.bluez.Error.InProgress": .inProgress("that operation")
+        case "org.bluez.Error.DoesNotExist": .deviceNotFound(error.message)
+        case "org.bluez.Error.AuthenticationFailed", "org.bluez.Error.AuthenticationCanceled", "org.bluez.Error.AuthenticationRejected",
+             "org.bluez.Error.AuthenticationTimeout", "org.bluez.Error.ConnectionAttemptFailed": .authenticationFailed(error.message)
         case BusError.unknownObject, BusError.unknownMethod: .noAdapter(adapter)
         default: .failed(name: error.name, message: error.message)
         }

@@ -42,6 +42,20 @@ final class MockBlueZ: @unchecked Sendable {
                                    [.string("org.bluez.Device1"), .properties(["UUIDs": .strings(uuids), "RSSI": .int16(rssi)])])
     }
 
+    /// Plays BlueZ's part after a connect: services resolved, or the link dropped.
+    func setDeviceProperties(adapter: String, address: String, _ properties: DBusProperties) async throws {
+        let path = "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
+        _ = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
+                                   [.string("org.bluez.Device1"), .properties(properties)])
+    }
+
+    /// How many times Device1.Connect was called on the device (dbusmock's call log).
+    func connectCalls(address: String, adapter: String = "hci0") async throws -> Int {
+        let path = "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
+        let reply = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "GetMethodCalls", [.string("Connect")])
+        return reply.first?.arrayValue?.count ?? -1
+    }
+
     func stop() {
         if mock.isRunning {
             kill(mock.processIdentifier, SIGKILL)
@@ -85,6 +99,49 @@ final class MockBlueZ: @unchecked Sendable {
         #expect(found.keys.sorted() == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:03"])
         #expect(found["AA:BB:CC:DD:EE:01"]?.rssi == -48)
         #expect(found["AA:BB:CC:DD:EE:01"]?.name == "TS Watch")
+    }
+
+    @Test func connectWaitsForResolvedServicesAndSkipsAnExistingLink() async throws {
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", alias: "TS Watch", uuids: [MockBlueZ.watchUUID])
+        let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
+        let watch = try await bluez.device(address: "aa:bb:cc:dd:ee:01", adapter: try await bluez.adapter("hci0"))
+        Task {
+            try await Task.sleep(for: .milliseconds(150))
+            try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["ServicesResolved": .boolean(true)])
+        }
+        try await bluez.connect(watch, timeout: .seconds(10))
+        #expect(try await mock.connectCalls(address: "AA:BB:CC:DD:EE:01") == 1)
+        #expect(try await bluez.deviceProperties(watch)["ServicesResolved"] == .boolean(true))
+        // The mock's Connect does not update its Connected property; BlueZ does, so play that part.
+        try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(true)])
+        // Connected and resolved already (as after a previous client died): no second Connect.
+        try await bluez.connect(watch, timeout: .seconds(1))
+        #expect(try await mock.connectCalls(address: "AA:BB:CC:DD:EE:01") == 1)
+        try await bluez.pair(watch)
+        try await bluez.trust(watch)
+        let paired = try await bluez.deviceProperties(watch)
+        #expect(paired["Paired"] == .boolean(true))
+        #expect(paired["Trusted"] == .boolean(true))
+        try await bluez.disconnect(watch)
+    }
+
+    @Test func connectFailsClearlyWhenTheLinkDropsTheServicesNeverResolveOrTheDeviceIsUnknown() async throws {
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", alias: "TS Watch")
+        let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
+        let adapter = try await bluez.adapter("hci0")
+        let watch = try await bluez.device(address: "AA:BB:CC:DD:EE:01", adapter: adapter)
+        Task {
+            try await Task.sleep(for: .milliseconds(150))
+            try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(false)])
+        }
+        await #expect { try await bluez.connect(watch, timeout: .seconds(10)) } throws: { "\($0)" == "AA:BB:CC:DD:EE:01 disconnected while connecting" }
+        try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(true), "ServicesResolved": .boolean(false)])
+        await #expect { try await bluez.connect(watch, timeout: .milliseconds(300)) } throws: { "\($0)".contains("did not finish connecting in time") }
+        await #expect { _ = try await bluez.device(address: "11:22:33:44:55:66", adapter: adapter) } throws: { "\($0)".contains("no device 11:22:33:44:55:66 is known to BlueZ") }
     }
 
     @Test func withoutBluetoothdTheErrorSaysSo() async throws {

@@ -20,7 +20,9 @@ extension CLIFailure {
         let status: ExitStatus = switch error {
         case .noSystemBus, .noBluetoothd, .noAdapter, .adapterPoweredOff: .unavailable
         case .permissionDenied: .permission
-        case .inProgress: .timeout
+        case .inProgress, .connectTimedOut, .disconnected: .timeout
+        case .deviceNotFound: .deviceNotFound
+        case .authenticationFailed: .notPaired
         case .failed: .failure
         }
         return CLIFailure(error.description, status: status)

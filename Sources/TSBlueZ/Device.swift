@@ -1,0 +1,113 @@
+import Foundation
+import TSDBus
+
+/// A device object of BlueZ (org.bluez.Device1).
+public struct DeviceHandle: Sendable, Hashable {
+    public var path: String
+    public var address: String
+}
+
+extension BlueZ {
+    static let deviceInterface = "org.bluez.Device1"
+
+    /// The device with `address` under `adapter`, as BlueZ knows it now.
+    public func device(address: String, adapter: AdapterInfo) async throws -> DeviceHandle {
+        let objects: [String: [String: DBusProperties]]
+        do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
+        let wanted = address.uppercased()
+        guard let path = objects.first(where: { path, interfaces in
+            path.hasPrefix(adapter.path + "/") && interfaces[Self.deviceInterface]?["Address"]?.stringValue?.uppercased() == wanted
+        })?.key else { throw BlueZError.deviceNotFound(address) }
+        return DeviceHandle(path: path, address: wanted)
+    }
+
+    public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
+        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: Self.deviceInterface, timeout: .seconds(5)) }
+        catch let error as BusError { throw BlueZError.from(error) }
+    }
+
+    /// Connects and waits until BlueZ has resolved the GATT services. Skips Connect when the
+    /// link is already up (BlueZ keeps links after a client dies); retries InProgress and
+    /// le-connection-abort-by-local with backoff; the wait races a disconnect and the device
+    /// object vanishing, and ends after `timeout`. Signals are subscribed before reading state.
+    public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500)) async throws {
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+        let state = try await deviceProperties(device)
+        if state["Connected"]?.boolValue == true && state["ServicesResolved"]?.boolValue == true { return }
+        if state["Connected"]?.boolValue != true {
+            try await callWithRetry(device, member: "Connect", attempts: attempts, backoff: backoff)
+        }
+        try await waitForServices(device, changes: changes, removals: removals, timeout: timeout)
+    }
+
+    private func callWithRetry(_ device: DeviceHandle, member: String, attempts: Int, backoff: Duration) async throws {
+        var delay = backoff
+        for attempt in 1...max(1, attempts) {
+            do {
+                _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: member, timeout: .seconds(30))
+                return
+            } catch let error as BusError {
+                if error.name == "org.bluez.Error.AlreadyConnected" || error.name == "org.bluez.Error.AlreadyExists" { return }
+                let transient = error.name == "org.bluez.Error.InProgress" || error.message.contains("le-connection-abort-by-local")
+                guard transient, attempt < attempts else { throw BlueZError.from(error) }
+                try await Task.sleep(for: delay)
+                delay = delay * 2
+            }
+        }
+    }
+
+    private func waitForServices(_ device: DeviceHandle, changes: AsyncStream<DBusSignal>, removals: AsyncStream<DBusSignal>, timeout: Duration) async throws {
+        enum Outcome { case resolved, disconnected, removed, timedOut }
+        let outcome = await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask {
+                for await signal in changes {
+                    let changed = signal.arguments.count > 1 ? signal.arguments[1].propertiesValue ?? [:] : [:]
+                    if changed["ServicesResolved"]?.boolValue == true { return .resolved }
+                    if changed["Connected"]?.boolValue == false { return .disconnected }
+                }
+                return nil
+            }
+            group.addTask {
+                for await signal in removals where signal.arguments.first?.objectPathValue == device.path { return .removed }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return .timedOut
+            }
+            // ServicesResolved may have turned true between the subscription and now.
+            if (try? await deviceProperties(device))?["ServicesResolved"]?.boolValue == true {
+                group.cancelAll()
+                return Outcome.resolved
+            }
+            var result = Outcome.timedOut
+            for await candidate in group {
+                if let candidate { result = candidate; break }
+            }
+            group.cancelAll()
+            return result
+        }
+        switch outcome {
+        case .resolved: return
+        case .disconnected: throw BlueZError.disconnected(device.address)
+        case .removed: throw BlueZError.deviceNotFound(device.address)
+        case .timedOut: throw BlueZError.connectTimedOut(device.address)
+        }
+    }
+
+    public func pair(_ device: DeviceHandle) async throws {
+        try await callWithRetry(device, member: "Pair", attempts: 1, backoff: .zero)
+    }
+
+    public func disconnect(_ device: DeviceHandle) async throws {
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: "Disconnect", timeout: .seconds(10)) }
+        catch let error as BusError where error.name != "org.bluez.Error.NotConnected" { throw BlueZError.from(error) }
+    }
+
+    /// Marks the device trusted so it may reconnect without asking.
+    public func trust(_ device: DeviceHandle) async throws {
+        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: Self.deviceInterface, name: "Trusted", value: .boolean(true), timeout: .seconds(5)) }
+        catch let error as BusError { throw BlueZError.from(error) }
+    }
+}
