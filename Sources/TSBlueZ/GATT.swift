@@ -1,0 +1,87 @@
+import Foundation
+import TSDBus
+
+/// A GATT characteristic as BlueZ exports it (org.bluez.GattCharacteristic1).
+public struct GattCharacteristic: Sendable, Hashable {
+    public var path: String
+    public var uuid: String
+    public var serviceUUID: String
+    public var flags: [String]
+    /// The ATT MTU BlueZ negotiated for this characteristic's link; 23 when not reported.
+    public var mtu: Int
+}
+
+extension BlueZ {
+    static let characteristicInterface = "org.bluez.GattCharacteristic1"
+
+    /// The characteristics of a connected device, with the UUID of the service each belongs to.
+    public func characteristics(of device: DeviceHandle) async throws -> [GattCharacteristic] {
+        let objects: [String: [String: DBusProperties]]
+        do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
+        let services = objects.compactMapValues { $0["org.bluez.GattService1"]?["UUID"]?.stringValue }
+        return objects.compactMap { path, interfaces -> GattCharacteristic? in
+            guard path.hasPrefix(device.path + "/"), let properties = interfaces[Self.characteristicInterface],
+                  let uuid = properties["UUID"]?.stringValue else { return nil }
+            let servicePath = properties["Service"]?.objectPathValue ?? ""
+            let mtu = properties["MTU"]?.uint16Value.map(Int.init) ?? 23
+            return GattCharacteristic(path: path, uuid: uuid.lowercased(), serviceUUID: (services[servicePath] ?? "").lowercased(),
+                                      flags: properties["Flags"]?.stringArrayValue ?? [], mtu: max(23, mtu))
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// The characteristic `uuid` of service `serviceUUID`, or a clear error.
+    public func characteristic(of device: DeviceHandle, service serviceUUID: String, uuid: String) async throws -> GattCharacteristic {
+        let all = try await characteristics(of: device)
+        guard let found = all.first(where: { $0.serviceUUID == serviceUUID.lowercased() && $0.uuid == uuid.lowercased() }) else {
+            throw BlueZError.failed(name: "org.bluez.Error.DoesNotExist",
+                                    message: "\(device.address) has no characteristic \(uuid) in service \(serviceUUID); is it a TopStep-family watch?")
+        }
+        return found
+    }
+
+    /// WriteValue with `type` command (write without response) or request.
+    public func write(_ bytes: [UInt8], to characteristic: GattCharacteristic, withResponse: Bool) async throws {
+        do {
+            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "WriteValue",
+                                   [.bytes(bytes), .properties(["type": .string(withResponse ? "request" : "command")])], timeout: .seconds(10))
+        } catch let error as BusError { throw BlueZError.from(error) }
+    }
+
+    public func read(_ characteristic: GattCharacteristic) async throws -> [UInt8] {
+        let reply: [DBusValue]
+        do {
+            reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "ReadValue",
+                                       [.properties([:])], timeout: .seconds(10))
+        } catch let error as BusError { throw BlueZError.from(error) }
+        guard reply.count == 1, reply[0].signature == "ay", let bytes = reply[0].byteArrayValue else {
+            throw BlueZError.failed(name: BusError.invalidSignature, message: "ReadValue replied with \"\(reply.map(\.signature).joined())\", expected \"ay\"")
+        }
+        return bytes
+    }
+
+    /// Value changes of a characteristic: subscribes to PropertiesChanged first, then StartNotify;
+    /// ending the stream sends StopNotify. Each call gives one stream, so a reconnect that calls
+    /// it again does not duplicate deliveries.
+    public func notifications(of characteristic: GattCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: characteristic.path,
+                                                        interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        do {
+            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "StartNotify", timeout: .seconds(10))
+        } catch let error as BusError where error.name != "org.bluez.Error.InProgress" {
+            throw BlueZError.from(error)
+        }
+        let bus = self.bus
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in changes where signal.arguments.first?.stringValue == Self.characteristicInterface {
+                    if let value = signal.arguments[1].propertiesValue?["Value"]?.byteArrayValue { continuation.yield(value) }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "StopNotify", timeout: .seconds(5)) }
+            }
+        }
+    }
+}

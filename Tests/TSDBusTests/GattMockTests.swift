@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import TSBlueZ
+@testable import TSDBus
+
+/// A fake bluetoothd exported with the project's own D-Bus layer: an adapter, a device, the
+/// watch service with a write and a notify characteristic (MTU 247) and a third characteristic
+/// without an MTU property.
+final class FakeGattBlueZ: @unchecked Sendable {
+    let bus: PrivateBus
+    let server: BusConnection
+    let lock = NSLock()
+    private var writes: [(bytes: [UInt8], type: String)] = []
+    private var notifying = false
+    static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01"
+    static let service = "54530001-6777-4e3b-9c2a-7473676174e5"
+    static let write = "54530002-6777-4e3b-9c2a-7473676174e5"
+    static let notify = "54530003-6777-4e3b-9c2a-7473676174e5"
+
+    init() async throws {
+        bus = try PrivateBus()
+        server = try BusConnection(.address(bus.address))
+        try await server.requestName("org.bluez")
+        server.exportObjectManager(at: "/")
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+            DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
+        ])])
+        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", properties: [
+            DBusProperty("Address", "s", get: { .string("AA:BB:CC:DD:EE:01") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
+            DBusProperty("ServicesResolved", "b", get: { .boolean(true) }),
+        ])])
+        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface("org.bluez.GattService1", properties: [
+            DBusProperty("UUID", "s", get: { .string(Self.service) }), DBusProperty("Primary", "b", get: { .boolean(true) }),
+        ])])
+        let servicePath = DBusValue.objectPath(Self.device + "/service0010")
+        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+            DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
+                let type = arguments[1].propertiesValue?["type"]?.stringValue ?? ""
+                self?.record(arguments[0].byteArrayValue ?? [], type)
+                return []
+            },
+        ], properties: [
+            DBusProperty("UUID", "s", get: { .string(Self.write.uppercased()) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(247) }),
+        ])])
+        try server.export(path: Self.device + "/service0010/char0013", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+            DBusMethod("StartNotify") { [weak self] _, _ in self?.setNotifying(true); return [] },
+            DBusMethod("StopNotify") { [weak self] _, _ in self?.setNotifying(false); return [] },
+            DBusMethod("ReadValue", in: "a{sv}", out: "ay") { _, _ in [.bytes([1, 2, 3])] },
+        ], properties: [
+            DBusProperty("UUID", "s", get: { .string(Self.notify) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("Flags", "as", get: { .strings(["notify", "read"]) }),
+        ])])
+    }
+
+    private func record(_ bytes: [UInt8], _ type: String) { lock.lock(); writes.append((bytes, type)); lock.unlock() }
+    private func setNotifying(_ on: Bool) { lock.lock(); notifying = on; lock.unlock() }
+    var recordedWrites: [(bytes: [UInt8], type: String)] { lock.lock(); defer { lock.unlock() }; return writes }
+    var isNotifying: Bool { lock.lock(); defer { lock.unlock() }; return notifying }
+
+    /// A notification: BlueZ reports it as a change of the characteristic's Value.
+    func notify(_ bytes: [UInt8]) throws {
+        try server.emitPropertiesChanged(path: Self.device + "/service0010/char0013", interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(bytes)])
+    }
+
+    func stop() {
+        server.close()
+        bus.stop()
+    }
+}
+
+@Suite struct GattMockTests {
+    @Test func characteristicsAreFoundByServiceAndUUIDWithTheirMTU() async throws {
+        let fake = try await FakeGattBlueZ(); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:01", adapter: try await bluez.adapter("hci0"))
+        let write = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.write)
+        #expect(write.mtu == 247)
+        #expect(write.flags.contains("write-without-response"))
+        let notify = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.notify)
+        #expect(notify.mtu == 23, "no MTU property means the ATT default")
+        await #expect { _ = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: "0000ffff-0000-1000-8000-00805f9b34fb") } throws: {
+            "\($0)".contains("has no characteristic 0000ffff")
+        }
+    }
+
+    @Test func writesCarryTheirTypeAndNotificationsArriveOnceEach() async throws {
+        let fake = try await FakeGattBlueZ(); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:01", adapter: try await bluez.adapter("hci0"))
+        let write = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.write)
+        try await bluez.write([0xA5, 0x01], to: write, withResponse: false)
+        try await bluez.write([0x02], to: write, withResponse: true)
+        #expect(fake.recordedWrites.map(\.bytes) == [[0xA5, 0x01], [0x02]])
+        #expect(fake.recordedWrites.map(\.type) == ["command", "request"])
+
+        let notify = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.notify)
+        #expect(try await bluez.read(notify) == [1, 2, 3])
+        var values = try await bluez.notifications(of: notify).makeAsyncIterator()
+        #expect(fake.isNotifying)
+        try fake.notify([0x10])
+        try fake.notify([0x20, 0x21])
+        #expect(await values.next() == [0x10])
+        #expect(await values.next() == [0x20, 0x21])
+    }
+}
