@@ -136,6 +136,7 @@ import Testing
         (["monitor", "set", "stress", "--window", "8-9", "--simulate"], 64, #"time "8" is not HH:MM"#),
         (["sleep", "sync", "--since", "7x", "--simulate"], 64, #"--since "7x" is not an age"#),
         (["sleep", "sync", "--from", "2026-02-30", "--simulate"], 64, #"--from "2026-02-30" is not a date"#),
+        (["sleep", "sync", "--from", "2026-13-01", "--simulate"], 64, #"--from "2026-13-01" is not a date"#),
         (["sleep", "sync", "--to", "2026-01-01", "--simulate"], 64, "--to needs --from"),
         (["sleep", "sync", "--from", "2026-02-10", "--to", "2026-02-01", "--simulate"], 64, "is before --from"),
         (["info", "--adapter", "wlan0", "--simulate"], 64, "--adapter must look like hci0"),
@@ -180,5 +181,53 @@ import Testing
         #expect(result.stderr.contains("alarm 2: time \"31:00\": hour 31 is out of range 0…23"))
         try Data("not json".utf8).write(to: file)
         #expect(try cli.run(["alarms", "set", "--file", file.path, "--simulate"]).status == 65)
+    }
+}
+
+@Suite struct CLISleepShowTests {
+    @Test func aSyncedWeekShowsNightsNapsAndHypnograms() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        #expect(try cli.run(["sleep", "sync", "--since", "7d", "--simulate"]).status == 0)
+        let result = try cli.run(["sleep", "show", "--last", "7d", "--simulate"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)")
+        let nights = lines.filter { $0.hasPrefix("  night ") }
+        #expect(nights.count >= 6, "a week of nights")
+        #expect(lines.contains { $0.hasPrefix("  nap ") }, "the simulated week has naps")
+        #expect(lines.filter { $0.hasPrefix("  total ") }.count == lines.filter { $0.range(of: #"^\d{4}-\d{2}-\d{2}  from"#, options: .regularExpression) != nil }.count)
+        for stage in ["awake │", "REM   │", "light │", "deep  │"] {
+            #expect(lines.filter { $0.hasPrefix("    " + stage) }.count == nights.count, "one \(stage) row per night")
+        }
+        #expect(lines.contains { $0.hasPrefix("    deep  │") && $0.contains("█") })
+        let bare = try cli.run(["sleep", "show", "--last", "7d", "--no-chart", "--simulate"])
+        #expect(!bare.stdout.contains("│"))
+    }
+
+    @Test func showJSONHasTheDocumentedShape() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        #expect(try cli.run(["sleep", "sync", "--since", "3d", "--simulate"]).status == 0)
+        let object = try #require(try cli.json(["sleep", "show", "--last", "3d", "--json", "--simulate"]) as? [String: Any])
+        #expect(Set(object.keys) == ["watch", "timeZone", "rule", "days"])
+        #expect(object["rule"] as? Int == 1)
+        let day = try #require((object["days"] as? [[String: Any]])?.first)
+        for key in ["date", "statisticsRule", "dailySummary", "nightSleeps", "daytimeSleeps", "validNaps", "rawItems"] {
+            #expect(day[key] != nil, "day has \(key)")
+        }
+    }
+
+    @Test func showExplainsWhatIsMissing() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let empty = try cli.run(["sleep", "show", "--simulate"])
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("run `tsgateway sleep sync --since 7d --simulate` first"))
+        let nobody = try cli.run(["sleep", "show"])
+        #expect(nobody.status == 80)
+        #expect(nobody.stderr.contains("no watch has been synced yet"))
+        let badDate = try cli.run(["sleep", "show", "--date", "2026-13-01", "--simulate"])
+        #expect(badDate.status == 64)
+        #expect(badDate.stderr.contains(#"--date "2026-13-01" is not a date"#))
+        let badAge = try cli.run(["sleep", "show", "--last", "forever", "--simulate"])
+        #expect(badAge.stderr.contains(#"--last "forever" is not an age"#))
     }
 }

@@ -65,20 +65,20 @@ struct SleepSyncCommand: AsyncParsableCommand {
 
 enum DateArgument {
     /// Local midnight of a YYYY-MM-DD date.
-    static func day(_ text: String, flag: String) throws -> Date {
+    static func day(_ text: String, flag: String, calendar: Calendar = .current) throws -> Date {
         let parts = text.split(separator: "-").map { Int($0) }
         guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
-              let date = Calendar.current.date(from: DateComponents(year: year, month: month, day: day)),
-              Calendar.current.component(.day, from: date) == day
+              let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
+              calendar.dateComponents([.year, .month, .day], from: date) == DateComponents(year: year, month: month, day: day)
         else { throw CLIFailure("\(flag) \"\(text)\" is not a date YYYY-MM-DD", status: .usage) }
         return date
     }
 
     /// Seconds in an age such as 7d, 36h, 2w.
-    static func age(_ text: String) throws -> TimeInterval {
+    static func age(_ text: String, flag: String = "--since") throws -> TimeInterval {
         let units: [Character: Double] = ["h": 3600, "d": 86_400, "w": 604_800]
         guard let unit = text.last, let seconds = units[unit], let count = Int(text.dropLast()), count > 0, count <= 3650 else {
-            throw CLIFailure("--since \"\(text)\" is not an age such as 7d, 36h or 2w", status: .usage)
+            throw CLIFailure("\(flag) \"\(text)\" is not an age such as 7d, 36h or 2w", status: .usage)
         }
         return Double(count) * seconds
     }

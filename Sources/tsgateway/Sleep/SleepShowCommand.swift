@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import TSModels
+import TSSleep
+import TSStore
+
+struct SleepShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show daily sleep reports from the synced records, with a hypnogram per night.",
+        discussion: """
+            Works offline from the database: run `tsgateway sleep sync` first. Days run from \
+            20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date).
+
+            Examples:
+              tsgateway sleep show --last 7d
+              tsgateway sleep show --date 2026-11-20 --json
+            """)
+    @Flag(help: "Show the simulated watch's records.")
+    var simulate = false
+    @Option(help: ArgumentHelp("The watch (default: the only known one).", valueName: "address"))
+    var device: String?
+    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
+    var db: String?
+    @Option(help: ArgumentHelp("How many days back, e.g. 7d or 2w (default 7d).", valueName: "age"))
+    var last: String?
+    @Option(help: ArgumentHelp("One day (YYYY-MM-DD).", valueName: "date"))
+    var date: String?
+    @Option(help: "Statistics rule 0–3 (default: the watch's own).")
+    var rule: Int?
+    @Option(help: ArgumentHelp("IANA time zone (default: this computer's).", valueName: "zone"))
+    var tz: String?
+    @Flag(inversion: .prefixedNo, help: "Draw a hypnogram under each day.")
+    var chart = true
+    @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md]}.")
+    var json = false
+
+    func validate() throws {
+        if last != nil && date != nil { throw ValidationError("give --last or --date, not both") }
+        if let rule, !(0...3).contains(rule) { throw ValidationError("--rule must be 0, 1, 2 or 3; got \(rule)") }
+    }
+
+    func run() async throws {
+        let zone = try tz.map { name -> TimeZone in
+            guard let zone = TimeZone(identifier: name) else { throw CLIFailure("unknown time zone \"\(name)\"; use an IANA name such as Europe/Berlin", status: .usage) }
+            return zone
+        } ?? .current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let wanted: ClosedRange<Date>
+        if let date {
+            let day = try DateArgument.day(date, flag: "--date", calendar: calendar)
+            wanted = day...day
+        } else {
+            let days = Int(try DateArgument.age(last ?? "7d", flag: "--last") / 86_400)
+            let today = calendar.startOfDay(for: Date())
+            wanted = (calendar.date(byAdding: .day, value: -max(days - 1, 0), to: today) ?? today)...(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
+        }
+        let store: GatewayStore
+        do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
+        let watches = try await store.watches()
+        let watchId: String
+        if simulate {
+            watchId = DeviceSession.simulatedWatchId
+        } else if let device {
+            guard let found = watches.first(where: { $0.id.uppercased() == device.uppercased() || $0.name == device }) else {
+                throw CLIFailure("no known watch \"\(device)\"; see `tsgateway devices`", status: .deviceNotFound)
+            }
+            watchId = found.id
+        } else {
+            guard watches.count == 1, let only = watches.first else {
+                throw CLIFailure(watches.isEmpty ? "no watch has been synced yet; run `tsgateway sleep sync` (or add --simulate)" : "several watches are known; choose one with --device", status: .deviceNotFound)
+            }
+            watchId = only.id
+        }
+        let statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
+            ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
+        // Records of the dates asked for: from 20:00 two days before the first date.
+        let from = Int64((calendar.date(byAdding: .day, value: -2, to: wanted.lowerBound) ?? wanted.lowerBound).timeIntervalSince1970)
+        let to = Int64((calendar.date(byAdding: .day, value: 1, to: wanted.upperBound) ?? wanted.upperBound).timeIntervalSince1970)
+        let records = try await store.sleepRecords(watch: watchId, start: from, end: to)
+        let first = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.lowerBound))
+        let lastDay = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.upperBound))
+        let days = SleepProcessor.process(records, rule: statisticsRule, timeZone: zone).filter { $0.date >= first && $0.date <= lastDay }
+        if json {
+            struct Output: Encodable { var watch: String; var timeZone: String; var rule: Int; var days: [DailySleepModel] }
+            return try JSONOutput.print(Output(watch: watchId, timeZone: zone.identifier, rule: Int(statisticsRule.rawValue), days: days))
+        }
+        guard !days.isEmpty else {
+            throw CLIFailure("no sleep records for \(watchId) in that range; run `tsgateway sleep sync --since 7d\(simulate ? " --simulate" : "")` first", status: .failure)
+        }
+        print("Sleep of \(watchId) (rule \(statisticsRule.rawValue), \(SleepReportFormatter.ruleName(statisticsRule)); \(zone.identifier))")
+        for day in days {
+            print("")
+            print(SleepDayView.table(day, zone: zone))
+            if chart {
+                for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone)) }
+            }
+        }
+    }
+}
+
+extension LocalDate {
+    init(_ parts: DateComponents) {
+        self.init(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
+    }
+}
+
+/// One day's rows: each night segment and nap, then the day's total.
+enum SleepDayView {
+    static func table(_ day: DailySleepModel, zone: TimeZone) -> String {
+        var rows = [["\(day.date)", "from", "to", "asleep", "deep", "light", "rem", "awake", "wakes", "quality"]]
+        func row(_ label: String, _ summary: SleepSummary, wakes: Int) -> [String] {
+            [label, SleepReportFormatter.clock(summary.start, zone), SleepReportFormatter.clock(summary.end, zone),
+             SleepReportFormatter.hoursAndMinutes(summary.totalSleepDuration), "\(summary.deepSleepPercentage)%", "\(summary.lightSleepPercentage)%",
+             "\(summary.remPercentage)%", "\(summary.awakePercentage)%", "\(wakes)", "\(summary.qualityScore)"]
+        }
+        for night in day.nightSleeps { rows.append(row("  night", night.summary, wakes: night.metrics.numberOfAwakenings)) }
+        for nap in day.validNaps { rows.append(row("  nap", nap.summary, wakes: nap.metrics.numberOfAwakenings)) }
+        let total = day.dailySummary
+        rows.append(["  total", "", "", SleepReportFormatter.hoursAndMinutes(total.totalSleepDuration), "\(total.deepSleepPercentage)%",
+                     "\(total.lightSleepPercentage)%", "\(total.remPercentage)%", "\(total.awakePercentage)%", "\(day.metrics.numberOfAwakenings)", "\(total.qualityScore)"])
+        return TextTable.render(rows)
+    }
+}
+
+/// A hypnogram in the terminal: one row per stage, one column per slice of the night.
+enum Hypnogram {
+    static let width = 60
+
+    static func draw(_ segment: SleepSegment, zone: TimeZone) -> String {
+        let start = segment.summary.start, end = max(segment.summary.end, start + 1)
+        let slice = Double(end - start) / Double(width)
+        let stages: [SleepStage?] = (0..<width).map { column in
+            let instant = start + Int64(Double(column) * slice + slice / 2)
+            return segment.detailItems.first { $0.start <= instant && instant < $0.end }?.stage
+        }
+        var lines: [String] = []
+        for (stage, label) in [(SleepStage.awake, "awake"), (.rem, "REM  "), (.light, "light"), (.deep, "deep ")] {
+            lines.append("    \(label) │" + stages.map { $0 == stage ? "█" : " " }.joined() + "│")
+        }
+        let from = SleepReportFormatter.clock(start, zone), to = SleepReportFormatter.clock(end, zone)
+        lines.append("          └" + String(repeating: "─", count: width) + "┘")
+        lines.append("           " + from + String(repeating: " ", count: max(1, width - from.count - to.count)) + to)
+        return lines.joined(separator: "\n")
+    }
+}
