@@ -5,6 +5,7 @@ import TSModels
 import TSProtocol
 import TSSimulator
 import TSTransport
+import TSSleep
 
 @Suite struct WatchTests {
     @Test func connectNegotiatesReadsInfoAndSetsTheClock() async throws {
@@ -203,5 +204,29 @@ import TSTransport
     @Test func requestsWithoutAConnectionFailClearly() async throws {
         let rig = try Rig()
         await #expect { try await rig.watch.alarms() } throws: { "\($0)" == "the watch is not connected" }
+    }
+}
+
+@Suite struct DailySleepTests {
+    @Test func dailyModelsFollowTheWatchRule() async throws {
+        for rule in StatisticsRule.allCases {
+            var caps = DeviceCapabilities.simulatorDefault
+            caps.statisticsRule = rule
+            let rig = try Rig(days: 7, capabilities: caps)
+            try await rig.watch.connect()
+            let days = try await rig.watch.dailySleep(start: rig.start, end: nil, timeZone: Rig.berlin)
+            #expect(days == SleepProcessor.process(rig.groundTruth, rule: rule, timeZone: Rig.berlin), "rule \(rule)")
+            #expect(days.allSatisfy { $0.statisticsRule == rule })
+            #expect(days.count >= 7)
+        }
+    }
+
+    @Test func aRangeLimitsTheDays() async throws {
+        let rig = try Rig(days: 7)
+        try await rig.watch.connect()
+        let all = try await rig.watch.dailySleep(start: rig.start, end: nil, timeZone: Rig.berlin)
+        let cut = UInt32(all[3].belongingDate - 4 * 3600)   // 20:00 before the fourth date
+        let early = try await rig.watch.dailySleep(start: rig.start, end: cut, timeZone: Rig.berlin)
+        #expect(early.map(\.date) == all.prefix(3).map(\.date))
     }
 }
