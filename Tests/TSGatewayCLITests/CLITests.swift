@@ -231,3 +231,34 @@ import Testing
         #expect(badAge.stderr.contains(#"--last "forever" is not an age"#))
     }
 }
+
+@Suite struct CLISleepExportTests {
+    @Test func exportsInEveryFormatAgreeWithTheStore() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let synced = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        let stored = try #require(synced["stored"] as? Int)
+        let json = try #require(try cli.json(["sleep", "export", "--format", "json", "--last", "8d", "--simulate"]) as? [String: Any])
+        let records = try #require(json["records"] as? [[String: Any]])
+        #expect(records.count == stored)
+        #expect(Set(records[0].keys) == ["stage", "start", "duration"])
+
+        let file = cli.home.appendingPathComponent("week.csv")
+        let written = try cli.run(["sleep", "export", "--format", "csv", "--last", "8d", "--out", file.path, "--simulate"])
+        #expect(written.status == 0)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "start,end,stage,duration")
+        #expect(lines.count == stored + 1)
+        #expect(lines[1].range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00,.*,(awake|light|deep|rem),\d+$"#, options: .regularExpression) != nil)
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+        let again = try cli.run(["sleep", "export", "--format", "csv", "--out", file.path, "--simulate"])
+        #expect(again.status == 74)
+        #expect(again.stderr.contains("exists; add --force to overwrite it"))
+        #expect(try cli.run(["sleep", "export", "--format", "csv", "--out", file.path, "--force", "--simulate"]).status == 0)
+
+        let health = try #require(try cli.json(["sleep", "export", "--format", "healthkit", "--last", "8d", "--simulate"]) as? [String: Any])
+        let values = Set((health["samples"] as? [[String: Any]] ?? []).compactMap { $0["value"] as? String })
+        #expect(values.isSuperset(of: ["in_bed", "core", "deep", "rem"]))
+        #expect(values.isSubset(of: ["in_bed", "awake", "core", "deep", "rem"]))
+        #expect(try cli.run(["sleep", "export", "--format", "xml", "--simulate"]).status == 64)
+    }
+}

@@ -59,20 +59,7 @@ struct SleepShowCommand: AsyncParsableCommand {
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         let watches = try await store.watches()
-        let watchId: String
-        if simulate {
-            watchId = DeviceSession.simulatedWatchId
-        } else if let device {
-            guard let found = watches.first(where: { $0.id.uppercased() == device.uppercased() || $0.name == device }) else {
-                throw CLIFailure("no known watch \"\(device)\"; see `tsgateway devices`", status: .deviceNotFound)
-            }
-            watchId = found.id
-        } else {
-            guard watches.count == 1, let only = watches.first else {
-                throw CLIFailure(watches.isEmpty ? "no watch has been synced yet; run `tsgateway sleep sync` (or add --simulate)" : "several watches are known; choose one with --device", status: .deviceNotFound)
-            }
-            watchId = only.id
-        }
+        let watchId = try StoredWatch.resolve(watches, simulate: simulate, device: device)
         let statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
             ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
         // Records of the dates asked for: from 20:00 two days before the first date.
@@ -97,6 +84,24 @@ struct SleepShowCommand: AsyncParsableCommand {
                 for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone)) }
             }
         }
+    }
+}
+
+extension StoredWatch {
+    /// The watch a database-only command means: the simulated one, the one named by --device,
+    /// or the only known watch.
+    static func resolve(_ watches: [StoredWatch], simulate: Bool, device: String?) throws -> String {
+        if simulate { return DeviceSession.simulatedWatchId }
+        if let device {
+            guard let found = watches.first(where: { $0.id.uppercased() == device.uppercased() || $0.name == device }) else {
+                throw CLIFailure("no known watch \"\(device)\"; see `tsgateway devices`", status: .deviceNotFound)
+            }
+            return found.id
+        }
+        guard watches.count == 1, let only = watches.first else {
+            throw CLIFailure(watches.isEmpty ? "no watch has been synced yet; run `tsgateway sleep sync` (or add --simulate)" : "several watches are known; choose one with --device", status: .deviceNotFound)
+        }
+        return only.id
     }
 }
 
