@@ -27,7 +27,7 @@ struct TSGateway: AsyncParsableCommand {
     /// Runs the command and turns a `CLIFailure` into its message on stderr and its exit status.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(GlobalOptions.movedAfterSubcommands(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -41,3 +41,36 @@ struct TSGateway: AsyncParsableCommand {
         }
     }
 }
+
+/// Options every device command takes may also come first, as in `tsgateway --simulate sleep
+/// sync`: they are moved behind the subcommand names before parsing.
+enum GlobalOptions {
+    static let flags: Set<String> = ["--simulate", "-v", "-vv", "--verbose"]
+    static let withValue: Set<String> = ["--db", "--device", "--adapter"]
+
+    static func movedAfterSubcommands(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if flags.contains(argument) {
+                leading.append(argument)
+                index += 1
+            } else if withValue.contains(argument), index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else if withValue.contains(where: { argument.hasPrefix($0 + "=") }) {
+                leading.append(argument)
+                index += 1
+            } else {
+                break
+            }
+        }
+        let rest = Array(arguments[index...])
+        guard !leading.isEmpty else { return rest }
+        // After the subcommand path (the leading words that are not options).
+        let path = rest.prefix { !$0.hasPrefix("-") }
+        return Array(path) + leading + rest.dropFirst(path.count)
+    }
+}
+

@@ -187,8 +187,9 @@ import Testing
 @Suite struct CLISleepShowTests {
     @Test func aSyncedWeekShowsNightsNapsAndHypnograms() throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        #expect(try cli.run(["sleep", "sync", "--since", "7d", "--simulate"]).status == 0)
-        let result = try cli.run(["sleep", "show", "--last", "7d", "--simulate"])
+        // Exactly as the README and the issue spell it: the global flag first.
+        #expect(try cli.run(["--simulate", "sleep", "sync", "--since", "7d"]).status == 0)
+        let result = try cli.run(["--simulate", "sleep", "show", "--last", "7d"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first == "Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)")
