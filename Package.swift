@@ -29,7 +29,7 @@ let package = Package(
         // Typed BlueZ client on TSDBus: adapters, discovery, devices.
         .target(name: "TSBlueZ", dependencies: ["TSDBus"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
-        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
+        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDBusTests",
-            dependencies: ["TSDBus", "TSBlueZ"]
+            dependencies: ["TSDBus", "TSBlueZ", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
         ),
         .testTarget(
             name: "TSSleepTests",

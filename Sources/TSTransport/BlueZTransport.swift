@@ -1,0 +1,64 @@
+import TSBlueZ
+import TSProtocol
+
+/// The link to a real watch: BlueZ GATT on the wire protocol's service. `open()` connects
+/// (skipping Connect when BlueZ still holds the link), finds the two characteristics, takes
+/// the MTU BlueZ negotiated, and subscribes to notifications before the first write.
+public struct BlueZTransport: WatchTransport {
+    public let bluez: BlueZ
+    public let address: String
+    public let adapterName: String?
+    public let connectTimeout: Duration
+
+    public init(bluez: BlueZ, address: String, adapter: String? = nil, connectTimeout: Duration = .seconds(20)) {
+        self.bluez = bluez
+        self.address = address
+        self.adapterName = adapter
+        self.connectTimeout = connectTimeout
+    }
+
+    public func open() async throws -> any TransportConnection {
+        let adapter = try await bluez.adapter(adapterName)
+        let device = try await bluez.device(address: address, adapter: adapter)
+        try await bluez.connect(device, timeout: connectTimeout)
+        let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
+        let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
+        let values = try await bluez.notifications(of: notify)
+        let mtu = (try? ATTMTU(max(write.mtu, notify.mtu))) ?? .default
+        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, mtu: mtu)
+    }
+}
+
+struct BlueZConnection: TransportConnection {
+    let bluez: BlueZ
+    let device: DeviceHandle
+    let write: GattCharacteristic
+    let mtu: ATTMTU
+    let events: AsyncStream<TransportEvent>
+    private let withoutResponse: Bool
+
+    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, mtu: ATTMTU) {
+        self.bluez = bluez
+        self.device = device
+        self.write = write
+        self.mtu = mtu
+        withoutResponse = write.flags.contains("write-without-response")
+        events = AsyncStream { continuation in
+            let task = Task {
+                for await value in values { continuation.yield(.notification(value)) }
+                continuation.yield(.disconnected(reason: "notifications ended"))
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    func write(_ chunk: [UInt8]) async throws {
+        guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
+        try await bluez.write(chunk, to: write, withResponse: !withoutResponse)
+    }
+
+    func close() async {
+        try? await bluez.disconnect(device)
+    }
+}

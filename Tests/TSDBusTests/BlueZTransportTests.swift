@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import TSBlueZ
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSimulator
+import TSTransport
+@testable import TSDBus
+
+/// A fake bluetoothd on a private bus whose watch characteristics are bridged to the in-process
+/// simulator: WriteValue feeds the simulator, the simulator's notifications become Value changes.
+final class BridgedWatch: @unchecked Sendable {
+    let bus: PrivateBus
+    let server: BusConnection
+    let simulator: SimulatedWatch
+    static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_09"
+    static let notifyPath = device + "/service0010/char0013"
+
+    init(simulator: SimulatedWatch, mtu: UInt16) async throws {
+        self.simulator = simulator
+        bus = try PrivateBus()
+        server = try BusConnection(.address(bus.address))
+        try await server.requestName("org.bluez")
+        server.exportObjectManager(at: "/")
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+            DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
+        ])])
+        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", methods: [
+            DBusMethod("Disconnect") { _, _ in [] },
+        ], properties: [
+            DBusProperty("Address", "s", get: { .string("AA:BB:CC:DD:EE:09") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
+            DBusProperty("ServicesResolved", "b", get: { .boolean(true) }),
+        ])])
+        let servicePath = DBusValue.objectPath(Self.device + "/service0010")
+        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface("org.bluez.GattService1", properties: [
+            DBusProperty("UUID", "s", get: { .string(WatchGATT.service) }),
+        ])])
+        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+            DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
+                await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
+                return []
+            },
+        ], properties: [
+            DBusProperty("UUID", "s", get: { .string(WatchGATT.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
+        ])])
+        let server = self.server
+        try server.export(path: Self.notifyPath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+            DBusMethod("StartNotify") { _, _ in
+                let attMTU = try ATTMTU(Int(mtu))
+                await simulator.centralConnected(mtu: attMTU) { chunk in
+                    try? server.emitPropertiesChanged(path: BridgedWatch.notifyPath, interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(chunk)])
+                }
+                return []
+            },
+            DBusMethod("StopNotify") { _, _ in await simulator.centralDisconnected(); return [] },
+        ], properties: [
+            DBusProperty("UUID", "s", get: { .string(WatchGATT.notifyCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("Flags", "as", get: { .strings(["notify"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
+        ])])
+    }
+
+    func stop() {
+        server.close()
+        bus.stop()
+    }
+}
+
+@Suite struct BlueZTransportTests {
+    @Test func theDeviceActorSyncsThroughBlueZGATTWithTheNegotiatedMTU() async throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let now = Date(timeIntervalSince1970: 1_762_156_800)
+        let records = SleepDataGenerator(seed: 5, timeZone: zone).records(days: 3, lastMorning: now, notAfter: now)
+        let simulator = SimulatedWatch(state: SimulatorState(records: records))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 185); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        var configuration = WatchConfiguration()
+        configuration.timeZone = zone
+        let watch = Watch(transport: BlueZTransport(bluez: bluez, address: "AA:BB:CC:DD:EE:09", adapter: "hci0"), configuration: configuration)
+
+        let info = try await watch.connect()
+        #expect(info.model == "TS-Sim W10")
+        #expect(await watch.mtu?.value == 185, "the characteristic's MTU property is the one used for fragmentation")
+        let table = [Alarm(slot: 0, label: "Over BlueZ", hour: 6, minute: 30, repeatDays: .workdays)]
+        try await watch.setAlarms(table)
+        #expect(try await watch.alarms() == table)
+        #expect(try await watch.sleepRecords(start: UInt32(records[0].start), end: nil) == records)
+        await watch.disconnect()
+    }
+}
