@@ -88,4 +88,19 @@ final class BridgedWatch: @unchecked Sendable {
         #expect(try await watch.sleepRecords(start: UInt32(records[0].start), end: nil) == records)
         await watch.disconnect()
     }
+
+    @Test func theCLIReachesARealWatchPathThroughBlueZ() async throws {
+        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 2, label: "From the wrist", hour: 5, minute: 55)]))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 247); defer { fake.stop() }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bluez-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let arguments = ["alarms", "get", "--device", "AA:BB:CC:DD:EE:09", "--db", home.appendingPathComponent("db.sqlite").path]
+        let result = try BlueZMockTests.run(binary, arguments, address: fake.bus.address)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("05:55") && result.stdout.contains("From the wrist"))
+        let missing = try BlueZMockTests.run(binary, ["info", "--device", "11:22:33:44:55:66", "--db", home.appendingPathComponent("db.sqlite").path], address: fake.bus.address)
+        #expect(missing.status == 80)
+        #expect(missing.stderr.contains("no device 11:22:33:44:55:66 is known to BlueZ"))
+    }
 }

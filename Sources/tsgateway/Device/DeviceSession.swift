@@ -6,6 +6,7 @@ import TSProtocol
 import TSSimulator
 import TSStore
 import TSTransport
+import TSBlueZ
 
 /// The store and a connected device actor for one command, and what must happen after it.
 struct DeviceSession {
@@ -22,11 +23,7 @@ struct DeviceSession {
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
         let store = try openStore(options)
-        guard options.simulate else {
-            throw CLIFailure(
-                "this build cannot reach real watches yet (the BlueZ GATT transport is not in it); add --simulate to use the built-in simulated watch",
-                status: .unavailable)
-        }
+        guard options.simulate else { return try await openBluetooth(options, store: store, logger: logger) }
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
         let zone = TimeZone(identifier: memory.timeZone) ?? .current
@@ -36,6 +33,28 @@ struct DeviceSession {
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
         logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
         return DeviceSession(store: store, watch: watch, watchId: simulatedWatchId, logger: logger, simulator: simulator, simulatorPath: path)
+    }
+
+    /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
+    static func openBluetooth(_ options: ConnectionOptions, store: GatewayStore, logger: Logger) async throws -> DeviceSession {
+        let known = try await store.watches().filter { $0.id != simulatedWatchId }
+        let address: String
+        if let device = options.device {
+            address = known.first { $0.name == device }?.id ?? device
+        } else if known.count == 1, let only = known.first {
+            address = only.id
+        } else {
+            throw CLIFailure(known.isEmpty ? "no watch known yet; pass --device ADDRESS (find it with `tsgateway scan`), or add --simulate"
+                                           : "several watches are known; choose one with --device", status: .deviceNotFound)
+        }
+        guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+            throw CLIFailure("\"\(address)\" is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor the name of a known watch", status: .usage)
+        }
+        let bluez: BlueZ
+        do { bluez = try BlueZ.connect() } catch let error as BlueZError { throw CLIFailure.from(bluez: error) }
+        let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
+        logger.info("using \(address) over BlueZ")
+        return DeviceSession(store: store, watch: watch, watchId: address.uppercased(), logger: logger, simulator: nil, simulatorPath: nil)
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
@@ -137,8 +156,10 @@ extension CLIFailure {
     static func from(_ error: any Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure: return failure
+        case let bluezError as BlueZError: return CLIFailure.from(bluez: bluezError)
         case let watchError as WatchError:
             let status: ExitStatus = switch watchError {
+            case let .connectFailed(reason) where reason.contains("no device"): .deviceNotFound
             case .notConnected, .connectFailed, .disconnected: .unavailable
             case .timeout, .transferAbandoned: .timeout
             case .rejected, .protocolViolation: .protocolError
