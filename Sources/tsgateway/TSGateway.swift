@@ -14,6 +14,8 @@ struct TSGateway: AsyncParsableCommand {
         subcommands: [
             AdapterCommand.self,
             ScanCommand.self,
+            PairCommand.self,
+            UnpairCommand.self,
             InfoCommand.self,
             DevicesCommand.self,
             TimeCommand.self,

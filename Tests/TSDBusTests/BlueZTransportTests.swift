@@ -16,6 +16,15 @@ final class BridgedWatch: @unchecked Sendable {
     let simulator: SimulatedWatch
     static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_09"
     static let notifyPath = device + "/service0010/char0013"
+    private let lock = NSLock()
+    private var flags: [String: Bool] = ["Paired": false, "Trusted": false]
+    private(set) var agent: (sender: String, path: String, capability: String)?
+    private(set) var confirmedByAgent = false
+
+    func flag(_ name: String) -> Bool { lock.lock(); defer { lock.unlock() }; return flags[name] ?? false }
+    func setFlag(_ name: String, _ value: Bool) { lock.lock(); flags[name] = value; lock.unlock() }
+    func setAgent(_ value: (String, String, String)) { lock.lock(); agent = value; lock.unlock() }
+    func setConfirmed() { lock.lock(); confirmedByAgent = true; lock.unlock() }
 
     init(simulator: SimulatedWatch, mtu: UInt16) async throws {
         self.simulator = simulator
@@ -26,11 +35,30 @@ final class BridgedWatch: @unchecked Sendable {
         try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
             DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
         ])])
+        let server = self.server
+        try server.export(path: "/org/bluez", interfaces: [DBusInterface("org.bluez.AgentManager1", methods: [
+            DBusMethod("RegisterAgent", in: "os") { [weak self] arguments, call in
+                self?.setAgent((call.sender, arguments[0].objectPathValue ?? "", arguments[1].stringValue ?? ""))
+                return []
+            },
+            DBusMethod("RequestDefaultAgent", in: "o") { _, _ in [] },
+        ])])
         try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", methods: [
             DBusMethod("Disconnect") { _, _ in [] },
+            DBusMethod("Pair") { [weak self] _, _ in
+                // As bluetoothd does for Just Works with confirmation: ask the default agent.
+                guard let self, let agent = self.agent else { throw BusError(name: "org.bluez.Error.AuthenticationFailed", message: "no agent") }
+                _ = try await server.call(destination: agent.sender, path: agent.path, interface: "org.bluez.Agent1", member: "RequestConfirmation",
+                                          [.objectPath(BridgedWatch.device), .uint32(123_456)])
+                self.setConfirmed()
+                self.setFlag("Paired", true)
+                return []
+            },
         ], properties: [
             DBusProperty("Address", "s", get: { .string("AA:BB:CC:DD:EE:09") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
             DBusProperty("ServicesResolved", "b", get: { .boolean(true) }),
+            DBusProperty("Paired", "b", get: { [weak self] in .boolean(self?.flag("Paired") ?? false) }),
+            DBusProperty("Trusted", "b", get: { [weak self] in .boolean(self?.flag("Trusted") ?? false) }, set: { [weak self] in self?.setFlag("Trusted", $0.boolValue ?? false) }),
         ])])
         let servicePath = DBusValue.objectPath(Self.device + "/service0010")
         try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface("org.bluez.GattService1", properties: [
@@ -45,7 +73,6 @@ final class BridgedWatch: @unchecked Sendable {
             DBusProperty("UUID", "s", get: { .string(WatchGATT.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
-        let server = self.server
         try server.export(path: Self.notifyPath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
             DBusMethod("StartNotify") { _, _ in
                 let attMTU = try ATTMTU(Int(mtu))
@@ -96,11 +123,33 @@ final class BridgedWatch: @unchecked Sendable {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bluez-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: home) }
         let arguments = ["alarms", "get", "--device", "AA:BB:CC:DD:EE:09", "--db", home.appendingPathComponent("db.sqlite").path]
-        let result = try BlueZMockTests.run(binary, arguments, address: fake.bus.address)
+        let result = try await BlueZMockTests.run(binary, arguments, address: fake.bus.address)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("05:55") && result.stdout.contains("From the wrist"))
-        let missing = try BlueZMockTests.run(binary, ["info", "--device", "11:22:33:44:55:66", "--db", home.appendingPathComponent("db.sqlite").path], address: fake.bus.address)
+        let missing = try await BlueZMockTests.run(binary, ["info", "--device", "11:22:33:44:55:66", "--db", home.appendingPathComponent("db.sqlite").path], address: fake.bus.address)
         #expect(missing.status == 80)
         #expect(missing.stderr.contains("no device 11:22:33:44:55:66 is known to BlueZ"))
+    }
+
+    @Test func pairUsesTheAgentTrustsTheWatchAndMakesItTheDefault() async throws {
+        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 0, label: "Paired", hour: 7, minute: 5)]))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 247); defer { fake.stop() }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-pair-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let db = home.appendingPathComponent("db.sqlite").path
+        let paired = try await BlueZMockTests.run(binary, ["pair", "aa:bb:cc:dd:ee:09", "--db", db], address: fake.bus.address)
+        #expect(paired.status == 0, "\(paired.stderr)")
+        #expect(paired.stdout == "paired with TS-Sim W10 (AA:BB:CC:DD:EE:09), firmware 1.4.2; it is now the default watch\n")
+        #expect(fake.agent?.capability == "NoInputNoOutput")
+        #expect(fake.confirmedByAgent, "bluetoothd's confirmation request was answered by our agent")
+        #expect(fake.flag("Paired") && fake.flag("Trusted"))
+        // Later commands need no address.
+        let alarms = try await BlueZMockTests.run(binary, ["alarms", "get", "--db", db], address: fake.bus.address)
+        #expect(alarms.status == 0, "\(alarms.stderr)")
+        #expect(alarms.stdout.contains("07:05") && alarms.stdout.contains("Paired"))
+        let bad = try await BlueZMockTests.run(binary, ["pair", "AA:BB", "--db", db], address: fake.bus.address)
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("is not a Bluetooth address"))
     }
 }

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import TSBlueZ
+import TSDevice
+import TSStore
+import TSTransport
+
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair with a watch, trust it and make it the default for later commands.",
+        discussion: "Find the address with `tsgateway scan`. Pairing uses Just Works (no PIN).")
+    @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.")
+    var address: String
+    @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
+    var adapter: String?
+    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
+    var db: String?
+
+    func validate() throws {
+        guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+            throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
+        }
+    }
+
+    func run() async throws {
+        let store: GatewayStore
+        do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
+        let info = try await withBlueZ { bluez in
+            let found = try await bluez.adapter(adapter)
+            let device = try await bluez.discover(address: address, adapter: found)
+            try await bluez.registerAgent()
+            try await bluez.pair(device)
+            try await bluez.trust(device)
+            let watch = Watch(transport: BlueZTransport(bluez: bluez, address: device.address, adapter: found.name))
+            do {
+                let info = try await watch.connect()
+                await watch.disconnect()
+                return info
+            } catch {
+                throw CLIFailure.from(error)
+            }
+        }
+        try await store.saveWatch(id: address.uppercased(), name: nil, info: info)
+        print("paired with \(info.model) (\(address.uppercased())), firmware \(info.firmware); it is now the default watch")
+    }
+}
+
+struct UnpairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unpair", abstract: "Forget a watch's Bluetooth bond (its synced data stays in the database).")
+    @Argument(help: "The watch's Bluetooth address.")
+    var address: String
+    @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
+    var adapter: String?
+
+    func run() async throws {
+        try await withBlueZ { bluez in
+            let found = try await bluez.adapter(adapter)
+            try await bluez.remove(try await bluez.device(address: address, adapter: found), adapter: found)
+        }
+        print("unpaired \(address.uppercased())")
+    }
+}
