@@ -30,7 +30,7 @@ struct CLI {
     }()
 
     @discardableResult
-    func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
+    func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
         let binary = try #require(CLI.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
         let process = Process()
         process.executableURL = binary
@@ -38,6 +38,7 @@ struct CLI {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = home.path
         environment["TZ"] = "Europe/Berlin"
+        environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out

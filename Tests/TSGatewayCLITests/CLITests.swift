@@ -206,6 +206,30 @@ import Testing
         #expect(!bare.stdout.contains("│"))
     }
 
+    /// The simulated watch's clock pinned, so the week and therefore the output are fixed.
+    @Test func showPrintsTheGoldenDayWithNightNapAndHypnogram() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-20T08:00:00Z"]
+        #expect(try cli.run(["--simulate", "sleep", "sync", "--from", "2026-11-16", "--to", "2026-11-19"], environment: pinned).status == 0)
+        let result = try cli.run(["--simulate", "sleep", "show", "--date", "2026-11-18"], environment: pinned)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)
+
+            2026-11-18  from   to     asleep  deep  light  rem  awake  wakes  quality
+              night     23:33  07:24  7h34m   18%   49%    29%  4%     2      81
+              nap       15:38  16:28  0h50m   20%   80%    0%   0%     0      49
+              total                   8h24m   18%   52%    27%  3%     2      84
+                awake │██                                                          │
+                REM   │          █         █     ███      █████     ████    █████  │
+                light │  ███    █ ████   ██ ██ ██   ███ ██     █████    ██ █     ██│
+                deep  │     ████      ███     █        █                  █        │
+                      └────────────────────────────────────────────────────────────┘
+                       23:33                                                  07:24
+
+            """)
+    }
+
     @Test func showJSONHasTheDocumentedShape() throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         #expect(try cli.run(["sleep", "sync", "--since", "3d", "--simulate"]).status == 0)

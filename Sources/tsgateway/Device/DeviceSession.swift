@@ -27,7 +27,8 @@ struct DeviceSession {
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
         let zone = TimeZone(identifier: memory.timeZone) ?? .current
-        let now = Date()
+        // TSGATEWAY_SIMULATOR_NOW (ISO 8601) pins the simulated watch's clock, for reproducible output.
+        let now = ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
         let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
         let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
