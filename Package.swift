@@ -31,7 +31,7 @@ let package = Package(
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ", "TSDBus"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.

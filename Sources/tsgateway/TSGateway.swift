@@ -16,6 +16,7 @@ struct TSGateway: AsyncParsableCommand {
             ScanCommand.self,
             PairCommand.self,
             UnpairCommand.self,
+            SimulateCommand.self,
             InfoCommand.self,
             DevicesCommand.self,
             TimeCommand.self,

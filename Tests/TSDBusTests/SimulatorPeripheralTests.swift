@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TSBlueZ
+import TSModels
+import TSProtocol
+import TSSimulator
+@testable import TSDBus
+
+/// A fake bluetoothd with GattManager1 and LEAdvertisingManager1 that, like the real one, reads
+/// the registered application's objects and the advertisement's properties back over D-Bus.
+final class FakePeripheralManager: @unchecked Sendable {
+    let bus: PrivateBus
+    let server: BusConnection
+    private let lock = NSLock()
+    private(set) var application: (sender: String, objects: [String: [String: DBusProperties]])?
+    private(set) var advertisement: DBusProperties?
+
+    init() async throws {
+        bus = try PrivateBus()
+        server = try BusConnection(.address(bus.address))
+        try await server.requestName("org.bluez")
+        server.exportObjectManager(at: "/")
+        let server = self.server
+        try server.export(path: "/org/bluez/hci1", interfaces: [
+            DBusInterface("org.bluez.Adapter1", properties: [
+                DBusProperty("Address", "s", get: { .string("00:AA:BB:CC:DD:01") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
+            ]),
+            DBusInterface("org.bluez.GattManager1", methods: [
+                DBusMethod("RegisterApplication", in: "oa{sv}") { [weak self] arguments, call in
+                    let root = arguments[0].objectPathValue ?? "/"
+                    let objects = try await server.managedObjects(destination: call.sender, path: root)
+                    self?.record(application: (call.sender, objects))
+                    return []
+                },
+                DBusMethod("UnregisterApplication", in: "o") { _, _ in [] },
+            ]),
+            DBusInterface("org.bluez.LEAdvertisingManager1", methods: [
+                DBusMethod("RegisterAdvertisement", in: "oa{sv}") { [weak self] arguments, call in
+                    let properties = try await server.getAllProperties(destination: call.sender, path: arguments[0].objectPathValue ?? "/", interface: "org.bluez.LEAdvertisement1")
+                    self?.record(advertisement: properties)
+                    return []
+                },
+                DBusMethod("UnregisterAdvertisement", in: "o") { _, _ in [] },
+            ]),
+        ])
+    }
+
+    func record(application value: (String, [String: [String: DBusProperties]])) { lock.lock(); application = value; lock.unlock() }
+    func record(advertisement value: DBusProperties) { lock.lock(); advertisement = value; lock.unlock() }
+
+    func stop() {
+        server.close()
+        bus.stop()
+    }
+}
+
+@Suite struct SimulatorPeripheralTests {
+    @Test func theSimulatorRegistersItsGattApplicationAndAdvertisementAndAnswersACentral() async throws {
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let peripheral = SimulatorPeripheral(bluez: bluez, simulator: SimulatedWatch(), adapter: try await bluez.adapter("hci1"))
+        try await peripheral.start(mtu: 185)
+
+        // What bluetoothd read back: one primary service with the write and notify characteristics.
+        let objects = try #require(fake.application?.objects)
+        let uuids = Set(objects.values.compactMap { $0["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue })
+        #expect(uuids == [WatchGATT.writeCharacteristic, WatchGATT.notifyCharacteristic])
+        #expect(objects.values.contains { $0["org.bluez.GattService1"]?["UUID"]?.stringValue == WatchGATT.service })
+        let advertisement = try #require(fake.advertisement)
+        #expect(advertisement["ServiceUUIDs"]?.stringArrayValue == [WatchGATT.service])
+        #expect(advertisement["Type"]?.stringValue == "peripheral")
+        #expect(advertisement["LocalName"]?.stringValue == "TS-Sim W10")
+
+        // Play the central through bluetoothd's side: enable notifications, write a HELLO.
+        let sender = try #require(fake.application?.sender)
+        let notifyPath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
+        let writePath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
+        let values = try await fake.server.signals(SignalMatch(path: notifyPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+        let hello = try Message.helloRequest(HelloRequest(attMTU: 185)).frame(sequence: 0).encoded()
+        _ = try await fake.server.call(destination: sender, path: writePath, interface: "org.bluez.GattCharacteristic1", member: "WriteValue",
+                                       [.bytes(hello), .properties(["type": .string("command")])])
+        var reassembler = FrameReassembler()
+        var answer: Message?
+        for await signal in values {
+            guard let chunk = signal.arguments[1].propertiesValue?["Value"]?.byteArrayValue else { continue }
+            for case let .frame(frame) in reassembler.append(chunk, at: .zero) { answer = try Message(frame: frame) }
+            if answer != nil { break }
+        }
+        guard case let .helloResponse(response)? = answer else { Issue.record("no HELLO response, got \(String(describing: answer))"); return }
+        #expect(response.commands.contains(CommandID.sleepQuery.rawValue))
+        await peripheral.stop()
+    }
+
+    @Test func theSimulateCommandAdvertisesUntilItsDurationEnds() async throws {
+        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let result = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"], address: fake.bus.address)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("simulated watch advertising on hci1 (00:AA:BB:CC:DD:01)"))
+        #expect(result.stdout.hasSuffix("stopped\n"))
+        #expect(fake.advertisement?["ServiceUUIDs"]?.stringArrayValue == [WatchGATT.service])
+        #expect(fake.application?.objects.isEmpty == false)
+        let missing = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci4", "--duration", "1"], address: fake.bus.address)
+        #expect(missing.status == 69)
+        #expect(missing.stderr.contains("no Bluetooth adapter named hci4"))
+    }
+}
