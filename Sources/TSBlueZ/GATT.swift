@@ -59,6 +59,40 @@ extension BlueZ {
         return bytes
     }
 
+    /// A socket for writes without response from AcquireWrite when BlueZ offers it; nil when it
+    /// does not (then use `write(_:to:withResponse:)`). The caller owns and closes the socket.
+    public func acquireWrite(_ characteristic: GattCharacteristic) async throws -> (fd: Int32, mtu: Int)? {
+        do {
+            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface,
+                                           member: "AcquireWrite", [.properties([:])], timeout: .seconds(10))
+            guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
+                throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireWrite replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
+            }
+            return (fd, Int(reply[1].uint16Value ?? 23))
+        } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
+            return nil
+        } catch let error as BusError {
+            throw BlueZError.from(error)
+        }
+    }
+
+    /// Notifications through a socket from AcquireNotify when BlueZ offers it (one datagram per
+    /// notification, no D-Bus traffic per packet); otherwise `notifications(of:)`.
+    public func acquiredOrSignalledNotifications(of characteristic: GattCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        do {
+            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface,
+                                           member: "AcquireNotify", [.properties([:])], timeout: .seconds(10))
+            guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
+                throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireNotify replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
+            }
+            return SocketReader.datagrams(from: fd, size: Int(reply[1].uint16Value ?? 517) + 8)
+        } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
+            return try await notifications(of: characteristic)
+        } catch let error as BusError {
+            throw BlueZError.from(error)
+        }
+    }
+
     /// Value changes of a characteristic: subscribes to PropertiesChanged first, then StartNotify;
     /// ending the stream sends StopNotify. Each call gives one stream, so a reconnect that calls
     /// it again does not duplicate deliveries.
@@ -82,6 +116,26 @@ extension BlueZ {
                 task.cancel()
                 Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "StopNotify", timeout: .seconds(5)) }
             }
+        }
+    }
+}
+
+/// Reads datagrams from a socket BlueZ handed over, on a thread of its own; the stream ends
+/// when the socket closes, and ending the stream closes the socket.
+enum SocketReader {
+    static func datagrams(from fd: Int32, size: Int) -> AsyncStream<[UInt8]> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                var buffer = [UInt8](repeating: 0, count: max(size, 32))
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if count <= 0 { break }
+                    continuation.yield(Array(buffer[0..<count]))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+            thread.start()
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import TSBlueZ
 import TSProtocol
 
@@ -19,13 +20,14 @@ public struct BlueZTransport: WatchTransport {
 
     public func open() async throws -> any TransportConnection {
         let adapter = try await bluez.adapter(adapterName)
-        let device = try await bluez.device(address: address, adapter: adapter)
+        let device = try await bluez.discover(address: address, adapter: adapter)
         try await bluez.connect(device, timeout: connectTimeout)
         let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
         let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
-        let values = try await bluez.notifications(of: notify)
-        let mtu = (try? ATTMTU(max(write.mtu, notify.mtu))) ?? .default
-        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, mtu: mtu)
+        let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
+        let acquired = write.flags.contains("write-without-response") ? try await bluez.acquireWrite(write) : nil
+        let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
+        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, mtu: mtu, writeSocket: acquired?.fd)
     }
 }
 
@@ -36,8 +38,11 @@ struct BlueZConnection: TransportConnection {
     let mtu: ATTMTU
     let events: AsyncStream<TransportEvent>
     private let withoutResponse: Bool
+    /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
+    private let writeSocket: Int32?
 
-    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, mtu: ATTMTU) {
+    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, mtu: ATTMTU, writeSocket: Int32?) {
+        self.writeSocket = writeSocket
         self.bluez = bluez
         self.device = device
         self.write = write
@@ -55,10 +60,16 @@ struct BlueZConnection: TransportConnection {
 
     func write(_ chunk: [UInt8]) async throws {
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
+        if let writeSocket {
+            let sent = chunk.withUnsafeBytes { send(writeSocket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent == chunk.count else { throw TransportError.connectFailed("the write socket closed (\(String(cString: strerror(errno))))") }
+            return
+        }
         try await bluez.write(chunk, to: write, withResponse: !withoutResponse)
     }
 
     func close() async {
+        if let writeSocket { Foundation.close(writeSocket) }
         try? await bluez.disconnect(device)
     }
 }

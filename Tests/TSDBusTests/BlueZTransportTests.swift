@@ -26,13 +26,20 @@ final class BridgedWatch: @unchecked Sendable {
     func setAgent(_ value: (String, String, String)) { lock.lock(); agent = value; lock.unlock() }
     func setConfirmed() { lock.lock(); confirmedByAgent = true; lock.unlock() }
 
-    init(simulator: SimulatedWatch, mtu: UInt16) async throws {
+    private(set) var acquiredWrites = 0
+    func countAcquiredWrite() { lock.lock(); acquiredWrites += 1; lock.unlock() }
+
+    init(simulator: SimulatedWatch, mtu: UInt16, offerAcquireWrite: Bool = false) async throws {
         self.simulator = simulator
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
         try await server.requestName("org.bluez")
         server.exportObjectManager(at: "/")
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", methods: [
+            DBusMethod("SetDiscoveryFilter", in: "a{sv}") { _, _ in [] },
+            DBusMethod("StartDiscovery") { _, _ in [] },
+            DBusMethod("StopDiscovery") { _, _ in [] },
+        ], properties: [
             DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
         ])])
         let server = self.server
@@ -69,7 +76,27 @@ final class BridgedWatch: @unchecked Sendable {
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
                 return []
             },
-        ], properties: [
+        ] + (offerAcquireWrite ? [DBusMethod("AcquireWrite", in: "a{sv}", out: "hq") { [weak self] _, _ in
+            var pair: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0 else { throw BusError(name: BusError.failed, message: "socketpair") }
+            let peer = pair[1]
+            let owner = self
+            // Like bluetoothd: each datagram on the socket is one ATT write command, in order.
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 600)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(peer, $0.baseAddress, $0.count) }
+                    if count <= 0 { break }
+                    let chunk = Array(buffer[0..<count])
+                    owner?.countAcquiredWrite()
+                    let done = DispatchSemaphore(value: 0)
+                    Task { await simulator.centralWrote(chunk); done.signal() }
+                    done.wait()
+                }
+                close(peer)
+            }.start()
+            return [.unixFD(pair[0]), .uint16(mtu)]
+        }] : []), properties: [
             DBusProperty("UUID", "s", get: { .string(WatchGATT.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
@@ -151,5 +178,19 @@ final class BridgedWatch: @unchecked Sendable {
         let bad = try await BlueZMockTests.run(binary, ["pair", "AA:BB", "--db", db], address: fake.bus.address)
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not a Bluetooth address"))
+    }
+
+    @Test func writesGoThroughAnAcquiredSocketWhereBlueZOffersOne() async throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let now = Date(timeIntervalSince1970: 1_762_156_800)
+        let records = SleepDataGenerator(seed: 8, timeZone: zone).records(days: 2, lastMorning: now, notAfter: now)
+        let simulator = SimulatedWatch(state: SimulatorState(records: records))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 185, offerAcquireWrite: true); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let watch = Watch(transport: BlueZTransport(bluez: bluez, address: "AA:BB:CC:DD:EE:09", adapter: "hci0"))
+        try await watch.connect()
+        #expect(try await watch.sleepRecords(start: UInt32(records[0].start), end: nil) == records)
+        #expect(fake.acquiredWrites > 3, "the frames went through the socket, not WriteValue")
+        await watch.disconnect()
     }
 }

@@ -17,7 +17,10 @@ final class FakeGattBlueZ: @unchecked Sendable {
     static let write = "54530002-6777-4e3b-9c2a-7473676174e5"
     static let notify = "54530003-6777-4e3b-9c2a-7473676174e5"
 
-    init() async throws {
+    /// The test's end of the socket handed out by AcquireNotify (when offered).
+    private(set) var acquiredPeer: Int32 = -1
+
+    init(offerAcquireNotify: Bool = false) async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
         try await server.requestName("org.bluez")
@@ -47,11 +50,19 @@ final class FakeGattBlueZ: @unchecked Sendable {
             DBusMethod("StartNotify") { [weak self] _, _ in self?.setNotifying(true); return [] },
             DBusMethod("StopNotify") { [weak self] _, _ in self?.setNotifying(false); return [] },
             DBusMethod("ReadValue", in: "a{sv}", out: "ay") { _, _ in [.bytes([1, 2, 3])] },
-        ], properties: [
+        ] + (offerAcquireNotify ? [DBusMethod("AcquireNotify", in: "a{sv}", out: "hq") { [weak self] _, _ in
+            var pair: [Int32] = [0, 0]
+            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0 else { throw BusError(name: BusError.failed, message: "socketpair") }
+            self?.setPeer(pair[1])
+            return [.unixFD(pair[0]), .uint16(247)]
+        }] : []), properties: [
             DBusProperty("UUID", "s", get: { .string(Self.notify) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["notify", "read"]) }),
         ])])
     }
+
+    private func setPeer(_ fd: Int32) { lock.lock(); acquiredPeer = fd; lock.unlock() }
+    var peer: Int32 { lock.lock(); defer { lock.unlock() }; return acquiredPeer }
 
     private func record(_ bytes: [UInt8], _ type: String) { lock.lock(); writes.append((bytes, type)); lock.unlock() }
     private func setNotifying(_ on: Bool) { lock.lock(); notifying = on; lock.unlock() }
@@ -102,5 +113,31 @@ final class FakeGattBlueZ: @unchecked Sendable {
         try fake.notify([0x20, 0x21])
         #expect(await values.next() == [0x10])
         #expect(await values.next() == [0x20, 0x21])
+    }
+
+    @Test func acquireNotifyIsUsedWhereOfferedAndSignalsOtherwise() async throws {
+        let fake = try await FakeGattBlueZ(offerAcquireNotify: true); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:01", adapter: try await bluez.adapter("hci0"))
+        let notify = try await bluez.characteristic(of: device, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.notify)
+        var values = try await bluez.acquiredOrSignalledNotifications(of: notify).makeAsyncIterator()
+        let peer = fake.peer
+        #expect(peer >= 0, "AcquireNotify was called")
+        #expect(!fake.isNotifying, "no StartNotify when the socket was acquired")
+        #expect(write(peer, [UInt8]([0xA5, 0x01]), 2) == 2)
+        #expect(write(peer, [UInt8]([0x33]), 1) == 1)
+        #expect(await values.next() == [0xA5, 0x01])
+        #expect(await values.next() == [0x33])
+        close(peer)
+        #expect(await values.next() == nil, "the stream ends with the socket")
+
+        let plain = try await FakeGattBlueZ(); defer { plain.stop() }
+        let other = BlueZ(bus: try BusConnection(.address(plain.bus.address))); defer { other.bus.close() }
+        let otherDevice = try await other.device(address: "AA:BB:CC:DD:EE:01", adapter: try await other.adapter("hci0"))
+        let signalled = try await other.characteristic(of: otherDevice, service: FakeGattBlueZ.service, uuid: FakeGattBlueZ.notify)
+        var fallback = try await other.acquiredOrSignalledNotifications(of: signalled).makeAsyncIterator()
+        #expect(plain.isNotifying, "fell back to StartNotify")
+        try plain.notify([0x42])
+        #expect(await fallback.next() == [0x42])
     }
 }
