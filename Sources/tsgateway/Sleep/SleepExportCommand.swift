@@ -32,12 +32,7 @@ struct SleepExportCommand: AsyncParsableCommand {
     var from: String?
     @Option(help: ArgumentHelp("Last day, inclusive (YYYY-MM-DD).", valueName: "date"))
     var to: String?
-    @Flag(help: "Export the simulated watch's records.")
-    var simulate = false
-    @Option(help: ArgumentHelp("The watch (default: the only known one).", valueName: "address"))
-    var device: String?
-    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
-    var db: String?
+    @OptionGroup var source: StoredWatchOptions
 
     func validate() throws {
         if last != nil && from != nil { throw ValidationError("give --last or --from, not both") }
@@ -51,10 +46,7 @@ struct SleepExportCommand: AsyncParsableCommand {
         if let out, FileManager.default.fileExists(atPath: out), !force {
             throw CLIFailure("\(out) exists; add --force to overwrite it", status: .ioError)
         }
-        let store: GatewayStore
-        do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
-        let watches = try await store.watches()
-        let watchId = try StoredWatch.resolve(watches, simulate: simulate, device: device)
+        let (store, watches, watchId) = try await source.open()
         let records = try await store.sleepRecords(watch: watchId, start: Int64(start.timeIntervalSince1970), end: Int64(end.timeIntervalSince1970))
         let data: Data
         switch format {

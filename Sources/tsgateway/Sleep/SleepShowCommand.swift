@@ -16,12 +16,7 @@ struct SleepShowCommand: AsyncParsableCommand {
               tsgateway sleep show --last 7d
               tsgateway sleep show --date 2026-11-20 --json
             """)
-    @Flag(help: "Show the simulated watch's records.")
-    var simulate = false
-    @Option(help: ArgumentHelp("The watch (default: the only known one).", valueName: "address"))
-    var device: String?
-    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
-    var db: String?
+    @OptionGroup var source: StoredWatchOptions
     @Option(help: ArgumentHelp("How many days back, e.g. 7d or 2w (default 7d).", valueName: "age"))
     var last: String?
     @Option(help: ArgumentHelp("One day (YYYY-MM-DD).", valueName: "date"))
@@ -56,10 +51,7 @@ struct SleepShowCommand: AsyncParsableCommand {
             let today = calendar.startOfDay(for: Date())
             wanted = (calendar.date(byAdding: .day, value: -max(days - 1, 0), to: today) ?? today)...(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
         }
-        let store: GatewayStore
-        do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
-        let watches = try await store.watches()
-        let watchId = try StoredWatch.resolve(watches, simulate: simulate, device: device)
+        let (store, watches, watchId) = try await source.open()
         let statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
             ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
         // Records of the dates asked for: from 20:00 two days before the first date.
@@ -74,7 +66,7 @@ struct SleepShowCommand: AsyncParsableCommand {
             return try JSONOutput.print(Output(watch: watchId, timeZone: zone.identifier, rule: Int(statisticsRule.rawValue), days: days))
         }
         guard !days.isEmpty else {
-            throw CLIFailure("no sleep records for \(watchId) in that range; run `tsgateway sleep sync --since 7d\(simulate ? " --simulate" : "")` first", status: .failure)
+            throw CLIFailure("no sleep records for \(watchId) in that range; run `tsgateway sleep sync --since 7d\(source.simulate ? " --simulate" : "")` first", status: .failure)
         }
         print("Sleep of \(watchId) (rule \(statisticsRule.rawValue), \(SleepReportFormatter.ruleName(statisticsRule)); \(zone.identifier))")
         for day in days {
@@ -84,6 +76,24 @@ struct SleepShowCommand: AsyncParsableCommand {
                 for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone)) }
             }
         }
+    }
+}
+
+/// Options of commands that read the database only (no Bluetooth).
+struct StoredWatchOptions: ParsableArguments {
+    @Flag(help: "Use the simulated watch's records.")
+    var simulate = false
+    @Option(help: ArgumentHelp("The watch (default: the only known one).", valueName: "address"))
+    var device: String?
+    @Option(help: ArgumentHelp("The database file.", valueName: "path"))
+    var db: String?
+
+    /// The store and the id of the watch meant.
+    func open() async throws -> (store: GatewayStore, watches: [StoredWatch], watchId: String) {
+        let store: GatewayStore
+        do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
+        let watches = try await store.watches()
+        return (store, watches, try StoredWatch.resolve(watches, simulate: simulate, device: device))
     }
 }
 
