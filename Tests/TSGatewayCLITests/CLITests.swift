@@ -211,7 +211,7 @@ import Testing
         let cli = try CLI(); defer { cli.cleanUp() }
         let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-20T08:00:00Z"]
         #expect(try cli.run(["--simulate", "sleep", "sync", "--from", "2026-11-16", "--to", "2026-11-19"], environment: pinned).status == 0)
-        let result = try cli.run(["--simulate", "sleep", "show", "--date", "2026-11-18"], environment: pinned)
+        let result = try cli.run(["--simulate", "sleep", "show", "--date", "2026-11-18", "--tz", "Europe/Berlin"], environment: pinned)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == """
             Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)
@@ -254,7 +254,11 @@ import Testing
         #expect(badDate.status == 64)
         #expect(badDate.stderr.contains(#"--date "2026-13-01" is not a date"#))
         let badAge = try cli.run(["sleep", "show", "--last", "forever", "--simulate"])
+        #expect(badAge.status == 64)
         #expect(badAge.stderr.contains(#"--last "forever" is not an age"#))
+        // JSON output of an empty range is an empty list, not an error (scripts can test "days").
+        let emptyJSON = try #require(try cli.json(["sleep", "show", "--json", "--simulate"]) as? [String: Any])
+        #expect((emptyJSON["days"] as? [Any])?.isEmpty == true)
     }
 }
 
@@ -286,5 +290,8 @@ import Testing
         #expect(values.isSuperset(of: ["in_bed", "core", "deep", "rem"]))
         #expect(values.isSubset(of: ["in_bed", "awake", "core", "deep", "rem"]))
         #expect(try cli.run(["sleep", "export", "--format", "xml", "--simulate"]).status == 64)
+        let unwritable = try cli.run(["sleep", "export", "--out", "/nonexistent-dir/x.csv", "--simulate"])
+        #expect(unwritable.status == 74)
+        #expect(unwritable.stderr.contains("cannot create /nonexistent-dir/x.csv: check that the directory /nonexistent-dir exists and is writable"))
     }
 }

@@ -73,7 +73,10 @@ struct SleepExportCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(data)
             return
         }
-        FileManager.default.createFile(atPath: out, contents: nil, attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: out, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            let directory = (out as NSString).deletingLastPathComponent
+            throw CLIFailure("cannot create \(out): check that the directory \(directory.isEmpty ? "." : directory) exists and is writable", status: .ioError)
+        }
         do {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             try handle.truncate(atOffset: 0)

@@ -73,7 +73,7 @@ struct SleepShowCommand: AsyncParsableCommand {
             print("")
             print(SleepDayView.table(day, zone: zone))
             if chart {
-                for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone)) }
+                for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone, colour: Hypnogram.useColour)) }
             }
         }
     }
@@ -143,7 +143,12 @@ enum SleepDayView {
 enum Hypnogram {
     static let width = 60
 
-    static func draw(_ segment: SleepSegment, zone: TimeZone) -> String {
+    /// Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+    static var useColour: Bool {
+        isatty(STDOUT_FILENO) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+    }
+
+    static func draw(_ segment: SleepSegment, zone: TimeZone, colour: Bool = false) -> String {
         let start = segment.summary.start, end = max(segment.summary.end, start + 1)
         let slice = Double(end - start) / Double(width)
         let stages: [SleepStage?] = (0..<width).map { column in
@@ -151,8 +156,10 @@ enum Hypnogram {
             return segment.detailItems.first { $0.start <= instant && instant < $0.end }?.stage
         }
         var lines: [String] = []
+        let colours: [SleepStage: String] = [.awake: "\u{1B}[33m", .rem: "\u{1B}[35m", .light: "\u{1B}[36m", .deep: "\u{1B}[34m"]
         for (stage, label) in [(SleepStage.awake, "awake"), (.rem, "REM  "), (.light, "light"), (.deep, "deep ")] {
-            lines.append("    \(label) │" + stages.map { $0 == stage ? "█" : " " }.joined() + "│")
+            let bar = stages.map { $0 == stage ? "█" : " " }.joined()
+            lines.append("    \(label) │" + (colour ? (colours[stage] ?? "") + bar + "\u{1B}[0m" : bar) + "│")
         }
         let from = SleepReportFormatter.clock(start, zone), to = SleepReportFormatter.clock(end, zone)
         lines.append("          └" + String(repeating: "─", count: width) + "┘")
