@@ -100,6 +100,12 @@ extension BlueZ {
         try await callWithRetry(device, member: "Pair", attempts: 1, backoff: .zero)
     }
 
+    /// Stops a pairing in progress (BlueZ answers DoesNotExist when none is running; that is fine).
+    public func cancelPairing(_ device: DeviceHandle) async throws {
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: "CancelPairing", timeout: .seconds(5)) }
+        catch let error as BusError where error.name != "org.bluez.Error.DoesNotExist" { throw BlueZError.from(error) }
+    }
+
     public func disconnect(_ device: DeviceHandle) async throws {
         do { _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: "Disconnect", timeout: .seconds(10)) }
         catch let error as BusError where error.name != "org.bluez.Error.NotConnected" { throw BlueZError.from(error) }

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TSBlueZ
+@testable import TSDBus
+
+/// A fake bluetoothd whose Connect first answers InProgress (as BlueZ does while another
+/// connection attempt runs), then connects and resolves services; or whose device vanishes.
+final class FlakyConnectBlueZ: @unchecked Sendable {
+    let bus: PrivateBus
+    let server: BusConnection
+    static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_07"
+    private let lock = NSLock()
+    private var attempts = 0
+    private var connected = false
+
+    var connectAttempts: Int { lock.lock(); defer { lock.unlock() }; return attempts }
+
+    init(failures: Int, resolve: Bool) async throws {
+        bus = try PrivateBus()
+        server = try BusConnection(.address(bus.address))
+        try await server.requestName("org.bluez")
+        server.exportObjectManager(at: "/")
+        let server = self.server
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+            DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
+        ])])
+        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", methods: [
+            DBusMethod("Connect") { [weak self] _, _ in
+                guard let self else { return [] }
+                let attempt = self.nextAttempt()
+                if attempt <= failures { throw BusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress") }
+                self.markConnected()
+                if resolve {
+                    Task {
+                        try await Task.sleep(for: .milliseconds(50))
+                        try server.emitPropertiesChanged(path: Self.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
+                    }
+                }
+                return []
+            },
+        ], properties: [
+            DBusProperty("Address", "s", get: { .string("AA:BB:CC:DD:EE:07") }),
+            DBusProperty("Connected", "b", get: { [weak self] in .boolean(self?.isConnected ?? false) }),
+            DBusProperty("ServicesResolved", "b", get: { .boolean(false) }),
+        ])])
+    }
+
+    private func nextAttempt() -> Int { lock.withLock { attempts += 1; return attempts } }
+    private func markConnected() { lock.withLock { connected = true } }
+
+    var isConnected: Bool { lock.lock(); defer { lock.unlock() }; return connected }
+
+    func stop() {
+        server.close()
+        bus.stop()
+    }
+}
+
+@Suite struct ConnectPitfallTests {
+    @Test func inProgressIsRetriedWithBackoffUntilTheConnectGoesThrough() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 2, resolve: true); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        try await bluez.connect(device, timeout: .seconds(5), attempts: 3, backoff: .milliseconds(20))
+        #expect(fake.connectAttempts == 3)
+    }
+
+    @Test func inProgressBeyondTheAttemptsIsAClearError() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 5, resolve: true); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        await #expect { try await bluez.connect(device, timeout: .seconds(5), attempts: 2, backoff: .milliseconds(10)) } throws: {
+            "\($0)".contains("already in progress")
+        }
+        #expect(fake.connectAttempts == 2)
+    }
+
+    @Test func theDeviceVanishingWhileServicesResolveEndsTheWait() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: false); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        Task {
+            try await Task.sleep(for: .milliseconds(150))
+            fake.server.unexport(path: FlakyConnectBlueZ.device)
+        }
+        await #expect { try await bluez.connect(device, timeout: .seconds(10)) } throws: {
+            "\($0)".contains("no device AA:BB:CC:DD:EE:07 is known to BlueZ")
+        }
+    }
+}
