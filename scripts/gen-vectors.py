@@ -1,482 +1,1640 @@
 #!/usr/bin/env python3
-"""Test vectors for tsgateway wire protocol v1, written from protocol-spec/wire-protocol.md alone
-(not from the Swift codec), so the two implementations check each other.
+"""Generate the wire-protocol v1 test vectors (protocol-spec/vectors/*.json).
 
-    python3 scripts/gen-vectors.py           rewrite protocol-spec/vectors/{valid,invalid,stream}.json
-    python3 scripts/gen-vectors.py --check   exit 1 if the files differ from what this generates
+This is a second, independent implementation of protocol-spec/wire-protocol.md in
+Python (standard library only), written from the two spec documents alone. The Swift
+codec's tests read the files it writes, so a disagreement between the two exposes a bug
+in one of them.
+
+    python3 scripts/gen-vectors.py          # (re)write valid.json, invalid.json, stream.json
+    python3 scripts/gen-vectors.py --check  # exit 1 if the files on disk differ
+
+Layout of this file:
+  * constants and names (spec sections 2, 5, 6; vectors/README.md)
+  * encoders: one per body shape, JSON body -> payload bytes (no validation, so that
+    invalid values can be encoded on purpose)
+  * frame builder, fragmenter
+  * decoder: frame -> (kind, sequence, body) with the error codes of spec section 8;
+    used to check every vector this script emits (round trip for valid vectors, the
+    expected error for invalid ones)
+  * reassembler: the scanning rules of spec section 3 (steps 1-3 and the timeout)
+  * the vectors themselves, and the writer.
 """
+
+import argparse
 import json
+import os
+import random
 import struct
 import sys
 import zlib
-from pathlib import Path
 
-assert zlib.crc32(b"123456789") == 0xCBF43926, "CRC-32/ISO-HDLC check value"
+# CRC-32/ISO-HDLC is zlib's CRC-32; make sure of it (spec section 2, check value).
+assert zlib.crc32(b"123456789") == 0xCBF43926, "zlib.crc32 is not CRC-32/ISO-HDLC"
 
-OUT = Path(__file__).resolve().parent.parent / "protocol-spec" / "vectors"
-MTUS = [23, 185, 247, 517]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VECTOR_DIR = os.path.join(ROOT, "protocol-spec", "vectors")
 
-CMD = {"hello": 0x0001, "deviceInfo": 0x0002, "timeSet": 0x0003, "battery": 0x0004,
-       "alarmsGet": 0x0010, "alarmsSet": 0x0011, "alarmsChanged": 0x0012,
-       "monitorGet": 0x0020, "monitorSet": 0x0021, "sleepQuery": 0x0030, "sleepPage": 0x0031,
-       "sleepPageAck": 0x0032, "sleepCommit": 0x0033, "sleepAbort": 0x0034,
-       "liveSubscribe": 0x0040, "liveStage": 0x0041, "error": 0x00FF}
-FORM_FLAGS = {"request": 0x00, "response": 0x01, "event": 0x02, "eventAck": 0x01, "stream": 0x00, "nack": 0x00}
-MONITOR = ["heartRate", "spo2", "bloodPressure", "stress", "temperature", "sleep"]
-STAGE = ["awake", "light", "deep", "rem"]
-BATTERY = ["unknown", "discharging", "charging", "full"]
-ORIGIN = ["watch", "otherCentral", "onceAlarmFired"]
-LIVE = ["fellAsleep", "stageChanged", "wokeUp"]
-STATUS = {"crcMismatch": 1, "unknownCommand": 2, "badLength": 3, "invalidValue": 4, "unsupportedVersion": 5,
-          "busy": 6, "helloRequired": 7, "limitExceeded": 8, "notSupported": 9, "unknownTransfer": 10,
-          "countMismatch": 11, "internal": 12}
+# --------------------------------------------------------------------------- constants
 
+START_MARKER = 0xA5
+VERSION = 1
+HEADER_SIZE = 8
+CRC_SIZE = 4
+MAX_PAYLOAD = 2048
+FLAG_RESPONSE = 0x01
+FLAG_EVENT = 0x02
+MTUS = (23, 185, 247, 517)
 
-# --- primitive encoders (little-endian; string = u8 length + UTF-8) ---------------------------
-def u8(v): return struct.pack("<B", v)
-def u16(v): return struct.pack("<H", v)
-def u32(v): return struct.pack("<I", v)
-def i16(v): return struct.pack("<h", v)
-def i32(v): return struct.pack("<i", v)
-def s(text):
-    raw = text.encode("utf-8")
-    return u8(len(raw)) + raw
+COMMANDS = {
+    "hello": 0x0001,
+    "deviceInfo": 0x0002,
+    "timeSet": 0x0003,
+    "battery": 0x0004,
+    "alarmsGet": 0x0010,
+    "alarmsSet": 0x0011,
+    "alarmsChanged": 0x0012,
+    "monitorGet": 0x0020,
+    "monitorSet": 0x0021,
+    "sleepQuery": 0x0030,
+    "sleepPage": 0x0031,
+    "sleepPageAck": 0x0032,
+    "sleepCommit": 0x0033,
+    "sleepAbort": 0x0034,
+    "liveSubscribe": 0x0040,
+    "liveStage": 0x0041,
+    "error": 0x00FF,
+}
+COMMAND_NAMES = {v: k for k, v in COMMANDS.items()}
 
+# form -> frame flags (vectors/README.md)
+FORM_FLAGS = {
+    "request": 0x00,
+    "response": FLAG_RESPONSE,
+    "event": FLAG_EVENT,
+    "eventAck": FLAG_RESPONSE,
+    "stream": 0x00,
+    "nack": 0x00,
+}
 
-def alarm(a):
-    flags = (1 if a["enabled"] else 0) | (2 if a["snooze"] else 0)
-    return u8(a["slot"]) + u8(flags) + u8(a["hour"]) + u8(a["minute"]) + u8(a["repeat"]) + s(a["label"]) + s(a["remark"])
+# command -> {flags & 0x03: form}; any other flags value is unexpectedDirection.
+_REQ_RESP = {0x00: "request", FLAG_RESPONSE: "response"}
+DIRECTIONS = {
+    "hello": _REQ_RESP,
+    "deviceInfo": _REQ_RESP,
+    "timeSet": _REQ_RESP,
+    "battery": _REQ_RESP,
+    "alarmsGet": _REQ_RESP,
+    "alarmsSet": _REQ_RESP,
+    "alarmsChanged": {FLAG_EVENT: "event", FLAG_RESPONSE: "eventAck"},
+    "monitorGet": _REQ_RESP,
+    "monitorSet": _REQ_RESP,
+    "sleepQuery": _REQ_RESP,
+    "sleepPage": {0x00: "stream"},
+    "sleepPageAck": {0x00: "request"},
+    "sleepCommit": _REQ_RESP,
+    "sleepAbort": _REQ_RESP,
+    "liveSubscribe": _REQ_RESP,
+    "liveStage": {FLAG_EVENT: "event", FLAG_RESPONSE: "eventAck"},
+    "error": {0x00: "nack", FLAG_RESPONSE: "response"},
+}
 
+BATTERY_STATES = ["unknown", "discharging", "charging", "full"]
+ORIGINS = ["watch", "otherCentral", "onceAlarmFired"]
+MONITOR_TYPES = ["heartRate", "spo2", "bloodPressure", "stress", "temperature", "sleep"]
+STAGES = ["awake", "light", "deep", "rem"]
+LIVE_KINDS = ["fellAsleep", "stageChanged", "wokeUp"]
+STATUSES = [None, "crcMismatch", "unknownCommand", "badLength", "invalidValue",
+            "unsupportedVersion", "busy", "helloRequired", "limitExceeded",
+            "notSupported", "unknownTransfer", "countMismatch", "internal"]
 
-def table(alarms):
-    return u8(len(alarms)) + b"".join(alarm(a) for a in alarms)
-
-
-def config(c):
-    flags = (1 if c["schedule"]["enabled"] else 0) | (2 if c["alert"]["enabled"] else 0)
-    sch, al = c["schedule"], c["alert"]
-    return (u8(MONITOR.index(c["type"])) + u8(flags) + u16(sch["startMinute"]) + u16(sch["endMinute"])
-            + u16(sch["intervalMinutes"]) + i16(al["upper"]) + i16(al["lower"]))
-
-
-def record(r):
-    return u8(STAGE.index(r["stage"])) + u32(r["start"]) + u16(r["duration"])
-
-
-def error_report(e):
-    return u8(STATUS[e["status"]]) + u16(e["command"]) + u8(e["sequence"]) + s(e["message"])
-
-
-def payload(kind, b):
-    """The payload bytes of a message body, following the tables of wire-protocol.md §6."""
-    name, form = kind.split(".")
-    if form == "eventAck" or (form == "response" and name in ("timeSet", "alarmsSet", "monitorSet", "sleepAbort", "liveSubscribe")):
-        return b""
-    if form == "request" and name in ("deviceInfo", "battery", "alarmsGet"):
-        return b""
-    if kind == "hello.request":
-        return u8(b["minVersion"]) + u8(b["maxVersion"]) + u16(b["attMTU"]) + u16(b["maxPayload"])
-    if kind == "hello.response":
-        return u8(b["version"]) + u16(b["maxPayload"]) + u8(b["maxWindow"]) + u8(len(b["commands"])) + b"".join(u16(c) for c in b["commands"])
-    if kind == "deviceInfo.response":
-        c = b["capabilities"]
-        features = (1 if c["supportsNaps"] else 0) | (2 if c["deletesSyncedRecords"] else 0) | (4 if c["supportsLiveSleep"] else 0)
-        types = sum(1 << MONITOR.index(t) for t in c["monitorTypes"])
-        return (s(b["model"]) + s(b["firmware"]) + u8(c["maxAlarms"]) + u8(c["labelMaxBytes"]) + u8(c["remarkMaxBytes"])
-                + u8(c["statisticsRule"]) + u8(features) + u8(types))
-    if kind == "timeSet.request":
-        return u32(b["utc"]) + i32(b["utcOffset"]) + s(b.get("zone", ""))
-    if kind == "battery.response":
-        return u8(b["level"]) + u8(BATTERY.index(b["state"]))
-    if kind in ("alarmsGet.response", "alarmsSet.request"):
-        return table(b["alarms"])
-    if kind == "alarmsChanged.event":
-        return u8(ORIGIN.index(b["origin"])) + table(b["alarms"])
-    if kind == "monitorGet.request":
-        return u8(MONITOR.index(b["type"]))
-    if kind in ("monitorGet.response", "monitorSet.request"):
-        return config(b)
-    if kind == "sleepQuery.request":
-        return u32(b["start"]) + u32(b.get("end", 0xFFFFFFFF)) + u8(b["window"])
-    if kind == "sleepQuery.response":
-        return u16(b["transferId"]) + u32(b["total"]) + u8(b["recordsPerPage"]) + u8(b["window"])
-    if kind == "sleepPage.stream":
-        return u16(b["transferId"]) + u16(b["page"]) + u8(1 if b["last"] else 0) + u8(len(b["records"])) + b"".join(record(r) for r in b["records"])
-    if kind == "sleepPageAck.request":
-        return u16(b["transferId"]) + u16(b["nextExpected"]) + u8(1 if b["retransmit"] else 0)
-    if kind == "sleepCommit.request":
-        return u32(b["start"]) + u32(b["end"]) + u32(b["count"])
-    if kind == "sleepCommit.response":
-        return u32(b["deleted"])
-    if kind == "sleepAbort.request":
-        return u16(b["transferId"])
-    if kind == "liveSubscribe.request":
-        return u8(1 if b["enable"] else 0)
-    if kind == "liveStage.event":
-        return u8(LIVE.index(b["kind"])) + u8(STAGE.index(b["stage"])) + u32(b["time"])
-    if kind in ("error.response", "error.nack"):
-        return error_report(b)
-    raise ValueError(kind)
+OPEN_END = 0xFFFFFFFF
 
 
-def frame(flags, seq, command, body):
-    """Header (marker, version, flags, seq, command, length), payload, CRC-32 over both, LE."""
-    head = bytes([0xA5, 0x01, flags, seq]) + u16(command) + u16(len(body))
-    return head + body + u32(zlib.crc32(head + body))
+# --------------------------------------------------------------------------- encoders
+
+def u8(v):
+    return struct.pack("<B", v)
 
 
-def message_frame(kind, seq, body):
-    name, form = kind.split(".")
-    return frame(FORM_FLAGS[form], seq, CMD[name], payload(kind, body))
+def u16(v):
+    return struct.pack("<H", v)
 
 
-def chunks(data, mtu):
+def u32(v):
+    return struct.pack("<I", v)
+
+
+def i16(v):
+    return struct.pack("<h", v)
+
+
+def i32(v):
+    return struct.pack("<i", v)
+
+
+def string(s):
+    """u8 byte count + UTF-8 bytes. `bytes` are taken raw (for invalid UTF-8 vectors)."""
+    b = s if isinstance(s, (bytes, bytearray)) else s.encode("utf-8")
+    return u8(len(b)) + bytes(b)
+
+
+def enum(value, names):
+    """A name from `names`, or a raw int (so that out-of-range values can be encoded)."""
+    return names.index(value) if isinstance(value, str) else value
+
+
+def flag_byte(*bits):
+    return sum((1 << i) for i, b in enumerate(bits) if b)
+
+
+def enc_empty(body):
+    assert body == {}, body
+    return b""
+
+
+def enc_hello_request(b):
+    return u8(b["minVersion"]) + u8(b["maxVersion"]) + u16(b["attMTU"]) + u16(b["maxPayload"])
+
+
+def enc_hello_response(b):
+    cmds = b["commands"]
+    return (u8(b["version"]) + u16(b["maxPayload"]) + u8(b["maxWindow"]) + u8(len(cmds))
+            + b"".join(u16(c) for c in cmds))
+
+
+def enc_device_info_response(b):
+    c = b["capabilities"]
+    types = 0
+    for t in c["monitorTypes"]:
+        types |= 1 << enum(t, MONITOR_TYPES)
+    features = flag_byte(c["supportsNaps"], c["deletesSyncedRecords"], c["supportsLiveSleep"])
+    return (string(b["model"]) + string(b["firmware"]) + u8(c["maxAlarms"])
+            + u8(c["labelMaxBytes"]) + u8(c["remarkMaxBytes"]) + u8(c["statisticsRule"])
+            + u8(features) + u8(types))
+
+
+def enc_time_set_request(b):
+    return u32(b["utc"]) + i32(b["utcOffset"]) + string(b.get("zone", ""))
+
+
+def enc_battery_response(b):
+    return u8(b["level"]) + u8(enum(b["state"], BATTERY_STATES))
+
+
+def enc_alarm(a):
+    return (u8(a["slot"]) + u8(flag_byte(a["enabled"], a["snooze"])) + u8(a["hour"])
+            + u8(a["minute"]) + u8(a["repeat"]) + string(a["label"]) + string(a["remark"]))
+
+
+def enc_alarm_table(b):
+    alarms = b["alarms"]
+    return u8(len(alarms)) + b"".join(enc_alarm(a) for a in alarms)
+
+
+def enc_alarms_changed(b):
+    return u8(enum(b["origin"], ORIGINS)) + enc_alarm_table(b)
+
+
+def enc_monitor_get_request(b):
+    return u8(enum(b["type"], MONITOR_TYPES))
+
+
+def enc_config(b):
+    s, a = b["schedule"], b["alert"]
+    return (u8(enum(b["type"], MONITOR_TYPES)) + u8(flag_byte(s["enabled"], a["enabled"]))
+            + u16(s["startMinute"]) + u16(s["endMinute"]) + u16(s["intervalMinutes"])
+            + i16(a["upper"]) + i16(a["lower"]))
+
+
+def enc_sleep_query_request(b):
+    return u32(b["start"]) + u32(b.get("end", OPEN_END)) + u8(b["window"])
+
+
+def enc_sleep_query_response(b):
+    return u16(b["transferId"]) + u32(b["total"]) + u8(b["recordsPerPage"]) + u8(b["window"])
+
+
+def enc_record(r):
+    return u8(enum(r["stage"], STAGES)) + u32(r["start"]) + u16(r["duration"])
+
+
+def enc_sleep_page(b):
+    recs = b["records"]
+    return (u16(b["transferId"]) + u16(b["page"]) + u8(flag_byte(b["last"])) + u8(len(recs))
+            + b"".join(enc_record(r) for r in recs))
+
+
+def enc_sleep_page_ack(b):
+    return u16(b["transferId"]) + u16(b["nextExpected"]) + u8(flag_byte(b["retransmit"]))
+
+
+def enc_sleep_commit_request(b):
+    return u32(b["start"]) + u32(b["end"]) + u32(b["count"])
+
+
+def enc_sleep_commit_response(b):
+    return u32(b["deleted"])
+
+
+def enc_sleep_abort_request(b):
+    return u16(b["transferId"])
+
+
+def enc_live_subscribe_request(b):
+    e = b["enable"]
+    return u8(int(e) if isinstance(e, bool) else e)
+
+
+def enc_live_stage(b):
+    return u8(enum(b["kind"], LIVE_KINDS)) + u8(enum(b["stage"], STAGES)) + u32(b["time"])
+
+
+def enc_error(b):
+    return (u8(enum(b["status"], STATUSES)) + u16(b["command"]) + u8(b["sequence"])
+            + string(b["message"]))
+
+
+ENCODERS = {
+    "hello.request": enc_hello_request,
+    "hello.response": enc_hello_response,
+    "deviceInfo.request": enc_empty,
+    "deviceInfo.response": enc_device_info_response,
+    "timeSet.request": enc_time_set_request,
+    "timeSet.response": enc_empty,
+    "battery.request": enc_empty,
+    "battery.response": enc_battery_response,
+    "alarmsGet.request": enc_empty,
+    "alarmsGet.response": enc_alarm_table,
+    "alarmsSet.request": enc_alarm_table,
+    "alarmsSet.response": enc_empty,
+    "alarmsChanged.event": enc_alarms_changed,
+    "alarmsChanged.eventAck": enc_empty,
+    "monitorGet.request": enc_monitor_get_request,
+    "monitorGet.response": enc_config,
+    "monitorSet.request": enc_config,
+    "monitorSet.response": enc_empty,
+    "sleepQuery.request": enc_sleep_query_request,
+    "sleepQuery.response": enc_sleep_query_response,
+    "sleepPage.stream": enc_sleep_page,
+    "sleepPageAck.request": enc_sleep_page_ack,
+    "sleepCommit.request": enc_sleep_commit_request,
+    "sleepCommit.response": enc_sleep_commit_response,
+    "sleepAbort.request": enc_sleep_abort_request,
+    "sleepAbort.response": enc_empty,
+    "liveSubscribe.request": enc_live_subscribe_request,
+    "liveSubscribe.response": enc_empty,
+    "liveStage.event": enc_live_stage,
+    "liveStage.eventAck": enc_empty,
+    "error.response": enc_error,
+    "error.nack": enc_error,
+}
+
+
+def encode_payload(kind, body):
+    return ENCODERS[kind](body)
+
+
+# --------------------------------------------------------------------------- frames
+
+def crc32(data):
+    return zlib.crc32(bytes(data)) & 0xFFFFFFFF
+
+
+def build_frame(command, flags, sequence, payload, *, version=VERSION, marker=START_MARKER,
+                length=None):
+    """Header + payload + little-endian CRC-32 over header and payload.
+
+    `length` overrides the payload length field (for invalid vectors); the CRC is always
+    computed correctly over the bytes actually emitted."""
+    n = len(payload) if length is None else length
+    head = bytes([marker, version, flags, sequence]) + u16(command) + u16(n)
+    body = head + bytes(payload)
+    return body + u32(crc32(body))
+
+
+def frame_for(kind, sequence, body):
+    message, form = kind.split(".")
+    return build_frame(COMMANDS[message], FORM_FLAGS[form], sequence, encode_payload(kind, body))
+
+
+def fragment(data, mtu):
+    """Cut a byte stream into ATT values of at most MTU - 3 bytes (spec section 3)."""
     size = mtu - 3
     return [data[i:i + size] for i in range(0, len(data), size)]
 
 
-# --- the reassembler of wire-protocol.md §3 (for stream.json expectations) -------------------
-def reassemble(parts):
-    buf, frames, corrupt = b"".join(parts), [], 0
+# --------------------------------------------------------------------------- decoder
 
-    def scan(final):
-        nonlocal buf, corrupt
-        while buf:
-            i = buf.find(b"\xA5")
-            if i < 0:
-                buf = b""
-                return
-            buf = buf[i:]
-            if len(buf) < 8:
-                if final:
-                    buf = buf[1:]
-                    continue
-                return
-            length = buf[6] | buf[7] << 8
-            if buf[1] != 1 or length > 2048:
-                buf = buf[1:]
-                continue
-            total = 12 + length
-            if len(buf) < total:
-                if final:
-                    buf = buf[1:]
-                    continue
-                return
-            if zlib.crc32(buf[:8 + length]) == struct.unpack("<I", buf[8 + length:total])[0]:
-                frames.append(buf[:total])
-                buf = buf[total:]
-            else:
-                corrupt += 1
-                buf = buf[1:]
-
-    scan(False)
-    scan(True)  # the quiet-period timeout, fired once at the end
-    return frames, corrupt
+class DecodeError(Exception):
+    def __init__(self, code, detail=""):
+        super().__init__(code, detail)
+        self.code = code
+        self.detail = detail
 
 
-# --- valid vectors -----------------------------------------------------------------------------
-T0 = 1763590000
-ALL_COMMANDS = [0x0001, 0x0002, 0x0003, 0x0004, 0x0010, 0x0011, 0x0012, 0x0020, 0x0021,
-                0x0030, 0x0031, 0x0032, 0x0033, 0x0034, 0x0040, 0x0041, 0x00FF]
+def decode_frame(data):
+    """Whole-frame decode (spec section 8 frame codes). Header checks (marker, version,
+    payload length) come first, as in the scanning rules of section 3, then the length
+    sufficiency, then the CRC."""
+    data = bytes(data)
+    if len(data) >= 1 and data[0] != START_MARKER:
+        raise DecodeError("badStartMarker")
+    if len(data) < HEADER_SIZE:
+        raise DecodeError("truncatedFrame", "shorter than the header")
+    version, flags, sequence = data[1], data[2], data[3]
+    command, n = struct.unpack_from("<HH", data, 4)
+    if version != VERSION:
+        raise DecodeError("unsupportedVersion")
+    if n > MAX_PAYLOAD:
+        raise DecodeError("payloadTooLarge")
+    total = HEADER_SIZE + n + CRC_SIZE
+    if len(data) < total:
+        raise DecodeError("truncatedFrame")
+    if len(data) > total:
+        raise DecodeError("lengthMismatch")
+    (crc,) = struct.unpack_from("<I", data, HEADER_SIZE + n)
+    if crc != crc32(data[:HEADER_SIZE + n]):
+        raise DecodeError("crcMismatch")
+    return flags, sequence, command, data[HEADER_SIZE:HEADER_SIZE + n]
 
 
-def A(slot, hour, minute, repeat=0, label="", remark="", enabled=True, snooze=False):
-    return {"slot": slot, "enabled": enabled, "snooze": snooze, "hour": hour, "minute": minute,
-            "repeat": repeat, "label": label, "remark": remark}
+class Reader:
+    def __init__(self, data):
+        self.data = bytes(data)
+        self.pos = 0
+
+    def take(self, n):
+        if self.pos + n > len(self.data):
+            raise DecodeError("truncatedPayload")
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return b
+
+    def u8(self):
+        return self.take(1)[0]
+
+    def u16(self):
+        return struct.unpack("<H", self.take(2))[0]
+
+    def u32(self):
+        return struct.unpack("<I", self.take(4))[0]
+
+    def i16(self):
+        return struct.unpack("<h", self.take(2))[0]
+
+    def i32(self):
+        return struct.unpack("<i", self.take(4))[0]
+
+    def string(self, limit, too_long="stringTooLong"):
+        n = self.u8()
+        raw = self.take(n)
+        if n > limit:
+            raise DecodeError(too_long)
+        try:
+            return raw.decode("utf-8", errors="strict")
+        except UnicodeDecodeError:
+            raise DecodeError("invalidUTF8")
+
+    def end(self):
+        if self.pos != len(self.data):
+            raise DecodeError("trailingBytes")
 
 
-def C(type_, enabled, start, end, interval, alert, upper, lower):
-    return {"type": type_, "schedule": {"enabled": enabled, "startMinute": start, "endMinute": end, "intervalMinutes": interval},
+def check(cond, code, detail=""):
+    if not cond:
+        raise DecodeError(code, detail)
+
+
+def dec_empty(r):
+    return {}
+
+
+def dec_hello_request(r):
+    mn, mx, mtu, mp = r.u8(), r.u8(), r.u16(), r.u16()
+    check(mn >= 1, "valueOutOfRange", "minVersion")
+    check(mx >= mn, "valueOutOfRange", "maxVersion")
+    check(23 <= mtu <= 517, "valueOutOfRange", "attMTU")
+    check(256 <= mp <= 2048, "valueOutOfRange", "maxPayload")
+    return {"minVersion": mn, "maxVersion": mx, "attMTU": mtu, "maxPayload": mp}
+
+
+def dec_hello_response(r):
+    version = r.u8()
+    check(version >= 1, "valueOutOfRange", "version")
+    mp = r.u16()
+    check(256 <= mp <= 2048, "valueOutOfRange", "maxPayload")
+    win = r.u8()
+    check(1 <= win <= 32, "valueOutOfRange", "maxWindow")
+    n = r.u8()
+    cmds = [r.u16() for _ in range(n)]
+    return {"version": version, "maxPayload": mp, "maxWindow": win, "commands": cmds}
+
+
+def dec_device_info_response(r):
+    model = r.string(32)
+    firmware = r.string(32)
+    max_alarms = r.u8()
+    label_max = r.u8()
+    check(label_max <= 32, "valueOutOfRange", "labelMaxBytes")
+    remark_max = r.u8()
+    rule = r.u8()
+    check(rule <= 3, "valueOutOfRange", "statisticsRule")
+    features = r.u8()
+    check(features & 0xF8 == 0, "reservedBitsSet", "features")
+    types = r.u8()
+    check(types & 0xC0 == 0, "reservedBitsSet", "monitorTypes")
+    return {"model": model, "firmware": firmware, "capabilities": {
+        "maxAlarms": max_alarms, "labelMaxBytes": label_max, "remarkMaxBytes": remark_max,
+        "statisticsRule": rule, "supportsNaps": bool(features & 1),
+        "deletesSyncedRecords": bool(features & 2), "supportsLiveSleep": bool(features & 4),
+        "monitorTypes": [MONITOR_TYPES[t] for t in range(6) if types & (1 << t)]}}
+
+
+def dec_time_set_request(r):
+    utc = r.u32()
+    offset = r.i32()
+    check(-64800 <= offset <= 64800, "valueOutOfRange", "utcOffset")
+    zone = r.string(64)
+    body = {"utc": utc, "utcOffset": offset}
+    if zone:
+        body["zone"] = zone
+    return body
+
+
+def dec_battery_response(r):
+    level = r.u8()
+    check(level <= 100, "valueOutOfRange", "level")
+    state = r.u8()
+    check(state <= 3, "valueOutOfRange", "state")
+    return {"level": level, "state": BATTERY_STATES[state]}
+
+
+def dec_alarm(r):
+    slot = r.u8()
+    flags = r.u8()
+    check(flags & 0xFC == 0, "reservedBitsSet", "alarm flags")
+    hour = r.u8()
+    check(hour <= 23, "hourOutOfRange")
+    minute = r.u8()
+    check(minute <= 59, "minuteOutOfRange")
+    repeat = r.u8()
+    check(repeat & 0x80 == 0, "reservedBitsSet", "repeat")
+    label = r.string(32, "labelTooLong")
+    remark = r.string(255)
+    return {"slot": slot, "enabled": bool(flags & 1), "snooze": bool(flags & 2), "hour": hour,
+            "minute": minute, "repeat": repeat, "label": label, "remark": remark}
+
+
+def dec_alarm_table(r):
+    k = r.u8()
+    alarms, slots = [], set()
+    for _ in range(k):
+        a = dec_alarm(r)
+        check(a["slot"] not in slots, "duplicateSlot")
+        slots.add(a["slot"])
+        alarms.append(a)
+    return {"alarms": alarms}
+
+
+def dec_alarms_changed(r):
+    origin = r.u8()
+    check(origin <= 2, "valueOutOfRange", "origin")
+    return {"origin": ORIGINS[origin], **dec_alarm_table(r)}
+
+
+def dec_monitor_type(r):
+    t = r.u8()
+    check(t <= 5, "unknownMonitorType")
+    return MONITOR_TYPES[t]
+
+
+def dec_monitor_get_request(r):
+    return {"type": dec_monitor_type(r)}
+
+
+def dec_config(r):
+    t = dec_monitor_type(r)
+    flags = r.u8()
+    check(flags & 0xFC == 0, "reservedBitsSet", "monitor flags")
+    start = r.u16()
+    check(start <= 1439, "windowStartOutOfRange")
+    end = r.u16()
+    check(1 <= end <= 1440, "windowEndOutOfRange")
+    check(end > start, "windowEndNotAfterStart")
+    interval = r.u16()
+    check(interval % 5 == 0, "intervalNotMultipleOf5")
+    check(5 <= interval <= 1440, "intervalOutOfRange")
+    upper = r.i16()
+    lower = r.i16()
+    alert = bool(flags & 2)
+    check(not alert or lower < upper, "alertLimitsInverted")
+    return {"type": t,
+            "schedule": {"enabled": bool(flags & 1), "startMinute": start, "endMinute": end,
+                         "intervalMinutes": interval},
             "alert": {"enabled": alert, "upper": upper, "lower": lower}}
 
 
-def records(count, start=T0):
+def dec_sleep_query_request(r):
+    start, end = r.u32(), r.u32()
+    check(end > start, "rangeEndNotAfterStart")
+    window = r.u8()
+    check(1 <= window <= 32, "valueOutOfRange", "window")
+    body = {"start": start}
+    if end != OPEN_END:
+        body["end"] = end
+    body["window"] = window
+    return body
+
+
+def dec_sleep_query_response(r):
+    tid = r.u16()
+    check(tid >= 1, "valueOutOfRange", "transferId")
+    total = r.u32()
+    rpp = r.u8()
+    check(rpp >= 1, "valueOutOfRange", "recordsPerPage")
+    window = r.u8()
+    check(1 <= window <= 32, "valueOutOfRange", "window")
+    return {"transferId": tid, "total": total, "recordsPerPage": rpp, "window": window}
+
+
+def dec_record(r):
+    stage = r.u8()
+    check(stage <= 3, "unknownSleepStage")
+    start = r.u32()
+    duration = r.u16()
+    check(duration >= 1, "zeroDuration")
+    return {"stage": STAGES[stage], "start": start, "duration": duration}
+
+
+def dec_sleep_page(r):
+    tid, page, flags = r.u16(), r.u16(), r.u8()
+    check(flags & 0xFE == 0, "reservedBitsSet", "page flags")
+    k = r.u8()
+    check(k >= 1, "emptyPage")
+    records = [dec_record(r) for _ in range(k)]
+    return {"transferId": tid, "page": page, "last": bool(flags & 1), "records": records}
+
+
+def dec_sleep_page_ack(r):
+    tid, nxt, flags = r.u16(), r.u16(), r.u8()
+    check(flags & 0xFE == 0, "reservedBitsSet", "ack flags")
+    return {"transferId": tid, "nextExpected": nxt, "retransmit": bool(flags & 1)}
+
+
+def dec_sleep_commit_request(r):
+    start, end, count = r.u32(), r.u32(), r.u32()
+    check(end > start, "rangeEndNotAfterStart")
+    return {"start": start, "end": end, "count": count}
+
+
+def dec_sleep_commit_response(r):
+    return {"deleted": r.u32()}
+
+
+def dec_sleep_abort_request(r):
+    return {"transferId": r.u16()}
+
+
+def dec_live_subscribe_request(r):
+    e = r.u8()
+    check(e <= 1, "valueOutOfRange", "enable")
+    return {"enable": bool(e)}
+
+
+def dec_live_stage(r):
+    kind = r.u8()
+    check(kind <= 2, "valueOutOfRange", "kind")
+    stage = r.u8()
+    check(stage <= 3, "unknownSleepStage")
+    return {"kind": LIVE_KINDS[kind], "stage": STAGES[stage], "time": r.u32()}
+
+
+def dec_error(r):
+    status = r.u8()
+    check(status != 0, "valueOutOfRange", "status")
+    command, sequence = r.u16(), r.u8()
+    message = r.string(200)
+    # Receivers treat an unknown status code as INTERNAL (spec section 5).
+    name = STATUSES[status] if status < len(STATUSES) else "internal"
+    return {"status": name, "command": command, "sequence": sequence, "message": message}
+
+
+DECODERS = {
+    "hello.request": dec_hello_request,
+    "hello.response": dec_hello_response,
+    "deviceInfo.request": dec_empty,
+    "deviceInfo.response": dec_device_info_response,
+    "timeSet.request": dec_time_set_request,
+    "timeSet.response": dec_empty,
+    "battery.request": dec_empty,
+    "battery.response": dec_battery_response,
+    "alarmsGet.request": dec_empty,
+    "alarmsGet.response": dec_alarm_table,
+    "alarmsSet.request": dec_alarm_table,
+    "alarmsSet.response": dec_empty,
+    "alarmsChanged.event": dec_alarms_changed,
+    "alarmsChanged.eventAck": dec_empty,
+    "monitorGet.request": dec_monitor_get_request,
+    "monitorGet.response": dec_config,
+    "monitorSet.request": dec_config,
+    "monitorSet.response": dec_empty,
+    "sleepQuery.request": dec_sleep_query_request,
+    "sleepQuery.response": dec_sleep_query_response,
+    "sleepPage.stream": dec_sleep_page,
+    "sleepPageAck.request": dec_sleep_page_ack,
+    "sleepCommit.request": dec_sleep_commit_request,
+    "sleepCommit.response": dec_sleep_commit_response,
+    "sleepAbort.request": dec_sleep_abort_request,
+    "sleepAbort.response": dec_empty,
+    "liveSubscribe.request": dec_live_subscribe_request,
+    "liveSubscribe.response": dec_empty,
+    "liveStage.event": dec_live_stage,
+    "liveStage.eventAck": dec_empty,
+    "error.response": dec_error,
+    "error.nack": dec_error,
+}
+assert set(DECODERS) == set(ENCODERS)
+
+
+def kind_of(command, flags):
+    name = COMMAND_NAMES.get(command)
+    if name is None:
+        raise DecodeError("unknownCommand")
+    form = DIRECTIONS[name].get(flags & (FLAG_RESPONSE | FLAG_EVENT))  # bits 2-7 ignored
+    if form is None:
+        raise DecodeError("unexpectedDirection")
+    return name + "." + form
+
+
+def decode_message(data):
+    """Frame bytes -> (kind, sequence, body), or DecodeError."""
+    flags, sequence, command, payload = decode_frame(data)
+    kind = kind_of(command, flags)
+    r = Reader(payload)
+    body = DECODERS[kind](r)
+    r.end()
+    return kind, sequence, body
+
+
+# --------------------------------------------------------------------------- reassembler
+
+class Reassembler:
+    """Receiving rules of spec section 3, steps 1-3, plus the partial-frame timeout."""
+
+    def __init__(self, max_payload=MAX_PAYLOAD, timeout_mode="once"):
+        self.buf = bytearray()
+        self.frames = []
+        self.corrupt = 0
+        self.garbage = 0
+        self.max_payload = max_payload
+        self.timeout_mode = timeout_mode
+
+    def feed(self, chunk):
+        self.buf += chunk
+        self._scan()
+
+    def _scan(self):
+        """Run steps 1-3 until they wait for bytes. Returns True when a partial frame (an
+        0xA5 at buf[0] whose header or frame is incomplete) is pending."""
+        while True:
+            # 1. discard bytes up to the next 0xA5
+            i = self.buf.find(START_MARKER)
+            if i < 0:
+                self.garbage += len(self.buf)
+                del self.buf[:]
+                return False
+            self.garbage += i
+            del self.buf[:i]
+            # 2. header
+            if len(self.buf) < HEADER_SIZE:
+                return True
+            version = self.buf[1]
+            (n,) = struct.unpack_from("<H", self.buf, 6)
+            if version != VERSION or n > self.max_payload:
+                self.garbage += 1
+                del self.buf[:1]
+                continue
+            # 3. whole frame, CRC
+            total = HEADER_SIZE + n + CRC_SIZE
+            if len(self.buf) < total:
+                return True
+            (crc,) = struct.unpack_from("<I", self.buf, HEADER_SIZE + n)
+            if crc == crc32(self.buf[:HEADER_SIZE + n]):
+                self.frames.append(bytes(self.buf[:total]))
+                del self.buf[:total]
+            else:
+                self.corrupt += 1
+                self.garbage += 1
+                del self.buf[:1]
+
+    def timeout(self):
+        """No byte for 1000 ms: discard the pending frame's 0xA5, rescan the rest (delivering
+        complete frames), discard what remains.
+
+        mode "once": one rescan, then whatever is still pending is discarded.
+        mode "repeat": each further pending partial frame is abandoned the same way, so
+        complete frames behind it are still found. The vectors are built so that both
+        readings agree (the generator asserts it)."""
+        if not self.buf:
+            return
+        assert self.buf[0] == START_MARKER
+        self.garbage += 1
+        del self.buf[:1]
+        pending = self._scan()
+        while pending and self.timeout_mode == "repeat":
+            self.garbage += 1
+            del self.buf[:1]
+            pending = self._scan()
+        self.garbage += len(self.buf)
+        del self.buf[:]
+
+
+def reassemble(chunks, mode="once"):
+    r = Reassembler(timeout_mode=mode)
+    for c in chunks:
+        r.feed(c)
+    r.timeout()
+    return r.frames, r.corrupt
+
+
+# --------------------------------------------------------------------------- sample data
+
+T0 = 1763000000  # 2025-11-13 02:13:20 UTC
+
+
+def alarm(slot, enabled, snooze, hour, minute, repeat, label, remark):
+    return {"slot": slot, "enabled": enabled, "snooze": snooze, "hour": hour,
+            "minute": minute, "repeat": repeat, "label": label, "remark": remark}
+
+
+def config(type_, sched_on, start, end, interval, alert_on, upper, lower):
+    return {"type": type_,
+            "schedule": {"enabled": sched_on, "startMinute": start, "endMinute": end,
+                         "intervalMinutes": interval},
+            "alert": {"enabled": alert_on, "upper": upper, "lower": lower}}
+
+
+def record(stage, start, duration):
+    return {"stage": stage, "start": start, "duration": duration}
+
+
+def error_body(status, command, sequence, message):
+    return {"status": status, "command": command, "sequence": sequence, "message": message}
+
+
+def device_info(model, firmware, max_alarms, label_max, remark_max, rule, naps, deletes, live,
+                types):
+    return {"model": model, "firmware": firmware, "capabilities": {
+        "maxAlarms": max_alarms, "labelMaxBytes": label_max, "remarkMaxBytes": remark_max,
+        "statisticsRule": rule, "supportsNaps": naps, "deletesSyncedRecords": deletes,
+        "supportsLiveSleep": live, "monitorTypes": types}}
+
+
+A_WORK = alarm(0, True, True, 7, 0, 0x1F, "Work", "Morning alarm")
+A_WEEKEND = alarm(1, True, False, 9, 30, 0x60, "Wochenende", "Brötchen holen")
+A_MED = alarm(2, True, True, 8, 15, 0x7F, "Medizin 💊", "Blutdruck-Tablette")
+A_CN = alarm(3, False, False, 21, 45, 0x7F, "吃药", "饭后半小时")
+A_ONCE = alarm(4, True, False, 5, 40, 0x00, "Flight", "Terminal 2, gate B")
+A_EMPTY = alarm(9, True, True, 23, 59, 0x15, "", "")
+A_LABEL32 = alarm(10, True, False, 12, 0, 0x1F, "Physiotherapie & Dehnübungen 3x", "")
+A_PILLS32 = alarm(11, True, True, 20, 0, 0x7F, "💊" * 8, "💊")
+A_REMARK255 = alarm(255, False, True, 0, 0, 0x41, "max remark", ("Remark " * 37)[:255])
+assert len(A_LABEL32["label"].encode()) == 32
+assert len(A_PILLS32["label"].encode()) == 32
+assert len(A_REMARK255["remark"].encode()) == 255
+
+
+def utf8_exact(text, size):
+    """`text` repeated and cut at a character boundary, padded with '.' to `size` bytes."""
+    out = ""
+    for ch in text * (size // max(1, len(text)) + 2):
+        if len((out + ch).encode()) > size:
+            break
+        out += ch
+    out += "." * (size - len(out.encode()))
+    assert len(out.encode()) == size
+    return out
+
+
+MESSAGE_200 = utf8_exact("slot 3: label is 40 bytes, limit 32 – Grenze überschritten; 标签太长. ", 200)
+
+ALL_COMMAND_IDS = sorted(COMMANDS.values())
+
+
+def sleep_records(rng, count, start):
+    """`count` consecutive records cycling through all four stages."""
     out, t = [], start
+    cycle = ["awake", "light", "deep", "light", "rem"]
     for i in range(count):
-        duration = 60 + (i * 137) % 1500
-        out.append({"stage": STAGE[(i * 3 + 1) % 4], "start": t, "duration": duration})
+        stage = cycle[i % len(cycle)]
+        duration = rng.randrange(60, 3600) if stage != "awake" else rng.randrange(30, 600)
+        out.append(record(stage, t, duration))
         t += duration
     return out
 
 
-CAPS = {"maxAlarms": 10, "labelMaxBytes": 32, "remarkMaxBytes": 64, "statisticsRule": 1, "supportsNaps": True,
-        "deletesSyncedRecords": False, "supportsLiveSleep": True, "monitorTypes": MONITOR}
+# --------------------------------------------------------------------------- valid vectors
 
-VALID = [
-    ("central greets the watch", "hello.request", 0, {"minVersion": 1, "maxVersion": 1, "attMTU": 247, "maxPayload": 2048}),
-    ("central that also speaks version 2, at the minimum MTU", "hello.request", 0, {"minVersion": 1, "maxVersion": 2, "attMTU": 23, "maxPayload": 256}),
-    ("watch implementing every command", "hello.response", 0, {"version": 1, "maxPayload": 2048, "maxWindow": 16, "commands": ALL_COMMANDS}),
-    ("watch without sleep transfer or live events", "hello.response", 7, {"version": 1, "maxPayload": 512, "maxWindow": 1, "commands": [1, 2, 3, 4, 0x10, 0x11, 0x12, 0xFF]}),
-    ("device info request", "deviceInfo.request", 1, {}),
-    ("a 10-alarm watch with every monitor", "deviceInfo.response", 1, {"model": "TS-W10", "firmware": "2.4.1", "capabilities": CAPS}),
-    ("a watch without remarks, monitors or naps that deletes synced data", "deviceInfo.response", 200,
-     {"model": "TopStep Band 3", "firmware": "0.9.17-beta", "capabilities": {"maxAlarms": 5, "labelMaxBytes": 16, "remarkMaxBytes": 0, "statisticsRule": 3,
-      "supportsNaps": False, "deletesSyncedRecords": True, "supportsLiveSleep": False, "monitorTypes": []}}),
-    ("time in Berlin (CET)", "timeSet.request", 2, {"utc": 1763600000, "utcOffset": 3600, "zone": "Europe/Berlin"}),
-    ("time in New York without a zone name", "timeSet.request", 3, {"utc": 1763600000, "utcOffset": -18000}),
-    ("time set answered", "timeSet.response", 2, {}),
-    ("battery request", "battery.request", 4, {}),
-    ("battery discharging", "battery.response", 4, {"level": 87, "state": "discharging"}),
-    ("battery full", "battery.response", 5, {"level": 100, "state": "full"}),
-    ("battery charging, empty", "battery.response", 6, {"level": 0, "state": "charging"}),
-    ("battery state unknown", "battery.response", 7, {"level": 50, "state": "unknown"}),
-    ("alarms request", "alarmsGet.request", 8, {}),
-    ("no alarms", "alarmsGet.response", 8, {"alarms": []}),
-    ("one workday alarm", "alarmsGet.response", 9, {"alarms": [A(0, 7, 0, 0x1F, "Work", "Morning alarm", snooze=True)]}),
-    ("several alarms with UTF-8 labels and every repeat composite", "alarmsGet.response", 10, {"alarms": [
-        A(0, 6, 30, 0x1F, "Work", "Morning alarm", snooze=True),
-        A(1, 9, 0, 0x60, "Weekend"),
-        A(2, 21, 45, 0x7F, "Medizin 💊", "吃药", enabled=False),
-        A(7, 23, 59, 0x00, "", ""),
-        A(255, 0, 0, 0x15, "x" * 32, "r" * 64, snooze=True)]}),
-    ("set two alarms", "alarmsSet.request", 3, {"alarms": [A(0, 7, 0, 0x1F, "Work", "Morning alarm", snooze=True), A(1, 9, 0, 0x60, "Weekend")]}),
-    ("clear every alarm", "alarmsSet.request", 4, {"alarms": []}),
-    ("alarms set answered", "alarmsSet.response", 3, {}),
-    ("edited on the watch", "alarmsChanged.event", 0, {"origin": "watch", "alarms": [A(0, 7, 15, 0x1F, "Work", "", snooze=True)]}),
-    ("a once-alarm rang and switched off", "alarmsChanged.event", 1, {"origin": "onceAlarmFired", "alarms": [A(3, 5, 0, 0, "Flight", "LH 123", enabled=False)]}),
-    ("set by another central: table cleared", "alarmsChanged.event", 2, {"origin": "otherCentral", "alarms": []}),
-    ("alarms change acknowledged", "alarmsChanged.eventAck", 2, {}),
-] + [
-    ("read the %s config" % t, "monitorGet.request", 20 + i, {"type": t}) for i, t in enumerate(MONITOR)
-] + [
-    ("heart rate all day every 10 min, alerts 45–120 bpm", "monitorGet.response", 20, C("heartRate", True, 0, 1440, 10, True, 120, 45)),
-    ("SpO2 at night", "monitorGet.response", 21, C("spo2", True, 0, 420, 30, True, 100, 90)),
-    ("blood pressure off", "monitorGet.response", 22, C("bloodPressure", False, 480, 1320, 60, False, 140, 90)),
-    ("stress in working hours", "monitorGet.response", 23, C("stress", True, 540, 1020, 5, False, 80, 0)),
-    ("temperature with tenth-degree limits", "monitorGet.response", 24, C("temperature", True, 0, 1440, 1440, True, 380, 355)),
-    ("sleep monitoring", "monitorGet.response", 25, C("sleep", True, 1200, 1440, 5, False, 0, 0)),
-    ("set heart rate", "monitorSet.request", 30, C("heartRate", True, 480, 1320, 15, True, 130, 40)),
-    ("inverted limits are fine while the alert is off", "monitorSet.request", 31, C("stress", True, 0, 1440, 30, False, 10, 90)),
-    ("negative limits", "monitorSet.request", 32, C("temperature", False, 0, 1, 5, True, -5, -300)),
-    ("monitor set answered", "monitorSet.response", 30, {}),
-    ("a week of records", "sleepQuery.request", 40, {"start": 1763000000, "end": 1763600000, "window": 8}),
-    ("everything from a start time", "sleepQuery.request", 41, {"start": 1763000000, "window": 32}),
-    ("a one-second range, stop-and-wait", "sleepQuery.request", 42, {"start": 0, "end": 1, "window": 1}),
-    ("1260 records in pages of 67", "sleepQuery.response", 40, {"transferId": 7, "total": 1260, "recordsPerPage": 67, "window": 8}),
-    ("nothing in the range", "sleepQuery.response", 41, {"transferId": 65535, "total": 0, "recordsPerPage": 1, "window": 1}),
-    ("a page of one record, the last", "sleepPage.stream", 0, {"transferId": 7, "page": 0, "last": True, "records": [{"stage": "deep", "start": T0, "duration": 1}]}),
-    ("a full page of 33 records", "sleepPage.stream", 1, {"transferId": 7, "page": 3, "last": False, "records": records(33)}),
-    ("a page of 67 records (two notifications at MTU 247)", "sleepPage.stream", 2, {"transferId": 9, "page": 18, "last": False, "records": records(67, T0 + 86400)}),
-    ("the last page, 100 records, longest duration", "sleepPage.stream", 255, {"transferId": 9, "page": 65535, "last": True,
-     "records": records(99, 1600000000) + [{"stage": "awake", "start": 4294967295, "duration": 65535}]}),
-    ("cumulative page ack", "sleepPageAck.request", 50, {"transferId": 7, "nextExpected": 4, "retransmit": False}),
-    ("go back to page 5", "sleepPageAck.request", 51, {"transferId": 7, "nextExpected": 5, "retransmit": True}),
-    ("final page ack", "sleepPageAck.request", 52, {"transferId": 7, "nextExpected": 19, "retransmit": False}),
-    ("commit a week", "sleepCommit.request", 60, {"start": 1763000000, "end": 1763600000, "count": 1260}),
-    ("the watch deleted what was committed", "sleepCommit.response", 60, {"deleted": 1260}),
-    ("a watch that keeps synced data", "sleepCommit.response", 61, {"deleted": 0}),
-    ("abort a transfer", "sleepAbort.request", 70, {"transferId": 7}),
-    ("abort answered", "sleepAbort.response", 70, {}),
-    ("subscribe to live stages", "liveSubscribe.request", 80, {"enable": True}),
-    ("unsubscribe", "liveSubscribe.request", 81, {"enable": False}),
-    ("subscription answered", "liveSubscribe.response", 80, {}),
-    ("fell asleep", "liveStage.event", 3, {"kind": "fellAsleep", "stage": "light", "time": T0}),
-    ("into deep sleep", "liveStage.event", 4, {"kind": "stageChanged", "stage": "deep", "time": T0 + 1500}),
-    ("into REM", "liveStage.event", 5, {"kind": "stageChanged", "stage": "rem", "time": T0 + 5400}),
-    ("woke up", "liveStage.event", 6, {"kind": "wokeUp", "stage": "awake", "time": T0 + 27000}),
-    ("live stage acknowledged", "liveStage.eventAck", 6, {}),
-    ("hour out of range", "error.response", 3, {"status": "invalidValue", "command": 0x11, "sequence": 3, "message": "slot 3: hour 24 is out of range 0…23"}),
-    ("too many alarms", "error.response", 4, {"status": "limitExceeded", "command": 0x11, "sequence": 4, "message": "11 alarms given, but this watch holds at most 10"}),
-    ("busy, no message", "error.response", 5, {"status": "busy", "command": 0x10, "sequence": 5, "message": ""}),
-    ("count mismatch with a 200-byte message", "error.response", 6, {"status": "countMismatch", "command": 0x33, "sequence": 6, "message": "m" * 200}),
-    ("NACK of a corrupt frame", "error.nack", 9, {"status": "crcMismatch", "command": 0x11, "sequence": 12, "message": "frame arrived with a bad CRC"}),
-    ("NACK naming an unknown command", "error.nack", 10, {"status": "crcMismatch", "command": 0xFFFF, "sequence": 0, "message": ""}),
-]
+def valid_vectors():
+    rng = random.Random(20251113)
+    vs = []
+
+    def v(name, kind, sequence, body):
+        vs.append((name, kind, sequence, body))
+
+    # HELLO
+    v("central greets the watch", "hello.request", 0,
+      {"minVersion": 1, "maxVersion": 1, "attMTU": 247, "maxPayload": 2048})
+    v("hello with the smallest MTU and payload", "hello.request", 0,
+      {"minVersion": 1, "maxVersion": 1, "attMTU": 23, "maxPayload": 256})
+    v("hello from a central speaking versions 1 to 3, MTU 517", "hello.request", 255,
+      {"minVersion": 1, "maxVersion": 3, "attMTU": 517, "maxPayload": 512})
+    v("watch answers hello with every command of section 6", "hello.response", 0,
+      {"version": 1, "maxPayload": 2048, "maxWindow": 16, "commands": ALL_COMMAND_IDS})
+    v("watch without live sleep, smallest limits", "hello.response", 1,
+      {"version": 1, "maxPayload": 256, "maxWindow": 1,
+       "commands": [c for c in ALL_COMMAND_IDS if c not in (0x0040, 0x0041)]})
+    v("watch listing a vendor extension command", "hello.response", 200,
+      {"version": 1, "maxPayload": 1024, "maxWindow": 32,
+       "commands": ALL_COMMAND_IDS + [0x8001]})
+
+    # DEVICE_INFO
+    v("device info request", "deviceInfo.request", 1, {})
+    v("device info request, sequence 255", "deviceInfo.request", 255, {})
+    v("full-featured watch", "deviceInfo.response", 1,
+      device_info("TS-W10", "2.4.1", 10, 32, 64, 1, True, False, True, list(MONITOR_TYPES)))
+    v("watch without remarks and without monitors", "deviceInfo.response", 2,
+      device_info("TS-B2", "1.0.0", 5, 16, 0, 0, False, True, False, []))
+    v("watch without alarms, rule 3, 32-byte model", "deviceInfo.response", 77,
+      device_info("TopStep Fitness Band Pro Max 2 X", "3.10.12-beta+build.20251113",
+                  0, 0, 255, 3, True, True, True, ["heartRate", "sleep"]))
+    v("watch with UTF-8 model and some monitors", "deviceInfo.response", 128,
+      device_info("Uhr Ü7", "0.9", 255, 20, 100, 2, False, False, False,
+                  ["spo2", "stress", "temperature"]))
+
+    # TIME_SET
+    v("time with Berlin zone", "timeSet.request", 2,
+      {"utc": 1763600000, "utcOffset": 3600, "zone": "Europe/Berlin"})
+    v("time without zone", "timeSet.request", 3, {"utc": 1763000123, "utcOffset": 0})
+    v("time with negative offset", "timeSet.request", 4,
+      {"utc": 1763012345, "utcOffset": -18000, "zone": "America/New_York"})
+    v("time with half-hour offset", "timeSet.request", 5,
+      {"utc": 1763020000, "utcOffset": 19800, "zone": "Asia/Kolkata"})
+    v("time with offset -64800, no zone", "timeSet.request", 6,
+      {"utc": 1763030000, "utcOffset": -64800})
+    v("time with offset +64800 and a 64-byte zone", "timeSet.request", 7,
+      {"utc": 1763040000, "utcOffset": 64800, "zone": "Etc/" + "Z" * 60})
+    v("time set done", "timeSet.response", 2, {})
+
+    # BATTERY
+    v("battery request", "battery.request", 8, {})
+    v("battery discharging", "battery.response", 8, {"level": 87, "state": "discharging"})
+    v("battery charging", "battery.response", 9, {"level": 42, "state": "charging"})
+    v("battery full", "battery.response", 10, {"level": 100, "state": "full"})
+    v("battery unknown, level 0", "battery.response", 11, {"level": 0, "state": "unknown"})
+
+    # ALARMS
+    v("alarms get request", "alarmsGet.request", 12, {})
+    v("empty alarm table", "alarmsGet.response", 12, {"alarms": []})
+    v("one alarm", "alarmsGet.response", 13, {"alarms": [A_WORK]})
+    v("several alarms with UTF-8 labels", "alarmsGet.response", 14,
+      {"alarms": [A_WORK, A_WEEKEND, A_MED, A_CN, A_ONCE]})
+    v("clear all alarms", "alarmsSet.request", 0, {"alarms": []})
+    v("set one alarm, workdays", "alarmsSet.request", 3, {"alarms": [A_WORK]})
+    v("set several alarms: once, weekend, every day, multi-byte labels", "alarmsSet.request",
+      255, {"alarms": [A_ONCE, A_WEEKEND, A_MED, A_CN]})
+    v("set alarms with 32-byte labels, empty label and remark, 255-byte remark",
+      "alarmsSet.request", 15, {"alarms": [A_LABEL32, A_PILLS32, A_EMPTY, A_REMARK255]})
+    v("alarms set done", "alarmsSet.response", 15, {})
+    v("alarm edited on the watch", "alarmsChanged.event", 0,
+      {"origin": "watch", "alarms": [A_WORK, dict(A_MED, hour=8, minute=30)]})
+    v("alarms set by another central", "alarmsChanged.event", 1,
+      {"origin": "otherCentral", "alarms": [A_CN]})
+    v("once alarm rang and turned off", "alarmsChanged.event", 2,
+      {"origin": "onceAlarmFired", "alarms": [A_WORK, dict(A_ONCE, enabled=False)]})
+    v("all alarms deleted on the watch", "alarmsChanged.event", 3,
+      {"origin": "watch", "alarms": []})
+    v("alarms changed acknowledged", "alarmsChanged.eventAck", 2, {})
+
+    # MONITORS
+    for i, t in enumerate(MONITOR_TYPES):
+        v("monitor get " + t, "monitorGet.request", 20 + i, {"type": t})
+    configs = [
+        ("heart rate all day every 10 min, alert 45..120",
+         config("heartRate", True, 0, 1440, 10, True, 120, 45)),
+        ("SpO2 at night every 30 min, alert below 90",
+         config("spo2", True, 0, 420, 30, True, 100, 90)),
+        ("blood pressure daytime hourly", config("bloodPressure", True, 480, 1320, 60, True, 140, 90)),
+        ("stress, alert disabled", config("stress", True, 540, 1080, 30, False, 80, 0)),
+        ("temperature every 5 min, tenths of a degree",
+         config("temperature", True, 0, 1440, 5, True, 380, 350)),
+        ("sleep monitoring, limits unused", config("sleep", True, 0, 600, 5, False, 0, 0)),
+    ]
+    for i, (name, c) in enumerate(configs):
+        v("monitor set " + name, "monitorSet.request", 30 + i, c)
+    v("monitor set: inverted limits are fine with the alert disabled", "monitorSet.request", 36,
+      config("heartRate", False, 0, 1440, 10, False, 40, 120))
+    v("monitor set: equal limits with the alert disabled", "monitorSet.request", 37,
+      config("spo2", False, 0, 1440, 60, False, 95, 95))
+    v("monitor set: negative limits (i16)", "monitorSet.request", 38,
+      config("temperature", False, 1439, 1440, 1440, True, -10, -300))
+    v("monitor set: shortest window, interval 5", "monitorSet.request", 39,
+      config("stress", True, 0, 1, 5, True, 1, 0))
+    v("monitor set done", "monitorSet.response", 30, {})
+    v("monitor get response heart rate", "monitorGet.response", 20, configs[0][1])
+    v("monitor get response temperature", "monitorGet.response", 24, configs[4][1])
+    v("monitor get response sleep", "monitorGet.response", 25, configs[5][1])
+
+    # SLEEP
+    v("sleep query with end", "sleepQuery.request", 40,
+      {"start": 1763000000, "end": 1763600000, "window": 8})
+    v("sleep query without end", "sleepQuery.request", 41, {"start": 1762900000, "window": 32})
+    v("sleep query from 0, window 1", "sleepQuery.request", 42,
+      {"start": 0, "end": 1, "window": 1})
+    v("sleep query answer", "sleepQuery.response", 40,
+      {"transferId": 7, "total": 1260, "recordsPerPage": 67, "window": 8})
+    v("sleep query answer, nothing to send", "sleepQuery.response", 41,
+      {"transferId": 8, "total": 0, "recordsPerPage": 33, "window": 4})
+    v("sleep query answer, transfer 65535, one record", "sleepQuery.response", 42,
+      {"transferId": 65535, "total": 1, "recordsPerPage": 255, "window": 1})
+
+    night = sleep_records(rng, 255, T0 - 6 * 3600)
+    v("sleep page with one record, last", "sleepPage.stream", 0,
+      {"transferId": 9, "page": 0, "last": True,
+       "records": [record("deep", T0, 1800)]})
+    v("sleep page with 33 records, all four stages", "sleepPage.stream", 1,
+      {"transferId": 7, "page": 0, "last": False, "records": night[:33]})
+    v("sleep page with 67 records (two notifications at MTU 247)", "sleepPage.stream", 2,
+      {"transferId": 7, "page": 1, "last": False, "records": night[33:100]})
+    v("last sleep page with 100 records", "sleepPage.stream", 255,
+      {"transferId": 7, "page": 18, "last": True, "records": night[:100]})
+    v("sleep page with 255 records, largest page", "sleepPage.stream", 3,
+      {"transferId": 300, "page": 65534, "last": True, "records": night})
+    v("sleep page with extreme record values", "sleepPage.stream", 4,
+      {"transferId": 1, "page": 2, "last": False,
+       "records": [record("awake", 0, 1), record("rem", 0xFFFFFFFF, 65535),
+                   record("light", T0, 0x01A5)]})
+    v("page ack", "sleepPageAck.request", 43,
+      {"transferId": 7, "nextExpected": 4, "retransmit": False})
+    v("page ack with retransmit", "sleepPageAck.request", 44,
+      {"transferId": 7, "nextExpected": 5, "retransmit": True})
+    v("final page ack", "sleepPageAck.request", 45,
+      {"transferId": 65535, "nextExpected": 65535, "retransmit": False})
+    v("page ack, nothing received yet", "sleepPageAck.request", 46,
+      {"transferId": 1, "nextExpected": 0, "retransmit": True})
+    v("sleep commit", "sleepCommit.request", 47,
+      {"start": 1763000000, "end": 1763600000, "count": 1260})
+    v("sleep commit of an empty range", "sleepCommit.request", 48,
+      {"start": 1763000000, "end": 1763000001, "count": 0})
+    v("sleep commit answer, records deleted", "sleepCommit.response", 47, {"deleted": 1260})
+    v("sleep commit answer, watch keeps records", "sleepCommit.response", 48, {"deleted": 0})
+    v("sleep abort", "sleepAbort.request", 49, {"transferId": 7})
+    v("sleep abort done", "sleepAbort.response", 49, {})
+
+    # LIVE
+    v("live subscribe", "liveSubscribe.request", 50, {"enable": True})
+    v("live unsubscribe", "liveSubscribe.request", 51, {"enable": False})
+    v("live subscribe done", "liveSubscribe.response", 50, {})
+    v("fell asleep", "liveStage.event", 5,
+      {"kind": "fellAsleep", "stage": "light", "time": 1763590000})
+    v("stage changed to deep", "liveStage.event", 6,
+      {"kind": "stageChanged", "stage": "deep", "time": 1763591200})
+    v("stage changed to REM", "liveStage.event", 7,
+      {"kind": "stageChanged", "stage": "rem", "time": 1763595000})
+    v("woke up", "liveStage.event", 8, {"kind": "wokeUp", "stage": "awake", "time": 1763612000})
+    v("live stage acknowledged", "liveStage.eventAck", 8, {})
+
+    # ERROR
+    v("error: alarm hour out of range", "error.response", 3,
+      error_body("invalidValue", 0x0011, 3, "slot 3: hour 24 is out of range 0…23"))
+    v("error: busy during a sleep transfer", "error.response", 60,
+      error_body("busy", 0x0002, 60, "sleep transfer 7 running"))
+    v("error: unknown command, empty message", "error.response", 61,
+      error_body("unknownCommand", 0x0099, 61, ""))
+    v("error: label limit, 200-byte message", "error.response", 62,
+      error_body("limitExceeded", 0x0011, 62, MESSAGE_200))
+    v("error: hello required", "error.response", 0,
+      error_body("helloRequired", 0x0010, 0, "send HELLO first"))
+    v("error: count mismatch", "error.response", 47,
+      error_body("countMismatch", 0x0033, 47, "watch has 1259 records in range, central 1260"))
+    for i, st in enumerate(["badLength", "unsupportedVersion", "notSupported",
+                            "unknownTransfer", "internal"]):
+        v("error status " + st, "error.response", 70 + i,
+          error_body(st, [0x0001, 0x0001, 0x0020, 0x0032, 0x0033][i], 70 + i, st))
+    v("NACK of a corrupt frame", "error.nack", 9,
+      error_body("crcMismatch", 0x0011, 4, "CRC mismatch"))
+    v("NACK naming an unknown command", "error.nack", 255,
+      error_body("crcMismatch", 0xFFFF, 0, ""))
+    return vs
 
 
-# --- invalid vectors ---------------------------------------------------------------------------
-def raw(kind, seq, body_bytes):
-    name, form = kind.split(".")
-    return frame(FORM_FLAGS[form], seq, CMD[name], body_bytes)
+def build_valid():
+    out = []
+    for name, kind, sequence, body in valid_vectors():
+        frame = frame_for(kind, sequence, body)
+        dkind, dseq, dbody = decode_message(frame)
+        assert (dkind, dseq) == (kind, sequence), (name, dkind, dseq)
+        assert dbody == body, (name, dbody, body)
+        # re-encode the decoded body: byte-exact round trip
+        assert frame_for(dkind, dseq, dbody) == frame, name
+        assert len(frame) <= HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+        out.append({
+            "name": name,
+            "kind": kind,
+            "sequence": sequence,
+            "body": dbody,  # decoder builds keys in the README's order
+            "frame": frame.hex(),
+            "fragments": {str(m): [c.hex() for c in fragment(frame, m)] for m in MTUS},
+        })
+    names = [v["name"] for v in out]
+    assert len(names) == len(set(names)), "duplicate vector names"
+    return out
 
 
-def pay(kind, body):
-    return payload(kind, body)
+# --------------------------------------------------------------------------- invalid vectors
+
+def set_byte(data, offset, value):
+    b = bytearray(data)
+    b[offset] = value
+    return bytes(b)
 
 
-GOOD = message_frame("battery.request", 9, {})
-ALARM_OK = A(1, 7, 0, 0x1F, "Work", "")
-CFG_OK = C("heartRate", True, 0, 1440, 10, True, 120, 45)
+def set_bytes(data, offset, values):
+    b = bytearray(data)
+    b[offset:offset + len(values)] = values
+    return bytes(b)
 
 
-def with_alarm(**changes):
-    a = dict(ALARM_OK)
-    a.update(changes)
-    return table([a])
+def build_invalid():
+    out = []
 
-
-def cfg(**changes):
-    c = json.loads(json.dumps(CFG_OK))
-    for key, value in changes.items():
-        if key in c["schedule"]:
-            c["schedule"][key] = value
+    def frame_case(name, data, error):
+        try:
+            decode_frame(data)
+        except DecodeError as e:
+            assert e.code == error, (name, e.code, error)
         else:
-            c["alert"][key] = value
-    return config(c)
+            raise AssertionError("frame vector decodes: " + name)
+        out.append({"name": name, "layer": "frame", "input": bytes(data).hex(), "error": error})
 
-
-def bad_crc(data):
-    return data[:-1] + bytes([data[-1] ^ 0x01])
-
-
-page_one = pay("sleepPage.stream", {"transferId": 7, "page": 0, "last": False, "records": records(1)})
-INVALID = [
-    # frame layer
-    ("bad CRC", "frame", bad_crc(GOOD), "crcMismatch"),
-    ("header only", "frame", GOOD[:8][:6] + b"\x02\x00", "truncatedFrame"),
-    ("header and half the payload", "frame", message_frame("battery.response", 1, {"level": 5, "state": "full"})[:9], "truncatedFrame"),
-    ("five bytes", "frame", GOOD[:5], "truncatedFrame"),
-    ("one byte after the CRC", "frame", GOOD + b"\x00", "lengthMismatch"),
-    ("bad start marker", "frame", b"\x5A" + GOOD[1:], "badStartMarker"),
-    ("protocol version 2", "frame", frame(0, 0, 4, b"")[:1] + b"\x02" + frame(0, 0, 4, b"")[2:], "unsupportedVersion"),
-    ("payload length 2049", "frame", bytes([0xA5, 1, 0, 0, 0x31, 0]) + u16(2049) + b"\x00" * 2053, "payloadTooLarge"),
-    # payload layer, one or more per command
-    ("unknown command 0x0099", "payload", frame(0, 0, 0x0099, b""), "unknownCommand"),
-    ("vendor command 0x8001", "payload", frame(0, 1, 0x8001, b"\x01"), "unknownCommand"),
-    ("sleep page marked RESPONSE", "payload", frame(0x01, 0, CMD["sleepPage"], page_one), "unexpectedDirection"),
-    ("a request marked EVENT", "payload", frame(0x02, 0, CMD["battery"], b""), "unexpectedDirection"),
-    ("RESPONSE and EVENT together", "payload", frame(0x03, 0, CMD["alarmsChanged"], pay("alarmsChanged.event", {"origin": "watch", "alarms": []})), "unexpectedDirection"),
-    ("live stage without the EVENT flag", "payload", frame(0x00, 0, CMD["liveStage"], pay("liveStage.event", {"kind": "wokeUp", "stage": "awake", "time": T0})), "unexpectedDirection"),
-    ("hello: maxVersion below minVersion", "payload", raw("hello.request", 0, u8(2) + u8(1) + u16(247) + u16(2048)), "valueOutOfRange"),
-    ("hello: ATT MTU 22", "payload", raw("hello.request", 0, u8(1) + u8(1) + u16(22) + u16(2048)), "valueOutOfRange"),
-    ("hello: ATT MTU 518", "payload", raw("hello.request", 0, u8(1) + u8(1) + u16(518) + u16(2048)), "valueOutOfRange"),
-    ("hello: maxPayload 255", "payload", raw("hello.request", 0, u8(1) + u8(1) + u16(247) + u16(255)), "valueOutOfRange"),
-    ("hello response: maxWindow 0", "payload", raw("hello.response", 0, u8(1) + u16(2048) + u8(0) + u8(0)), "valueOutOfRange"),
-    ("hello response: command list one byte short", "payload", raw("hello.response", 0, u8(1) + u16(2048) + u8(8) + u8(2) + u16(1) + u8(2)), "truncatedPayload"),
-    ("device info request with a payload byte", "payload", raw("deviceInfo.request", 1, b"\x00"), "trailingBytes"),
-    ("device info: statistics rule 4", "payload", raw("deviceInfo.response", 1, s("W") + s("1") + bytes([10, 32, 64, 4, 1, 0x3F])), "valueOutOfRange"),
-    ("device info: labelMaxBytes 33", "payload", raw("deviceInfo.response", 1, s("W") + s("1") + bytes([10, 33, 64, 1, 1, 0x3F])), "valueOutOfRange"),
-    ("device info: reserved feature bit", "payload", raw("deviceInfo.response", 1, s("W") + s("1") + bytes([10, 32, 64, 1, 0x08, 0x3F])), "reservedBitsSet"),
-    ("device info: reserved monitor bit", "payload", raw("deviceInfo.response", 1, s("W") + s("1") + bytes([10, 32, 64, 1, 0, 0x40])), "reservedBitsSet"),
-    ("device info: model of 33 bytes", "payload", raw("deviceInfo.response", 1, s("M" * 33) + s("1") + bytes([10, 32, 64, 1, 0, 0])), "stringTooLong"),
-    ("device info: firmware is not UTF-8", "payload", raw("deviceInfo.response", 1, s("W") + b"\x02\xC3\x28" + bytes([10, 32, 64, 1, 0, 0])), "invalidUTF8"),
-    ("time: offset 64801 s", "payload", raw("timeSet.request", 2, u32(1763600000) + i32(64801) + s("")), "valueOutOfRange"),
-    ("time: zone of 65 bytes", "payload", raw("timeSet.request", 2, u32(1763600000) + i32(0) + s("Z" * 65)), "stringTooLong"),
-    ("time set answered with a payload", "payload", raw("timeSet.response", 2, b"\x01"), "trailingBytes"),
-    ("battery level 101", "payload", raw("battery.response", 4, u8(101) + u8(1)), "valueOutOfRange"),
-    ("battery state 4", "payload", raw("battery.response", 4, u8(50) + u8(4)), "valueOutOfRange"),
-    ("battery request with a payload", "payload", raw("battery.request", 4, b"\x00\x00"), "trailingBytes"),
-    ("alarms request with a payload", "payload", raw("alarmsGet.request", 8, b"\x00"), "trailingBytes"),
-    ("alarm hour 24", "payload", raw("alarmsGet.response", 8, with_alarm(hour=24)), "hourOutOfRange"),
-    ("alarm minute 60", "payload", raw("alarmsGet.response", 8, with_alarm(minute=60)), "minuteOutOfRange"),
-    ("alarm table says 2, holds 1", "payload", raw("alarmsGet.response", 8, u8(2) + alarm(ALARM_OK)), "truncatedPayload"),
-    ("alarm label of 40 bytes", "payload", raw("alarmsSet.request", 3, with_alarm(label="L" * 40)), "labelTooLong"),
-    ("alarm label is not UTF-8", "payload", raw("alarmsSet.request", 3, u8(1) + u8(1) + u8(1) + u8(7) + u8(0) + u8(0) + b"\x02\xFF\xFE" + u8(0)), "invalidUTF8"),
-    ("two alarms in slot 1", "payload", raw("alarmsSet.request", 3, table([ALARM_OK, dict(ALARM_OK, hour=8)])), "duplicateSlot"),
-    ("repeat bit 7", "payload", raw("alarmsSet.request", 3, with_alarm(repeat=0x80)), "reservedBitsSet"),
-    ("reserved alarm flag bits", "payload", raw("alarmsSet.request", 3, u8(1) + u8(1) + u8(0x04) + u8(7) + u8(0) + u8(0) + s("") + s("")), "reservedBitsSet"),
-    ("alarms set answered with a payload", "payload", raw("alarmsSet.response", 3, b"\x00"), "trailingBytes"),
-    ("alarm change origin 3", "payload", raw("alarmsChanged.event", 0, u8(3) + table([])), "valueOutOfRange"),
-    ("alarm change ack with a payload", "payload", raw("alarmsChanged.eventAck", 0, b"\x00"), "trailingBytes"),
-    ("monitor type 6", "payload", raw("monitorGet.request", 20, u8(6)), "unknownMonitorType"),
-    ("monitor request without a type", "payload", raw("monitorGet.request", 20, b""), "truncatedPayload"),
-    ("start minute 1440", "payload", raw("monitorGet.response", 20, cfg(startMinute=1440, endMinute=1440)), "windowStartOutOfRange"),
-    ("interval 7", "payload", raw("monitorSet.request", 30, cfg(intervalMinutes=7)), "intervalNotMultipleOf5"),
-    ("interval 0", "payload", raw("monitorSet.request", 30, cfg(intervalMinutes=0)), "intervalOutOfRange"),
-    ("interval 1445", "payload", raw("monitorSet.request", 30, cfg(intervalMinutes=1445)), "intervalOutOfRange"),
-    ("end minute equal to start", "payload", raw("monitorSet.request", 30, cfg(startMinute=600, endMinute=600)), "windowEndNotAfterStart"),
-    ("end minute before start (22:00-07:00)", "payload", raw("monitorSet.request", 30, cfg(startMinute=1320, endMinute=420)), "windowEndNotAfterStart"),
-    ("end minute 1441", "payload", raw("monitorSet.request", 30, cfg(endMinute=1441)), "windowEndOutOfRange"),
-    ("end minute 0", "payload", raw("monitorSet.request", 30, cfg(endMinute=0)), "windowEndOutOfRange"),
-    ("alert limits inverted with the alert on", "payload", raw("monitorSet.request", 30, cfg(upper=45, lower=120)), "alertLimitsInverted"),
-    ("reserved monitor flag bits", "payload", raw("monitorSet.request", 30, u8(0) + u8(0x07) + cfg()[2:]), "reservedBitsSet"),
-    ("monitor set answered with a payload", "payload", raw("monitorSet.response", 30, b"\x00"), "trailingBytes"),
-    ("query end equal to start", "payload", raw("sleepQuery.request", 40, u32(1763000000) + u32(1763000000) + u8(8)), "rangeEndNotAfterStart"),
-    ("query end before start", "payload", raw("sleepQuery.request", 40, u32(1763000000) + u32(1762000000) + u8(8)), "rangeEndNotAfterStart"),
-    ("query window 0", "payload", raw("sleepQuery.request", 40, u32(1) + u32(2) + u8(0)), "valueOutOfRange"),
-    ("query window 33", "payload", raw("sleepQuery.request", 40, u32(1) + u32(2) + u8(33)), "valueOutOfRange"),
-    ("transfer id 0", "payload", raw("sleepQuery.response", 40, u16(0) + u32(10) + u8(5) + u8(8)), "valueOutOfRange"),
-    ("records per page 0", "payload", raw("sleepQuery.response", 40, u16(1) + u32(10) + u8(0) + u8(8)), "valueOutOfRange"),
-    ("sleep stage 4", "payload", raw("sleepPage.stream", 0, u16(7) + u16(0) + u8(0) + u8(1) + u8(4) + u32(T0) + u16(60)), "unknownSleepStage"),
-    ("record of duration 0", "payload", raw("sleepPage.stream", 0, u16(7) + u16(0) + u8(0) + u8(1) + u8(1) + u32(T0) + u16(0)), "zeroDuration"),
-    ("page without records", "payload", raw("sleepPage.stream", 0, u16(7) + u16(0) + u8(1) + u8(0)), "emptyPage"),
-    ("page says 3 records, holds 2", "payload", raw("sleepPage.stream", 0, u16(7) + u16(0) + u8(0) + u8(3) + b"".join(record(r) for r in records(2))), "truncatedPayload"),
-    ("reserved page flag", "payload", raw("sleepPage.stream", 0, u16(7) + u16(0) + u8(0x02) + u8(1) + record(records(1)[0])), "reservedBitsSet"),
-    ("reserved page-ack flag", "payload", raw("sleepPageAck.request", 50, u16(7) + u16(4) + u8(0x02)), "reservedBitsSet"),
-    ("page ack of 4 bytes", "payload", raw("sleepPageAck.request", 50, u16(7) + u16(4)), "truncatedPayload"),
-    ("commit end equal to start", "payload", raw("sleepCommit.request", 60, u32(5) + u32(5) + u32(0)), "rangeEndNotAfterStart"),
-    ("commit with a byte too many", "payload", raw("sleepCommit.request", 60, u32(5) + u32(6) + u32(1) + b"\x00"), "trailingBytes"),
-    ("commit answer of 3 bytes", "payload", raw("sleepCommit.response", 60, b"\x01\x00\x00"), "truncatedPayload"),
-    ("abort without a transfer id", "payload", raw("sleepAbort.request", 70, b""), "truncatedPayload"),
-    ("abort answered with a payload", "payload", raw("sleepAbort.response", 70, b"\x00"), "trailingBytes"),
-    ("subscribe with enable 2", "payload", raw("liveSubscribe.request", 80, u8(2)), "valueOutOfRange"),
-    ("subscription answered with a payload", "payload", raw("liveSubscribe.response", 80, b"\x00"), "trailingBytes"),
-    ("live event kind 3", "payload", raw("liveStage.event", 3, u8(3) + u8(1) + u32(T0)), "valueOutOfRange"),
-    ("live stage 5", "payload", raw("liveStage.event", 3, u8(0) + u8(5) + u32(T0)), "unknownSleepStage"),
-    ("live stage ack with a payload", "payload", raw("liveStage.eventAck", 3, b"\x00"), "trailingBytes"),
-    ("error status 0", "payload", raw("error.response", 3, u8(0) + u16(0x11) + u8(3) + s("")), "valueOutOfRange"),
-    ("error message of 201 bytes", "payload", raw("error.nack", 3, u8(1) + u16(0x11) + u8(3) + s("e" * 201)), "stringTooLong"),
-]
-
-
-# --- stream vectors ----------------------------------------------------------------------------
-F1 = message_frame("battery.response", 1, {"level": 80, "state": "charging"})
-F2 = message_frame("alarmsGet.response", 2, {"alarms": [A(3, 7, 0, 0x1F, "Work", "")]})
-F3 = message_frame("liveStage.event", 3, {"kind": "fellAsleep", "stage": "light", "time": T0})
-TRICKY = message_frame("alarmsSet.request", 0xA5, {"alarms": [A(0xA5, 1, 0, 0, "\u00a5\u0001", "")]})
-BIG = message_frame("sleepPage.stream", 4, {"transferId": 7, "page": 0, "last": True, "records": records(40)})
-HIDDEN_INSIDE = bytes([0xA5, 0x01, 0x00, 0x07, 0x10, 0x00, 100, 0x00]) + F3  # claims 100 payload bytes, then silence
-
-
-def flip(data, index):
-    return data[:index] + bytes([data[index] ^ 0x10]) + data[index + 1:]
-
-
-STREAMS = [
-    ("one frame in one chunk", [F1]),
-    ("one byte per chunk", [bytes([b]) for b in F2]),
-    ("three frames packed into one chunk", [F1 + F2 + F3]),
-    ("three frames cut at MTU 23", chunks(F1 + F2 + F3, 23)),
-    ("garbage before and between frames, stray markers", [b"\x00\xA5\x07\xFF" + F1, b"\xA5\x02\x00\xA5" + F2, b"\x11\xA5"]),
-    ("the middle chunk of a frame is lost", chunks(F1, 23) + chunks(BIG, 23)[:2] + chunks(BIG, 23)[3:] + [F2, F3]),
-    ("a flipped payload bit between two good frames", [F1, flip(F2, 12), F3]),
-    ("a truncated frame at the end", [F1, F2[:10]]),
-    ("a complete frame hidden inside an abandoned one", [HIDDEN_INSIDE]),
-    ("payload bytes that look like a header", [TRICKY + F1]),
-    ("a duplicated chunk", [chunks(F2, 23)[0]] + chunks(F2, 23) + [F3]),
-    ("a length beyond the maximum is not waited for", [bytes([0xA5, 0x01, 0, 0, 0, 0, 0xFF, 0xFF]) + F1]),
-]
-
-
-# --- output ------------------------------------------------------------------------------------
-def hexs(data):
-    return data.hex()
-
-
-def build():
-    valid = []
-    for name, kind, seq, body in VALID:
-        data = message_frame(kind, seq, body)
-        valid.append({"name": name, "kind": kind, "sequence": seq, "body": body, "frame": hexs(data),
-                      "fragments": {str(m): [hexs(c) for c in chunks(data, m)] for m in MTUS}})
-    invalid = [{"name": name, "layer": layer, "input": hexs(data), "error": error} for name, layer, data, error in INVALID]
-    stream = []
-    for name, parts in STREAMS:
-        frames, corrupt = reassemble(parts)
-        stream.append({"name": name, "chunks": [hexs(p) for p in parts], "frames": [hexs(f) for f in frames], "corrupt": corrupt})
-    return {"valid.json": valid, "invalid.json": invalid, "stream.json": stream}
-
-
-def render(entries):
-    return json.dumps(entries, indent=2, ensure_ascii=False) + "\n"
-
-
-def main():
-    check = "--check" in sys.argv[1:]
-    stale = []
-    for file, entries in build().items():
-        path = OUT / file
-        text = render(entries)
-        if check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(file)
+    def payload_case(name, kind, payload, error, sequence=1, command=None, flags=None):
+        """A well-formed frame (correct CRC) whose payload or flags are wrong."""
+        if kind is not None:
+            message, form = kind.split(".")
+            command = COMMANDS[message] if command is None else command
+            flags = FORM_FLAGS[form] if flags is None else flags
+        data = build_frame(command, flags, sequence, payload)
+        decode_frame(data)  # the frame layer must accept it
+        try:
+            decode_message(data)
+        except DecodeError as e:
+            assert e.code == error, (name, e.code, e.detail, error)
         else:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(OUT.parent.parent)}: {len(entries)} vectors")
-    if stale:
-        print(f"gen-vectors: {', '.join(stale)} differ from what scripts/gen-vectors.py generates; run it and commit the result", file=sys.stderr)
-        sys.exit(1)
+            raise AssertionError("payload vector decodes: " + name)
+        item = {"name": name, "layer": "payload", "input": data.hex()}
+        if kind is not None:
+            item["kind"] = kind
+        item["error"] = error
+        out.append(item)
+
+    E = encode_payload
+
+    # ---- frame layer
+    good = frame_for("battery.response", 9, {"level": 87, "state": "discharging"})
+    good_empty = frame_for("deviceInfo.request", 1, {})
+    # spec section 2 example
+    assert good_empty == bytes.fromhex("a5010001020000000edc91b6"), good_empty.hex()
+    frame_case("bad CRC (last byte flipped)", set_byte(good, len(good) - 1, good[-1] ^ 0x01),
+               "crcMismatch")
+    frame_case("bad CRC (payload bit flipped)", set_byte(good, 8, good[8] ^ 0x10), "crcMismatch")
+    frame_case("bad CRC (empty payload, CRC zero)", good_empty[:8] + b"\0\0\0\0", "crcMismatch")
+    frame_case("CRC stored big-endian", good[:-4] + good[-4:][::-1], "crcMismatch")
+    frame_case("truncated: header only", good[:8], "truncatedFrame")
+    big = frame_for("alarmsSet.request", 3, {"alarms": [A_WORK, A_MED]})
+    n = len(big) - 12
+    frame_case("truncated: header and half the payload", big[:8 + n // 2], "truncatedFrame")
+    frame_case("truncated: CRC missing its last byte", big[:-1], "truncatedFrame")
+    frame_case("truncated: five bytes", good[:5], "truncatedFrame")
+    frame_case("length mismatch: one extra byte after the CRC", good + b"\x00", "lengthMismatch")
+    frame_case("length mismatch: a second frame appended", good + good_empty, "lengthMismatch")
+    frame_case("bad start marker 0x5A", build_frame(0x0004, 1, 9, b"\x57\x01", marker=0x5A),
+               "badStartMarker")
+    frame_case("bad start marker: leading garbage byte", b"\x00" + good, "badStartMarker")
+    frame_case("version 2", build_frame(0x0004, 1, 9, b"\x57\x01", version=2),
+               "unsupportedVersion")
+    frame_case("version 0", build_frame(0x0002, 0, 1, b"", version=0), "unsupportedVersion")
+    frame_case("payload length 2049 with 2049 payload bytes",
+               build_frame(0x0011, 0, 3, bytes(2049)), "payloadTooLarge")
+    frame_case("payload length 65535, header only (header checks come first)",
+               build_frame(0x0011, 0, 3, b"", length=0xFFFF)[:8], "payloadTooLarge")
+    frame_case("payload length 2049, header only (header checks come first)",
+               build_frame(0x0011, 0, 3, b"", length=2049)[:8], "payloadTooLarge")
+    frame_case("version 2 and payload length 2049 (version is checked first)",
+               build_frame(0x0011, 0, 3, bytes(2049), version=2), "unsupportedVersion")
+    frame_case("length field 2 larger than the payload present",
+               build_frame(0x0004, 1, 9, b"\x57\x01\x00\x00", length=6), "truncatedFrame")
+
+    # ---- command / direction
+    payload_case("unknown command 0x0099", None, b"\x01", "unknownCommand", command=0x0099,
+                 flags=0)
+    payload_case("unknown command 0x0000", None, b"", "unknownCommand", command=0x0000, flags=0)
+    payload_case("unknown command 0x0100 (reserved for later versions)", None, b"",
+                 "unknownCommand", command=0x0100, flags=0)
+    payload_case("unknown command 0x8001 (vendor extension)", None, b"\x00\x01",
+                 "unknownCommand", command=0x8001, flags=1)
+    payload_case("unknown command 0x0005 as a response", None, b"", "unknownCommand",
+                 command=0x0005, flags=1)
+    page1 = E("sleepPage.stream", {"transferId": 7, "page": 0, "last": True,
+                                   "records": [record("deep", T0, 1800)]})
+    payload_case("SLEEP_PAGE with RESPONSE flag", None, page1, "unexpectedDirection",
+                 command=0x0031, flags=FLAG_RESPONSE)
+    payload_case("SLEEP_PAGE with EVENT flag", None, page1, "unexpectedDirection",
+                 command=0x0031, flags=FLAG_EVENT)
+    payload_case("request command with EVENT flag (DEVICE_INFO)", None, b"",
+                 "unexpectedDirection", command=0x0002, flags=FLAG_EVENT)
+    payload_case("BATTERY with RESPONSE|EVENT", None, b"\x57\x01", "unexpectedDirection",
+                 command=0x0004, flags=FLAG_RESPONSE | FLAG_EVENT)
+    payload_case("SLEEP_PAGE_ACK with RESPONSE flag", None,
+                 E("sleepPageAck.request", {"transferId": 7, "nextExpected": 1,
+                                            "retransmit": False}),
+                 "unexpectedDirection", command=0x0032, flags=FLAG_RESPONSE)
+    payload_case("ALARMS_CHANGED without EVENT flag", None,
+                 E("alarmsChanged.event", {"origin": "watch", "alarms": []}),
+                 "unexpectedDirection", command=0x0012, flags=0)
+    payload_case("LIVE_STAGE without EVENT flag", None,
+                 E("liveStage.event", {"kind": "wokeUp", "stage": "awake", "time": T0}),
+                 "unexpectedDirection", command=0x0041, flags=0)
+    payload_case("LIVE_STAGE with RESPONSE|EVENT", None, b"", "unexpectedDirection",
+                 command=0x0041, flags=FLAG_RESPONSE | FLAG_EVENT)
+    payload_case("ERROR with EVENT flag", None,
+                 E("error.nack", error_body("crcMismatch", 0x0011, 4, "")),
+                 "unexpectedDirection", command=0x00FF, flags=FLAG_EVENT)
+
+    # ---- HELLO
+    hello_req = {"minVersion": 1, "maxVersion": 1, "attMTU": 247, "maxPayload": 2048}
+    for name, patch, err in [
+        ("hello maxVersion < minVersion", {"minVersion": 2, "maxVersion": 1}, "valueOutOfRange"),
+        ("hello minVersion 0", {"minVersion": 0, "maxVersion": 1}, "valueOutOfRange"),
+        ("hello attMTU 22", {"attMTU": 22}, "valueOutOfRange"),
+        ("hello attMTU 518", {"attMTU": 518}, "valueOutOfRange"),
+        ("hello maxPayload 255", {"maxPayload": 255}, "valueOutOfRange"),
+        ("hello maxPayload 2049", {"maxPayload": 2049}, "valueOutOfRange"),
+    ]:
+        payload_case(name, "hello.request", E("hello.request", dict(hello_req, **patch)), err,
+                     sequence=0)
+    payload_case("hello request of 5 bytes", "hello.request",
+                 E("hello.request", hello_req)[:5], "truncatedPayload", sequence=0)
+    payload_case("hello request of 7 bytes", "hello.request",
+                 E("hello.request", hello_req) + b"\x00", "trailingBytes", sequence=0)
+    hello_resp = {"version": 1, "maxPayload": 2048, "maxWindow": 16, "commands": [1, 2, 3, 4]}
+    payload_case("hello response maxWindow 0", "hello.response",
+                 E("hello.response", dict(hello_resp, maxWindow=0)), "valueOutOfRange", 0)
+    payload_case("hello response maxWindow 33", "hello.response",
+                 E("hello.response", dict(hello_resp, maxWindow=33)), "valueOutOfRange", 0)
+    payload_case("hello response maxPayload 255", "hello.response",
+                 E("hello.response", dict(hello_resp, maxPayload=255)), "valueOutOfRange", 0)
+    payload_case("hello response version 0", "hello.response",
+                 E("hello.response", dict(hello_resp, version=0)), "valueOutOfRange", 0)
+    full = E("hello.response", hello_resp)
+    payload_case("hello response odd-length command list (count 4, 7 bytes)", "hello.response",
+                 full[:-1], "truncatedPayload", 0)
+    payload_case("hello response odd-length command list (count 4, 9 bytes)", "hello.response",
+                 full + b"\x10", "trailingBytes", 0)
+
+    # ---- DEVICE_INFO
+    payload_case("device info request with 1 payload byte", "deviceInfo.request", b"\x00",
+                 "trailingBytes")
+    di = device_info("TS-W10", "2.4.1", 10, 32, 64, 1, True, False, True, list(MONITOR_TYPES))
+    di_bytes = E("deviceInfo.response", di)
+    tail = len(di_bytes) - 6  # offset of maxAlarms
+    payload_case("device info statisticsRule 4", "deviceInfo.response",
+                 set_byte(di_bytes, tail + 3, 4), "valueOutOfRange")
+    payload_case("device info labelMaxBytes 33", "deviceInfo.response",
+                 set_byte(di_bytes, tail + 1, 33), "valueOutOfRange")
+    payload_case("device info reserved feature bit 3", "deviceInfo.response",
+                 set_byte(di_bytes, tail + 4, 0x05 | 0x08), "reservedBitsSet")
+    payload_case("device info reserved feature bit 7", "deviceInfo.response",
+                 set_byte(di_bytes, tail + 4, 0x80), "reservedBitsSet")
+    payload_case("device info reserved monitor type bit 6", "deviceInfo.response",
+                 set_byte(di_bytes, tail + 5, 0x7F), "reservedBitsSet")
+    payload_case("device info model of 33 bytes", "deviceInfo.response",
+                 E("deviceInfo.response", dict(di, model="M" * 33)), "stringTooLong")
+    payload_case("device info firmware of 33 bytes", "deviceInfo.response",
+                 E("deviceInfo.response", dict(di, firmware="1." * 16 + "9")), "stringTooLong")
+    payload_case("device info model invalid UTF-8", "deviceInfo.response",
+                 E("deviceInfo.response", dict(di, model=b"TS-\xc3\x28")), "invalidUTF8")
+    payload_case("device info missing monitorTypes byte", "deviceInfo.response", di_bytes[:-1],
+                 "truncatedPayload")
+    payload_case("device info with a trailing byte", "deviceInfo.response", di_bytes + b"\x00",
+                 "trailingBytes")
+
+    # ---- TIME_SET
+    ts = {"utc": 1763600000, "utcOffset": 3600, "zone": "Europe/Berlin"}
+    payload_case("time set utcOffset 64801", "timeSet.request",
+                 E("timeSet.request", dict(ts, utcOffset=64801)), "valueOutOfRange")
+    payload_case("time set utcOffset -64801", "timeSet.request",
+                 E("timeSet.request", dict(ts, utcOffset=-64801)), "valueOutOfRange")
+    payload_case("time set zone of 65 bytes", "timeSet.request",
+                 E("timeSet.request", dict(ts, zone="Etc/" + "Z" * 61)), "stringTooLong")
+    payload_case("time set zone invalid UTF-8", "timeSet.request",
+                 E("timeSet.request", dict(ts, zone=b"Europe/\xff")), "invalidUTF8")
+    payload_case("time set without the zone length byte", "timeSet.request",
+                 E("timeSet.request", ts)[:8], "truncatedPayload")
+    payload_case("time set zone length beyond the payload", "timeSet.request",
+                 E("timeSet.request", ts)[:-3], "truncatedPayload")
+    payload_case("time set response with a payload byte", "timeSet.response", b"\x00",
+                 "trailingBytes")
+
+    # ---- BATTERY
+    payload_case("battery level 101", "battery.response",
+                 E("battery.response", {"level": 101, "state": "discharging"}),
+                 "valueOutOfRange")
+    payload_case("battery state 4", "battery.response",
+                 E("battery.response", {"level": 50, "state": 4}), "valueOutOfRange")
+    payload_case("battery response of 1 byte", "battery.response", b"\x57", "truncatedPayload")
+    payload_case("battery request with a payload byte", "battery.request", b"\x01",
+                 "trailingBytes")
+
+    # ---- ALARMS
+    def table(*alarms):
+        return {"alarms": list(alarms)}
+
+    def alarm_case(name, alarms, error, kind="alarmsSet.request"):
+        payload_case(name, kind, E(kind, table(*alarms)), error, sequence=3)
+
+    alarm_case("alarm label of 40 bytes", [dict(A_WORK, label="L" * 40)], "labelTooLong")
+    alarm_case("alarm label of 33 bytes (11 CJK characters)", [dict(A_WORK, label="吃" * 11)],
+               "labelTooLong")
+    alarm_case("alarm hour 24", [dict(A_WORK, hour=24)], "hourOutOfRange")
+    alarm_case("alarm minute 60", [dict(A_WORK, minute=60)], "minuteOutOfRange")
+    alarm_case("alarm repeat bit 7", [dict(A_WORK, repeat=0x80 | 0x1F)], "reservedBitsSet")
+    alarm_case("duplicate slot", [A_WORK, dict(A_MED, slot=0)], "duplicateSlot")
+    alarm_case("alarm label invalid UTF-8", [dict(A_WORK, label=b"\xe5\x90")], "invalidUTF8")
+    alarm_case("alarm label UTF-16 surrogate encoded in UTF-8",
+               [dict(A_WORK, label=b"\xed\xa0\x80")], "invalidUTF8")
+    alarm_case("alarm remark invalid UTF-8", [dict(A_WORK, remark=b"Morgen \xfc")],
+               "invalidUTF8")
+    alarm_case("alarm hour 24 in ALARMS_GET response", [A_WORK, dict(A_CN, hour=24)],
+               "hourOutOfRange", kind="alarmsGet.response")
+    one = E("alarmsSet.request", table(A_WORK))
+    payload_case("alarm reserved flag bit 2", "alarmsSet.request", set_byte(one, 2, 0x07),
+                 "reservedBitsSet", sequence=3)
+    payload_case("alarm reserved flag bit 7", "alarmsSet.request", set_byte(one, 2, 0x81),
+                 "reservedBitsSet", sequence=3)
+    two = E("alarmsSet.request", table(A_WORK, A_MED))
+    payload_case("alarm table count 3 with 2 records present", "alarmsSet.request",
+                 set_byte(two, 0, 3), "truncatedPayload", sequence=3)
+    payload_case("alarm table count 1 with 2 records present", "alarmsSet.request",
+                 set_byte(two, 0, 1), "trailingBytes", sequence=3)
+    payload_case("alarm table missing its count", "alarmsSet.request", b"", "truncatedPayload",
+                 sequence=3)
+    payload_case("alarm record cut inside the remark", "alarmsSet.request", one[:-2],
+                 "truncatedPayload", sequence=3)
+    payload_case("alarms get request with a payload byte", "alarmsGet.request", b"\x00",
+                 "trailingBytes")
+    payload_case("alarms set response with a payload byte", "alarmsSet.response", b"\x00",
+                 "trailingBytes")
+    payload_case("alarms changed origin 3", "alarmsChanged.event",
+                 E("alarmsChanged.event", {"origin": 3, "alarms": [A_WORK]}), "valueOutOfRange")
+    payload_case("alarms changed with minute 60", "alarmsChanged.event",
+                 E("alarmsChanged.event", {"origin": "watch", "alarms": [dict(A_WORK, minute=60)]}),
+                 "minuteOutOfRange")
+    payload_case("alarms changed without a table", "alarmsChanged.event", b"\x00",
+                 "truncatedPayload")
+    payload_case("alarms changed event ack with payload", "alarmsChanged.eventAck", b"\x00",
+                 "trailingBytes")
+
+    # ---- MONITORS
+    hr = config("heartRate", True, 0, 1440, 10, True, 120, 45)
+
+    def monitor_case(name, cfg, error, kind="monitorSet.request"):
+        payload_case(name, kind, E(kind, cfg), error, sequence=30)
+
+    def sched(**kw):
+        return dict(hr, schedule=dict(hr["schedule"], **kw))
+
+    def alert(**kw):
+        return dict(hr, alert=dict(hr["alert"], **kw))
+
+    payload_case("monitor get type 6", "monitorGet.request", b"\x06", "unknownMonitorType")
+    payload_case("monitor get with 2 bytes", "monitorGet.request", b"\x00\x00", "trailingBytes")
+    payload_case("monitor get with no payload", "monitorGet.request", b"", "truncatedPayload")
+    monitor_case("monitor set type 6", dict(hr, type=6), "unknownMonitorType")
+    monitor_case("monitor interval 7 (not a multiple of 5)", sched(intervalMinutes=7),
+                 "intervalNotMultipleOf5")
+    monitor_case("monitor interval 0", sched(intervalMinutes=0), "intervalOutOfRange")
+    monitor_case("monitor interval 1445", sched(intervalMinutes=1445), "intervalOutOfRange")
+    monitor_case("monitor end minute equal to start minute", sched(startMinute=600, endMinute=600),
+                 "windowEndNotAfterStart")
+    monitor_case("monitor end minute less than start minute",
+                 sched(startMinute=1320, endMinute=420), "windowEndNotAfterStart")
+    monitor_case("monitor end minute 1441", sched(endMinute=1441), "windowEndOutOfRange")
+    monitor_case("monitor end minute 0", sched(startMinute=0, endMinute=0), "windowEndOutOfRange")
+    monitor_case("monitor start minute 1440 (end 1440)", sched(startMinute=1440, endMinute=1440),
+                 "windowStartOutOfRange")
+    monitor_case("monitor alert limits inverted, alert enabled", alert(upper=45, lower=120),
+                 "alertLimitsInverted")
+    monitor_case("monitor alert limits equal, alert enabled", alert(upper=100, lower=100),
+                 "alertLimitsInverted")
+    monitor_case("monitor get response with interval 7", sched(intervalMinutes=7),
+                 "intervalNotMultipleOf5", kind="monitorGet.response")
+    hr_bytes = E("monitorSet.request", hr)
+    payload_case("monitor reserved flag bit 2", "monitorSet.request", set_byte(hr_bytes, 1, 0x07),
+                 "reservedBitsSet", sequence=30)
+    payload_case("monitor config of 11 bytes", "monitorSet.request", hr_bytes[:11],
+                 "truncatedPayload", sequence=30)
+    payload_case("monitor config of 13 bytes", "monitorSet.request", hr_bytes + b"\x00",
+                 "trailingBytes", sequence=30)
+    payload_case("monitor set response with a payload byte", "monitorSet.response", b"\x00",
+                 "trailingBytes")
+
+    # ---- SLEEP_QUERY
+    q = {"start": 1763000000, "end": 1763600000, "window": 8}
+    payload_case("sleep query end equal to start", "sleepQuery.request",
+                 E("sleepQuery.request", dict(q, end=q["start"])), "rangeEndNotAfterStart")
+    payload_case("sleep query end before start", "sleepQuery.request",
+                 E("sleepQuery.request", dict(q, end=q["start"] - 86400)),
+                 "rangeEndNotAfterStart")
+    # Not emitted: start 0xFFFFFFFF with the open end 0xFFFFFFFF. Read as integers, end is
+    # not > start; read as "no end", any start is fine. The spec does not say which.
+    payload_case("sleep query window 0", "sleepQuery.request",
+                 E("sleepQuery.request", dict(q, window=0)), "valueOutOfRange")
+    payload_case("sleep query window 33", "sleepQuery.request",
+                 E("sleepQuery.request", dict(q, window=33)), "valueOutOfRange")
+    payload_case("sleep query of 8 bytes", "sleepQuery.request",
+                 E("sleepQuery.request", q)[:8], "truncatedPayload")
+    qr = {"transferId": 7, "total": 1260, "recordsPerPage": 67, "window": 8}
+    payload_case("sleep query response transferId 0", "sleepQuery.response",
+                 E("sleepQuery.response", dict(qr, transferId=0)), "valueOutOfRange")
+    payload_case("sleep query response recordsPerPage 0", "sleepQuery.response",
+                 E("sleepQuery.response", dict(qr, recordsPerPage=0)), "valueOutOfRange")
+    payload_case("sleep query response window 0", "sleepQuery.response",
+                 E("sleepQuery.response", dict(qr, window=0)), "valueOutOfRange")
+    payload_case("sleep query response of 9 bytes", "sleepQuery.response",
+                 E("sleepQuery.response", qr) + b"\x00", "trailingBytes")
+
+    # ---- SLEEP_PAGE
+    recs = [record("light", T0, 420), record("deep", T0 + 420, 1800)]
+    pg = {"transferId": 7, "page": 0, "last": False, "records": recs}
+
+    def page_case(name, body, error):
+        payload_case(name, "sleepPage.stream", E("sleepPage.stream", body), error, sequence=10)
+
+    page_case("sleep record stage 4", dict(pg, records=[recs[0], record(4, T0 + 420, 60)]),
+              "unknownSleepStage")
+    page_case("sleep record duration 0", dict(pg, records=[recs[0], record("rem", T0 + 420, 0)]),
+              "zeroDuration")
+    page_case("sleep page with 0 records", dict(pg, records=[]), "emptyPage")
+    pg_bytes = E("sleepPage.stream", pg)
+    payload_case("sleep page count 3 with 2 records present", "sleepPage.stream",
+                 set_byte(pg_bytes, 5, 3), "truncatedPayload", sequence=10)
+    payload_case("sleep page count 1 with 2 records present", "sleepPage.stream",
+                 set_byte(pg_bytes, 5, 1), "trailingBytes", sequence=10)
+    payload_case("sleep page reserved flag bit 1", "sleepPage.stream",
+                 set_byte(pg_bytes, 4, 0x03), "reservedBitsSet", sequence=10)
+    payload_case("sleep page reserved flag bit 7", "sleepPage.stream",
+                 set_byte(pg_bytes, 4, 0x80), "reservedBitsSet", sequence=10)
+    payload_case("sleep page record cut short", "sleepPage.stream", pg_bytes[:-3],
+                 "truncatedPayload", sequence=10)
+
+    # ---- SLEEP_PAGE_ACK
+    ack = E("sleepPageAck.request", {"transferId": 7, "nextExpected": 4, "retransmit": False})
+    payload_case("page ack reserved flag bit 1", "sleepPageAck.request", set_byte(ack, 4, 0x02),
+                 "reservedBitsSet")
+    payload_case("page ack reserved flag bits 1-7", "sleepPageAck.request",
+                 set_byte(ack, 4, 0xFF), "reservedBitsSet")
+    payload_case("page ack of 4 bytes", "sleepPageAck.request", ack[:4], "truncatedPayload")
+    payload_case("page ack of 6 bytes", "sleepPageAck.request", ack + b"\x00", "trailingBytes")
+
+    # ---- SLEEP_COMMIT
+    c = {"start": 1763000000, "end": 1763600000, "count": 1260}
+    payload_case("sleep commit end equal to start", "sleepCommit.request",
+                 E("sleepCommit.request", dict(c, end=c["start"])), "rangeEndNotAfterStart")
+    payload_case("sleep commit end before start", "sleepCommit.request",
+                 E("sleepCommit.request", dict(c, start=c["end"], end=c["start"])),
+                 "rangeEndNotAfterStart")
+    payload_case("sleep commit of 11 bytes", "sleepCommit.request",
+                 E("sleepCommit.request", c)[:11], "truncatedPayload")
+    payload_case("sleep commit response of 3 bytes", "sleepCommit.response", b"\xec\x04\x00",
+                 "truncatedPayload")
+    payload_case("sleep commit response of 5 bytes", "sleepCommit.response",
+                 b"\xec\x04\x00\x00\x00", "trailingBytes")
+
+    # ---- SLEEP_ABORT
+    payload_case("sleep abort with empty payload", "sleepAbort.request", b"", "truncatedPayload")
+    payload_case("sleep abort of 1 byte", "sleepAbort.request", b"\x07", "truncatedPayload")
+    payload_case("sleep abort of 3 bytes", "sleepAbort.request", b"\x07\x00\x00",
+                 "trailingBytes")
+    payload_case("sleep abort response with payload", "sleepAbort.response", b"\x07\x00",
+                 "trailingBytes")
+
+    # ---- LIVE
+    payload_case("live subscribe enable 2", "liveSubscribe.request", b"\x02", "valueOutOfRange")
+    payload_case("live subscribe with empty payload", "liveSubscribe.request", b"",
+                 "truncatedPayload")
+    payload_case("live subscribe response with payload", "liveSubscribe.response", b"\x01",
+                 "trailingBytes")
+    ls = {"kind": "stageChanged", "stage": "deep", "time": 1763591200}
+    payload_case("live stage kind 3", "liveStage.event", E("liveStage.event", dict(ls, kind=3)),
+                 "valueOutOfRange")
+    payload_case("live stage stage 5", "liveStage.event", E("liveStage.event", dict(ls, stage=5)),
+                 "unknownSleepStage")
+    payload_case("live stage of 5 bytes", "liveStage.event", E("liveStage.event", ls)[:5],
+                 "truncatedPayload")
+    payload_case("live stage event ack with payload", "liveStage.eventAck", b"\x00",
+                 "trailingBytes")
+
+    # ---- ERROR
+    eb = error_body("invalidValue", 0x0011, 3, "slot 3: hour 24 is out of range 0…23")
+    payload_case("error status 0", "error.response", E("error.response", dict(eb, status=0)),
+                 "valueOutOfRange", sequence=3)
+    payload_case("error message of 201 bytes", "error.response",
+                 E("error.response", dict(eb, message="x" * 201)), "stringTooLong", sequence=3)
+    payload_case("error message invalid UTF-8", "error.nack",
+                 E("error.nack", dict(eb, message=b"CRC \xc0\xaf")), "invalidUTF8", sequence=3)
+    payload_case("error of 4 bytes (no message length)", "error.nack",
+                 E("error.nack", eb)[:4], "truncatedPayload", sequence=3)
+    payload_case("error with a byte after the message", "error.response",
+                 E("error.response", eb) + b"\x00", "trailingBytes", sequence=3)
+
+    names = [v["name"] for v in out]
+    assert len(names) == len(set(names)), "duplicate invalid names"
+    # every command has at least one invalid payload vector
+    covered = set()
+    for item in out:
+        if item["layer"] == "payload":
+            covered.add(struct.unpack_from("<H", bytes.fromhex(item["input"]), 4)[0])
+    missing = set(COMMANDS.values()) - covered
+    assert not missing, "commands without an invalid vector: %s" % sorted(missing)
+    return out
+
+
+# --------------------------------------------------------------------------- stream vectors
+
+def build_stream():
+    out = []
+
+    def case(name, chunks, must_contain=None, corrupt=None):
+        chunks = [bytes(c) for c in chunks]
+        assert all(chunks), name + ": empty chunk"
+        frames, bad = reassemble(chunks, "once")
+        frames2, bad2 = reassemble(chunks, "repeat")
+        assert (frames, bad) == (frames2, bad2), name + ": timeout readings disagree"
+        # chunking must not matter: the same stream one byte at a time
+        stream = b"".join(chunks)
+        assert reassemble([stream[i:i + 1] for i in range(len(stream))]) == (frames, bad), name
+        for f in frames:
+            decode_frame(f)
+        if must_contain is not None:
+            assert frames == must_contain, (name, [f.hex() for f in frames])
+        if corrupt is not None:
+            assert bad == corrupt, (name, bad)
+        out.append({"name": name, "chunks": [c.hex() for c in chunks],
+                    "frames": [f.hex() for f in frames], "corrupt": bad})
+
+    f_batt = frame_for("battery.response", 1, {"level": 87, "state": "discharging"})
+    f_info = frame_for("deviceInfo.request", 2, {})
+    f_alarm = frame_for("alarmsSet.request", 3, {"alarms": [A_WORK, A_MED, A_CN]})
+    f_live = frame_for("liveStage.event", 4, {"kind": "fellAsleep", "stage": "light",
+                                              "time": 1763590000})
+    f_ack = frame_for("sleepPageAck.request", 5, {"transferId": 7, "nextExpected": 4,
+                                                  "retransmit": False})
+    rng = random.Random(1)
+    page_recs = sleep_records(rng, 20, T0)
+    f_page = frame_for("sleepPage.stream", 6, {"transferId": 7, "page": 0, "last": False,
+                                               "records": page_recs})
+    for f in (f_batt, f_info, f_live, f_ack, f_page):
+        assert START_MARKER not in f[1:-4], "sample frame must not hold 0xA5 in header/payload"
+    # f_alarm does: "饭" is e9 a5 ad in UTF-8 (a stray marker with version byte 0xad)
+    assert START_MARKER in f_alarm[8:-4]
+
+    case("one frame in one chunk", [f_alarm], [f_alarm], 0)
+    case("one byte per chunk", [f_alarm[i:i + 1] for i in range(len(f_alarm))], [f_alarm], 0)
+    case("three frames packed into one chunk", [f_batt + f_info + f_live],
+         [f_batt, f_info, f_live], 0)
+    case("three frames cut at MTU 23", fragment(f_alarm + f_batt + f_live, 23),
+         [f_alarm, f_batt, f_live], 0)
+    case("frame ends and next begins in one chunk",
+         [f_batt[:5], f_batt[5:] + f_info[:3], f_info[3:]], [f_batt, f_info], 0)
+    case("garbage before a frame", [b"\x00\xff\x12", f_batt], [f_batt], 0)
+    case("garbage before and between frames, stray 0xA5 bytes",
+         [b"\x13\xa5\x00\xa5\xa5\x02\x37", f_batt + b"\xa5\xff\xa5\x7f\x00",
+          b"\x42" + f_info + b"\xa5", f_live],
+         [f_batt, f_info, f_live], 0)
+    case("0xA5 right before a frame start", [b"\xa5" + f_batt], [f_batt], 0)
+    case("fake header with payload length 2049 is skipped",
+         [bytes([0xA5, 0x01, 0x00, 0x00, 0x11, 0x00]) + u16(2049) + b"\x00" * 4, f_batt],
+         [f_batt], 0)
+    case("version-2 frame is skipped byte by byte",
+         [build_frame(0x0004, 1, 1, b"\x57\x01", version=2), f_info], [f_info], 0)
+
+    # lost middle chunk: the damaged frame's length reads into the following frames
+    lost = fragment(f_page, 23)
+    assert len(lost) >= 3
+    assert len(lost[1]) <= len(f_batt) + len(f_live)
+    case("lost middle chunk, then two good frames", [lost[0]] + lost[2:] + [f_batt, f_live],
+         [f_batt, f_live], 1)
+    # lost chunk where the damaged frame's length reaches past the end of the stream
+    case("lost middle chunk at the end of the stream (timeout)",
+         [lost[0]] + lost[2:] + [f_info], [f_info], 0)
+
+    flipped = set_byte(f_alarm, 20, f_alarm[20] ^ 0x04)
+    case("one flipped payload bit between two good frames", [f_batt, flipped, f_live],
+         [f_batt, f_live], 1)
+    case("flipped CRC bit", [f_info[:-1] + bytes([f_info[-1] ^ 0x80]), f_batt], [f_batt], 1)
+
+    # truncated frame at the end; a complete frame is hidden inside its bytes
+    outer = frame_for("sleepCommit.request", 8, {"start": 1763000000, "end": 1763600000,
+                                                 "count": 1260})
+    hidden = frame_for("battery.request", 9, {})
+    truncated = outer[:8] + hidden + outer[8:10]  # header claims 12 payload bytes + CRC
+    assert len(truncated) < len(outer)
+    case("truncated frame at the end, nothing inside", [f_batt, outer[:-5]], [f_batt], 0)
+    case("truncated frame at the end hiding a complete frame", [f_batt, truncated],
+         [f_batt, hidden], 0)
+    case("partial header at the end", [f_info, b"\xa5\x01\x00"], [f_info], 0)
+
+    # payload containing A5 01 (a page whose record holds duration 0x01A5 and a start time
+    # whose bytes are a5 01) - must not confuse the scanner
+    tricky_recs = [record("light", 0x6901A500 + 0x33, 0x01A5),
+                   record("deep", 1763000000, 0x01A5), record("rem", 1763000421, 0x01A5)]
+    tricky_body = {"transferId": 0x01A5, "page": 0x01A5, "last": False, "records": tricky_recs}
+    f_tricky = frame_for("sleepPage.stream", 0xA5, tricky_body)
+    assert b"\xa5\x01" in f_tricky[8:-4]
+    case("payload containing a5 01 bytes", [f_tricky, f_batt], [f_tricky, f_batt], 0)
+    case("payload containing a5 01 bytes, one byte per chunk",
+         [bytes([b]) for b in f_tricky + f_info], [f_tricky, f_info], 0)
+    # a whole frame as the payload of an error message cannot occur (UTF-8), but a frame
+    # inside a corrupt frame is found after the corrupt one is rejected:
+    inner = frame_for("liveSubscribe.request", 10, {"enable": True})
+    # a frame damaged in transit (CRC zeroed) whose payload holds a complete frame
+    carrier = build_frame(0x0031, 0, 11, b"\x07\x00\x03\x00\x00\x01" + inner)
+    corrupt_carrier = carrier[:-4] + b"\x00\x00\x00\x00"
+    case("corrupt frame carrying a complete frame in its payload",
+         [corrupt_carrier, f_info], [inner, f_info], 1)
+
+    # duplicated chunks
+    dup = fragment(f_alarm, 23)
+    assert len(dup) >= 3
+    case("duplicated middle chunk", [dup[0], dup[1], dup[1]] + dup[2:] + [f_batt, f_info],
+         [f_batt, f_info], 1)
+    case("duplicated chunk holding a whole frame (delivered twice)", [f_batt, f_batt, f_info],
+         [f_batt, f_batt, f_info], 0)
+
+    case("largest frame (255-record page) at MTU 185",
+         fragment(frame_for("sleepPage.stream", 12,
+                            {"transferId": 7, "page": 1, "last": True,
+                             "records": sleep_records(random.Random(9), 255, T0)}), 185),
+         None, 0)
+    case("only garbage", [b"\x00\x01\x02", b"\xa5\x00", b"\xa5"], [], 0)
+    return out
+
+
+# --------------------------------------------------------------------------- output
+
+def render(obj):
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def generate():
+    return {
+        "valid.json": render(build_valid()),
+        "invalid.json": render(build_invalid()),
+        "stream.json": render(build_stream()),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate in memory; exit 1 if the files on disk differ")
+    args = parser.parse_args(argv)
+    files = generate()
+    if args.check:
+        stale = []
+        for name, text in files.items():
+            path = os.path.join(VECTOR_DIR, name)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    on_disk = f.read()
+            except OSError:
+                on_disk = None
+            if on_disk != text:
+                stale.append(name)
+        if stale:
+            print("out of date: %s (run scripts/gen-vectors.py)" % ", ".join(stale),
+                  file=sys.stderr)
+            return 1
+        print("vectors up to date")
+        return 0
+    os.makedirs(VECTOR_DIR, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(VECTOR_DIR, name), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        print("wrote protocol-spec/vectors/%s (%d vectors)" % (name, len(json.loads(text))))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
