@@ -121,7 +121,11 @@ public struct BlueZ: Sendable {
     /// Devices seen during `duration` of LE discovery (filtered on `serviceUUIDs` unless empty),
     /// delivered as they appear and again when their RSSI or name changes. Subscribes to
     /// InterfacesAdded and PropertiesChanged before reading the objects BlueZ already has.
-    public func scan(adapter: AdapterInfo, serviceUUIDs: [String], duration: Duration) async throws -> AsyncStream<DiscoveredDevice> {
+    ///
+    /// Discovery is restarted every `restartEvery`: the kernel drops an advertising report that
+    /// arrives before it marks discovery active, and the controller's duplicate filter never
+    /// reports that advertiser again in the same scan (seen with fast controllers).
+    public func scan(adapter: AdapterInfo, serviceUUIDs: [String], duration: Duration, restartEvery: Duration = .seconds(3)) async throws -> AsyncStream<DiscoveredDevice> {
         guard adapter.powered else { throw BlueZError.adapterPoweredOff(adapter.name) }
         let added = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
         let changed = try await bus.signals(SignalMatch(sender: Self.service, pathNamespace: adapter.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
@@ -154,6 +158,13 @@ public struct BlueZ: Sendable {
                             if let device = tracker.update(path: signal.path, properties: signal.arguments[1].propertiesValue) { continuation.yield(device) }
                         }
                     }
+                    group.addTask {
+                        while (try? await Task.sleep(for: restartEvery)) != nil {
+                            let adapterInterface = "org.bluez.Adapter1"
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: adapterInterface, member: "StopDiscovery", timeout: .seconds(5))
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: adapterInterface, member: "StartDiscovery", timeout: .seconds(5))
+                        }
+                    }
                     group.addTask { try? await Task.sleep(for: duration) }
                     await group.next()
                     group.cancelAll()
@@ -184,7 +195,7 @@ final class DeviceTracker: @unchecked Sendable {
         var device = devices[path] ?? DiscoveredDevice(path: path, address: "", name: nil, rssi: nil, uuids: [], paired: false)
         if let address = properties["Address"]?.stringValue { device.address = address }
         if let name = properties["Name"]?.stringValue ?? properties["Alias"]?.stringValue { device.name = name }
-        if let rssi = properties["RSSI"]?.int16Value { device.rssi = Int(rssi) }
+        if let rssi = properties["RSSI"]?.int16Value { device.rssi = rssi == 127 ? nil : Int(rssi) }  // 127: "not available" (HCI)
         if let uuids = properties["UUIDs"]?.stringArrayValue { device.uuids = uuids }
         if let paired = properties["Paired"]?.boolValue { device.paired = paired }
         devices[path] = device

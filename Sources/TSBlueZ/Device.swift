@@ -96,6 +96,46 @@ extension BlueZ {
         }
     }
 
+    /// Yields one reason, then ends, when the link to `device` is gone: BlueZ reports
+    /// Connected = false, the device object is removed, or bluetoothd leaves the bus. A GATT
+    /// notification stream alone does not end on any of these.
+    public func linkLoss(of device: DeviceHandle) async throws -> AsyncStream<String> {
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+        let owners = try await bus.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        return AsyncStream { continuation in
+            let work = Task {
+                let reason = await withTaskGroup(of: String?.self, returning: String?.self) { group in
+                    group.addTask {
+                        for await signal in changes where signal.arguments.count > 1 {
+                            if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false { return "the watch ended the link (BlueZ reports it disconnected)" }
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        for await signal in removals where signal.arguments.first?.objectPathValue == device.path {
+                            return "BlueZ removed the device"
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        for await signal in owners where signal.arguments.count == 3 && signal.arguments[0].stringValue == Self.service {
+                            if signal.arguments[2].stringValue == "" { return "bluetoothd stopped (it left the system bus); start it again (systemctl start bluetooth) and retry" }
+                        }
+                        return nil
+                    }
+                    for await candidate in group {
+                        if let candidate { group.cancelAll(); return candidate }
+                    }
+                    return nil
+                }
+                if let reason { continuation.yield(reason) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in work.cancel() }
+        }
+    }
+
     public func pair(_ device: DeviceHandle) async throws {
         try await callWithRetry(device, member: "Pair", attempts: 1, backoff: .zero)
     }

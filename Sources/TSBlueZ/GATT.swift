@@ -68,6 +68,7 @@ extension BlueZ {
             guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
                 throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireWrite replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
             }
+            SocketReader.makeBlocking(fd, sendTimeout: 5)
             return (fd, Int(reply[1].uint16Value ?? 23))
         } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
             return nil
@@ -123,12 +124,25 @@ extension BlueZ {
 /// Reads datagrams from a socket BlueZ handed over, on a thread of its own; the stream ends
 /// when the socket closes, and ending the stream closes the socket.
 enum SocketReader {
+    /// bluetoothd hands out its socket pairs non-blocking; a reader thread wants to block on
+    /// read, and a writer should wait (up to `sendTimeout` seconds) rather than fail when full.
+    static func makeBlocking(_ fd: Int32, sendTimeout: Int? = nil) {
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        if let sendTimeout {
+            var limit = timeval(tv_sec: sendTimeout, tv_usec: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     static func datagrams(from fd: Int32, size: Int) -> AsyncStream<[UInt8]> {
-        AsyncStream { continuation in
+        makeBlocking(fd)
+        return AsyncStream { continuation in
             let thread = Thread {
                 var buffer = [UInt8](repeating: 0, count: max(size, 32))
                 while true {
                     let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
                     if count <= 0 { break }
                     continuation.yield(Array(buffer[0..<count]))
                 }

@@ -57,6 +57,13 @@ public actor SimulatedWatch: PeripheralEndpoint {
         link = Link(mtu: mtu, send: send, generation: statistics.connections)
     }
 
+    /// The link's ATT MTU as the GATT server learned it (BlueZ reports it with each write).
+    /// Before HELLO it is the ceiling the negotiation starts from; after, it lowers the current one.
+    public func linkMTUChanged(_ mtu: ATTMTU) {
+        guard let current = link else { return }
+        link?.mtu = current.greeted && current.mtu.value < mtu.value ? current.mtu : mtu
+    }
+
     public func centralDisconnected() async {
         link = nil
         transfer = nil

@@ -18,14 +18,33 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     let simulator: SimulatedWatch
     public let adapter: AdapterInfo
     let name: String
+    /// The service UUID put in the advertisement (the GATT service keeps the protocol's).
+    let advertisedService: String
+    /// Drop the link from the watch's side once this many sleep pages have been sent (once per run).
+    let dropLinkAfterPages: Int?
     private let lock = NSLock()
     private var notifying = false
+    private var central: String?
+    private var linkStatistics = LinkStatistics()
+    private var dropped = false
+    /// Called with a line for the operator whenever something about the link happens.
+    public var report: @Sendable (String) -> Void = { _ in }
 
-    public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10") {
+    /// What the peripheral saw of one link: the MTU BlueZ reported and the notifications sent.
+    public struct LinkStatistics: Sendable, Hashable {
+        public var mtu: Int?
+        public var notifications = 0
+        public var largestNotification = 0
+    }
+
+    public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
+                advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil) {
         self.bluez = bluez
         self.simulator = simulator
         self.adapter = adapter
         self.name = name
+        self.advertisedService = advertisedService
+        self.dropLinkAfterPages = dropLinkAfterPages
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
@@ -38,7 +57,12 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             DBusProperty("UUID", "s", get: { .string(WatchGATT.service) }), DBusProperty("Primary", "b", get: { .boolean(true) }),
         ])])
         try bus.export(path: Self.writePath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
-            DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
+            DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
+                let options = arguments.count > 1 ? arguments[1].propertiesValue ?? [:] : [:]
+                if let self, let mtu = options["mtu"]?.uint16Value, self.noteLink(mtu: Int(mtu), device: options["device"]?.objectPathValue) {
+                    // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it.
+                    if let attMTU = try? ATTMTU(Int(mtu)) { await simulator.linkMTUChanged(attMTU) }
+                }
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
                 return []
             },
@@ -50,13 +74,16 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         try bus.export(path: Self.notifyPath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
             DBusMethod("StartNotify") { [weak self] _, _ in
                 self?.setNotifying(true)
-                await simulator.centralConnected(mtu: attMTU) { chunk in
+                self?.linkClosed()  // BlueZ may not call StopNotify when a link drops
+                await simulator.centralConnected(mtu: attMTU) { [weak self] chunk in
                     try? bus.emitPropertiesChanged(path: Self.notifyPath, interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(chunk)])
+                    await self?.sent(chunk)
                 }
                 return []
             },
             DBusMethod("StopNotify") { [weak self] _, _ in
                 self?.setNotifying(false)
+                self?.linkClosed()
                 await simulator.centralDisconnected()
                 return []
             },
@@ -67,11 +94,12 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             DBusProperty("Notifying", "b", get: { [weak self] in .boolean(self?.isNotifying ?? false) }),
         ])])
         let name = self.name
+        let advertisedService = self.advertisedService
         try bus.export(path: Self.advertisementPath, interfaces: [DBusInterface("org.bluez.LEAdvertisement1", methods: [
             DBusMethod("Release") { _, _ in [] },
         ], properties: [
             DBusProperty("Type", "s", get: { .string("peripheral") }),
-            DBusProperty("ServiceUUIDs", "as", get: { .strings([WatchGATT.service]) }),
+            DBusProperty("ServiceUUIDs", "as", get: { [advertisedService] in .strings([advertisedService]) }),
             DBusProperty("LocalName", "s", get: { .string(name) }),
             DBusProperty("Discoverable", "b", get: { .boolean(true) }),
         ])])
@@ -93,6 +121,41 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         _ = try? await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.GattManager1", member: "UnregisterApplication",
                                 [.objectPath(Self.applicationPath)], timeout: .seconds(5))
         for path in [Self.advertisementPath, Self.notifyPath, Self.writePath, Self.servicePath] { bus.unexport(path: path) }
+    }
+
+    /// Records the MTU and central of a write; true when the MTU is new for this link.
+    private func noteLink(mtu: Int, device: String?) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        if let device { central = device }
+        guard linkStatistics.mtu != mtu else { return false }
+        linkStatistics.mtu = mtu
+        return true
+    }
+
+    private func sent(_ chunk: [UInt8]) async {
+        lock.withLock {
+            linkStatistics.notifications += 1
+            linkStatistics.largestNotification = max(linkStatistics.largestNotification, chunk.count)
+        }
+        guard let limit = dropLinkAfterPages, await simulator.statistics.pagesSent >= limit else { return }
+        let device: String? = lock.withLock {
+            if dropped { return nil }
+            dropped = true
+            return central
+        }
+        guard let device else { return }
+        report("dropping the link after \(limit) sleep pages (fault injection)")
+        _ = try? await bluez.bus.call(destination: BlueZ.service, path: device, interface: "org.bluez.Device1", member: "Disconnect", timeout: .seconds(10))
+    }
+
+    /// Reports what the link that just ended carried and starts counting afresh.
+    private func linkClosed() {
+        let finished: LinkStatistics = lock.withLock {
+            defer { linkStatistics = LinkStatistics() }
+            return linkStatistics
+        }
+        guard finished.notifications > 0 else { return }
+        report("link closed: ATT MTU \(finished.mtu.map(String.init) ?? "not reported"), \(finished.notifications) notifications, largest \(finished.largestNotification) bytes")
     }
 
     private func setNotifying(_ on: Bool) { lock.lock(); notifying = on; lock.unlock() }

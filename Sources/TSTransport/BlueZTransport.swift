@@ -22,12 +22,13 @@ public struct BlueZTransport: WatchTransport {
         let adapter = try await bluez.adapter(adapterName)
         let device = try await bluez.discover(address: address, adapter: adapter)
         try await bluez.connect(device, timeout: connectTimeout)
+        let loss = try await bluez.linkLoss(of: device)
         let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
         let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
         let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
         let acquired = write.flags.contains("write-without-response") ? try await bluez.acquireWrite(write) : nil
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
-        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, mtu: mtu, writeSocket: acquired?.fd)
+        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, loss: loss, mtu: mtu, writeSocket: acquired?.fd)
     }
 }
 
@@ -41,7 +42,7 @@ struct BlueZConnection: TransportConnection {
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
 
-    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, mtu: ATTMTU, writeSocket: Int32?) {
+    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, loss: AsyncStream<String>, mtu: ATTMTU, writeSocket: Int32?) {
         self.writeSocket = writeSocket
         self.bluez = bluez
         self.device = device
@@ -50,8 +51,17 @@ struct BlueZConnection: TransportConnection {
         withoutResponse = write.flags.contains("write-without-response")
         events = AsyncStream { continuation in
             let task = Task {
-                for await value in values { continuation.yield(.notification(value)) }
-                continuation.yield(.disconnected(reason: "notifications ended"))
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await value in values { continuation.yield(.notification(value)) }
+                        continuation.yield(.disconnected(reason: "the notification channel closed"))
+                    }
+                    group.addTask {
+                        for await reason in loss { continuation.yield(.disconnected(reason: reason)) }
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }

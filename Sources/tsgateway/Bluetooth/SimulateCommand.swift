@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSModels
+import TSProtocol
 import TSSimulator
 
 struct SimulateCommand: AsyncParsableCommand {
@@ -24,25 +25,72 @@ struct SimulateCommand: AsyncParsableCommand {
     var seed: UInt64 = 20_251_119
     @Option(help: "Stop after this many seconds (default: run until interrupted).")
     var duration: Int?
+    @Option(help: ArgumentHelp("Write the generated sleep records (the ground truth a sync must reproduce) as JSON to this file.", valueName: "path"))
+    var groundTruth: String?
+    @Option(help: ArgumentHelp("Fault injection: drop the link from the watch's side once, after this many sleep pages.", valueName: "pages"))
+    var dropLinkAfterPages: Int?
+    @Option(help: .hidden)
+    var advertiseService: String?
 
     func validate() throws {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
         guard (1...3650).contains(days) else { throw ValidationError("--days must be 1…3650") }
+        if let dropLinkAfterPages, dropLinkAfterPages < 1 { throw ValidationError("--drop-link-after-pages must be 1 or more") }
     }
 
     func run() async throws {
         try await withBlueZ { bluez in
-            let found = try await bluez.adapter(adapter)
-            let now = Date()
+            var found = try await bluez.adapter(adapter)
+            if !found.powered {
+                try await bluez.setPowered(true, adapter: found)
+                found = try await bluez.adapter(adapter)
+                print("powered on \(found.name)")
+            }
+            // TSGATEWAY_SIMULATOR_NOW (ISO 8601) pins the clock, so two runs hold the same records.
+            let now = ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
             let records = SleepDataGenerator(seed: seed, timeZone: .current).records(days: days, lastMorning: now, notAfter: now)
-            let peripheral = SimulatorPeripheral(bluez: bluez, simulator: SimulatedWatch(state: SimulatorState(records: records)), adapter: found)
+            if let groundTruth { try Self.write(records, to: groundTruth) }
+            let simulator = SimulatedWatch(state: SimulatorState(records: records))
+            let peripheral = SimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found,
+                                                 advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages)
+            peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
-            print("simulated watch advertising on \(found.name) (\(found.address)) with \(records.count) sleep records; Ctrl-C stops it")
+            print("simulated watch advertising on \(found.name) (\(found.address)) with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch")
             fflush(nil)
+            let edits = Self.onSignal(SIGUSR1) {
+                await simulator.editAlarmsOnWatch { alarms in
+                    if alarms.isEmpty { alarms = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)] }
+                    else { alarms[0].setTime(hour: Int(alarms[0].hour), minute: (Int(alarms[0].minute) + 5) % 60) }
+                }
+                print("watch-side alarm edit sent"); fflush(nil)
+            }
             await Self.waitForStop(duration: duration)
+            edits.cancel()
             await peripheral.stop()
             print("stopped")
         }
+    }
+
+    static func write(_ records: [SleepItem], to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            try encoder.encode(records).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CLIFailure("cannot write the ground truth to \(path): \(error.localizedDescription)", status: .ioError)
+        }
+    }
+
+    /// Runs `action` each time the process receives `number`, until the task is cancelled.
+    static func onSignal(_ number: Int32, _ action: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        SignalSources.keep([source])
+        return Task { for await _ in stream { await action() } }
     }
 
     /// Returns after `duration` seconds, or on SIGINT / SIGTERM.

@@ -1,0 +1,36 @@
+# Shared by the guest init and the suite (sourced, bash): the BlueZ stack's processes and the
+# suite's step/assert helpers. Everything the suite writes goes to $OUT (the host-visible share).
+
+log() { echo "E2E[$(cut -d' ' -f1 /proc/uptime)s] $*"; }
+
+# Number of adapters bluetoothd shows on the system bus.
+adapter_count() {
+  dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null \
+    | grep -c 'object path "/org/bluez/hci[0-9]*"$'
+}
+
+# Waits until bluetoothd shows $1 adapters (default 2), at most $2 seconds (default 20).
+wait_adapters() {
+  local want=${1:-2} deadline=$((SECONDS + ${2:-20})) n
+  while [ $SECONDS -lt $deadline ]; do
+    n=$(adapter_count); [ "${n:-0}" -ge "$want" ] && return 0; sleep 0.2
+  done
+  return 1
+}
+
+# bluetoothd with the configuration of ATT mode $E2E_MODE (eatt: BlueZ's default; att: Channels=1).
+start_bluetoothd() {
+  local conf=/run/e2e-main-$E2E_MODE.conf args=(-n -f "$conf")
+  if [ "$E2E_MODE" = att ]; then printf '[GATT]\nChannels = 1\n' > "$conf"; else printf '[GATT]\n' > "$conf"; fi
+  [ "${E2E_DEBUG:-0}" = 1 ] && args+=(-d)
+  bluetoothd "${args[@]}" >> "$OUT/bluetoothd-$E2E_MODE.log" 2>&1 &
+  echo $! > /run/bluetoothd.pid
+  wait_adapters 2 "${1:-20}"
+}
+
+stop_bluetoothd() {
+  local pid; pid=$(cat /run/bluetoothd.pid 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null; rm -f /run/bluetoothd.pid
+}
