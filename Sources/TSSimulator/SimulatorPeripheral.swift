@@ -13,6 +13,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     static let writePath = servicePath + "/char0"
     static let notifyPath = servicePath + "/char1"
     static let advertisementPath = applicationPath + "/advertisement0"
+    static let multipleNotificationOverhead = 2
 
     let bluez: BlueZ
     let simulator: SimulatedWatch
@@ -60,8 +61,11 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
                 let options = arguments.count > 1 ? arguments[1].propertiesValue ?? [:] : [:]
                 if let self, let mtu = options["mtu"]?.uint16Value, self.noteLink(mtu: Int(mtu), device: options["device"]?.objectPathValue) {
-                    // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it.
-                    if let attMTU = try? ATTMTU(Int(mtu)) { await simulator.linkMTUChanged(attMTU) }
+                    // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it,
+                    // less the 2 bytes a Multiple Handle Value Notification entry adds (BlueZ
+                    // batches notifications that way on EATT and cuts longer values).
+                    if let attMTU = try? ATTMTU(Int(mtu) - Self.multipleNotificationOverhead) { await simulator.linkMTUChanged(attMTU) }
+                    self.report("the central's writes report ATT MTU \(mtu)")
                 }
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
                 return []

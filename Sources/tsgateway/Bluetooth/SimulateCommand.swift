@@ -67,7 +67,8 @@ struct SimulateCommand: AsyncParsableCommand {
             await Self.waitForStop(duration: duration)
             edits.cancel()
             await peripheral.stop()
-            print("stopped")
+            let statistics = await simulator.statistics
+            print("stopped after \(statistics.connections) connections: \(statistics.framesReceived) frames received (\(statistics.corruptFramesReceived) corrupt), \(statistics.pagesSent) sleep pages sent (\(statistics.pagesResent) resent)")
         }
     }
 
