@@ -132,6 +132,7 @@ extension Watch {
         case let .disconnected(reason):
             linkEnded(generation: generation, reason: reason)
         case let .notification(chunk):
+            if connectTimings.firstByte == nil, let connectStarted { connectTimings.firstByte = .now - connectStarted }
             for received in reassembler.append(chunk, at: clock.now - epoch) {
                 switch received {
                 case let .frame(frame): await handle(frame)

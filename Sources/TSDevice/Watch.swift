@@ -47,6 +47,16 @@ public actor Watch {
 
     public var isConnected: Bool { connection != nil }
     public var mtu: ATTMTU? { connection?.mtu }
+    /// How long the last connect took: until the transport was open, and until the watch's
+    /// first byte arrived.
+    public internal(set) var connectTimings = ConnectTimings()
+    var connectStarted: ContinuousClock.Instant?
+    var linkLossSubscribers: [UUID: AsyncStream<String>.Continuation] = [:]
+
+    public struct ConnectTimings: Sendable, Hashable {
+        public var linkOpen: Duration?
+        public var firstByte: Duration?
+    }
 
     // MARK: Connection
 
@@ -56,8 +66,12 @@ public actor Watch {
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
         let opened: any TransportConnection
+        let started = ContinuousClock.now
+        connectStarted = started
+        connectTimings = ConnectTimings()
         do {
             opened = try await transport.open()
+            connectTimings.linkOpen = .now - started
         } catch {
             throw WatchError.connectFailed(String(describing: error))
         }
@@ -107,7 +121,19 @@ public actor Watch {
         }
         receiver?.fail(WatchError.disconnected(reason))
         receiver = nil
+        for subscriber in linkLossSubscribers.values { subscriber.yield(reason) }
     }
+
+    /// The reason each time an open link ends, whoever ended it.
+    public func linkLosses() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(8))
+        let id = UUID()
+        linkLossSubscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeLinkLossSubscriber(id) } }
+        return stream
+    }
+
+    private func removeLinkLossSubscriber(_ id: UUID) { linkLossSubscribers[id] = nil }
 
     // MARK: API
 

@@ -23,7 +23,11 @@ start_bluetoothd() {
   local conf=/run/e2e-main-$E2E_MODE.conf args=(-n -f "$conf")
   if [ "$E2E_MODE" = att ]; then printf '[GATT]\nChannels = 1\n' > "$conf"; else printf '[GATT]\n' > "$conf"; fi
   [ "${E2E_DEBUG:-0}" = 1 ] && args+=(-d)
-  bluetoothd "${args[@]}" >> "$OUT/bluetoothd-$E2E_MODE.log" 2>&1 &
+  if [ "${E2E_GDB:-0}" = 1 ]; then  # a backtrace in the log if bluetoothd crashes
+    gdb -q -batch -ex run -ex bt --args bluetoothd "${args[@]}" >> "$OUT/bluetoothd-$E2E_MODE.log" 2>&1 &
+  else
+    bluetoothd "${args[@]}" >> "$OUT/bluetoothd-$E2E_MODE.log" 2>&1 &
+  fi
   echo $! > /run/bluetoothd.pid
   wait_adapters 2 "${1:-20}"
 }

@@ -72,7 +72,9 @@ struct DeviceSession {
         let info = try await watch.connect()
         try await store.saveWatch(id: watchId, name: simulator != nil ? "Simulated watch" : nil, info: info)
         let mtu = await watch.mtu?.value ?? 0
-        logger.info("connected to \(info.model) firmware \(info.firmware), MTU \(mtu)")
+        let timings = await watch.connectTimings
+        func milliseconds(_ duration: Duration?) -> String { duration.map { "\(Int(($0 / .milliseconds(1)).rounded())) ms" } ?? "–" }
+        logger.info("connected to \(info.model) firmware \(info.firmware), MTU \(mtu); link open after \(milliseconds(timings.linkOpen)), first byte after \(milliseconds(timings.firstByte))")
         return info
     }
 

@@ -22,12 +22,15 @@ struct SleepSyncCommand: AsyncParsableCommand {
     var from: String?
     @Option(help: ArgumentHelp("Last day to sync, inclusive (YYYY-MM-DD; default: up to now).", valueName: "date"))
     var to: String?
+    @Option(help: ArgumentHelp("Reconnect at most this many times when the link drops mid-sync; 0 stops at the first drop (the next sync resumes).", valueName: "n"))
+    var reconnects = 5
     @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects}.")
     var json = false
 
     func validate() throws {
         if since != nil && from != nil { throw ValidationError("give --since or --from, not both") }
         if to != nil && from == nil { throw ValidationError("--to needs --from") }
+        guard (0...100).contains(reconnects) else { throw ValidationError("--reconnects must be 0…100, got \(reconnects)") }
     }
 
     func run() async throws {
@@ -44,6 +47,7 @@ struct SleepSyncCommand: AsyncParsableCommand {
         let report = try await DeviceSession.run(connection) { session in
             try await session.connect()
             var sync = SleepSync(watch: session.watch, store: session.store, watchId: session.watchId)
+            sync.maxReconnects = reconnects
             sync.progress = { update in progress.update(done: update.received, total: update.total) }
             let report = try await sync.run(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) })
             return (session.watchId, report)
