@@ -28,6 +28,8 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private var central: String?
     private var linkStatistics = LinkStatistics()
     private var dropped = false
+    private var linkUp = false
+    private var disconnectWatcher: Task<Void, Never>?
     /// Called with a line for the operator whenever something about the link happens.
     public var report: @Sendable (String) -> Void = { _ in }
 
@@ -53,12 +55,28 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         let bus = bluez.bus
         let simulator = self.simulator
         let attMTU = (try? ATTMTU(mtu)) ?? .default
+        let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
+            try? bus.emitPropertiesChanged(path: Self.notifyPath, interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(chunk)])
+            await self?.sent(chunk)
+        }
+        // The watch's side of a link ends when BlueZ reports the central disconnected.
+        let changes = try await bus.signals(SignalMatch(sender: BlueZ.service, pathNamespace: adapter.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        disconnectWatcher = Task { [weak self] in
+            for await signal in changes where signal.arguments.first?.stringValue == "org.bluez.Device1" && signal.arguments.count > 1 {
+                guard signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false, let self, self.linkEnded() else { continue }
+                self.report("the central disconnected")
+                await simulator.centralDisconnected()
+            }
+        }
         bus.exportObjectManager(at: Self.applicationPath)
         try bus.export(path: Self.servicePath, interfaces: [DBusInterface("org.bluez.GattService1", properties: [
             DBusProperty("UUID", "s", get: { .string(WatchGATT.service) }), DBusProperty("Primary", "b", get: { .boolean(true) }),
         ])])
         try bus.export(path: Self.writePath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
             DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
+                // A bonded central keeps its subscription across links: a write on a new link
+                // comes without a StartNotify, so the watch's side of the link starts here.
+                if let self, self.claimLinkStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
                 let options = arguments.count > 1 ? arguments[1].propertiesValue ?? [:] : [:]
                 if let self, let mtu = options["mtu"]?.uint16Value, self.noteLink(mtu: Int(mtu), device: options["device"]?.objectPathValue) {
                     // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it,
@@ -78,16 +96,13 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         try bus.export(path: Self.notifyPath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
             DBusMethod("StartNotify") { [weak self] _, _ in
                 self?.setNotifying(true)
-                self?.linkClosed()  // BlueZ may not call StopNotify when a link drops
-                await simulator.centralConnected(mtu: attMTU) { [weak self] chunk in
-                    try? bus.emitPropertiesChanged(path: Self.notifyPath, interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(chunk)])
-                    await self?.sent(chunk)
-                }
+                _ = self?.claimLinkStart()
+                await simulator.centralConnected(mtu: attMTU, send: send)
                 return []
             },
             DBusMethod("StopNotify") { [weak self] _, _ in
                 self?.setNotifying(false)
-                self?.linkClosed()
+                self?.linkEnded()
                 await simulator.centralDisconnected()
                 return []
             },
@@ -119,6 +134,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
 
     /// Withdraws the advertisement and the application.
     public func stop() async {
+        disconnectWatcher?.cancel()
         let bus = bluez.bus
         _ = try? await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.LEAdvertisingManager1", member: "UnregisterAdvertisement",
                                 [.objectPath(Self.advertisementPath)], timeout: .seconds(5))
@@ -137,10 +153,15 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     }
 
     private func sent(_ chunk: [UInt8]) async {
-        lock.withLock {
+        let newLargest: (size: Int, mtu: Int?)? = lock.withLock {
             linkStatistics.notifications += 1
-            linkStatistics.largestNotification = max(linkStatistics.largestNotification, chunk.count)
+            guard chunk.count > linkStatistics.largestNotification else { return nil }
+            linkStatistics.largestNotification = chunk.count
+            return (chunk.count, linkStatistics.mtu)
         }
+        // BlueZ keeps a bonded central's subscription across links, so there is no per-link
+        // StartNotify to hang statistics on; a new largest size is reported as it happens.
+        if let newLargest { report("largest notification so far: \(newLargest.size) bytes (ATT MTU \(newLargest.mtu.map(String.init) ?? "not reported"))") }
         guard let limit = dropLinkAfterPages, await simulator.statistics.pagesSent >= limit else { return }
         let device: String? = lock.withLock {
             if dropped { return nil }
@@ -152,14 +173,22 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         _ = try? await bluez.bus.call(destination: BlueZ.service, path: device, interface: "org.bluez.Device1", member: "Disconnect", timeout: .seconds(10))
     }
 
-    /// Reports what the link that just ended carried and starts counting afresh.
-    private func linkClosed() {
-        let finished: LinkStatistics = lock.withLock {
-            defer { linkStatistics = LinkStatistics() }
-            return linkStatistics
+    /// True for the first caller after the link went down (or at start).
+    private func claimLinkStart() -> Bool {
+        lock.withLock {
+            if linkUp { return false }
+            linkUp = true
+            return true
         }
-        guard finished.notifications > 0 else { return }
-        report("link closed: ATT MTU \(finished.mtu.map(String.init) ?? "not reported"), \(finished.notifications) notifications, largest \(finished.largestNotification) bytes")
+    }
+
+    /// True when the link was up.
+    @discardableResult
+    private func linkEnded() -> Bool {
+        lock.withLock {
+            defer { linkUp = false }
+            return linkUp
+        }
     }
 
     private func setNotifying(_ on: Bool) { lock.lock(); notifying = on; lock.unlock() }
