@@ -78,12 +78,12 @@ public final class SimulatorPeripheral: @unchecked Sendable {
                 // comes without a StartNotify, so the watch's side of the link starts here.
                 if let self, self.claimLinkStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
                 let options = arguments.count > 1 ? arguments[1].propertiesValue ?? [:] : [:]
-                if let self, let mtu = options["mtu"]?.uint16Value, self.noteLink(mtu: Int(mtu), device: options["device"]?.objectPathValue) {
+                if let self, let mtu = options["mtu"]?.uint16Value {
                     // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it,
                     // less the 2 bytes a Multiple Handle Value Notification entry adds (BlueZ
                     // batches notifications that way on EATT and cuts longer values).
                     if let attMTU = try? ATTMTU(Int(mtu) - Self.multipleNotificationOverhead) { await simulator.linkMTUChanged(attMTU) }
-                    self.report("the central's writes report ATT MTU \(mtu)")
+                    if self.noteLink(mtu: Int(mtu), device: options["device"]?.objectPathValue) { self.report("the central's writes report ATT MTU \(mtu)") }
                 }
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
                 return []
