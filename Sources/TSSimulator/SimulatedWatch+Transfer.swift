@@ -46,6 +46,7 @@ extension SimulatedWatch {
         }
         let acknowledged = min(Int(ack.nextExpected), current.pageCount)
         if acknowledged > current.oldestUnacked {
+            statistics.pagesAcknowledged += acknowledged - current.oldestUnacked
             current.oldestUnacked = acknowledged
             current.timeoutsWithoutProgress = 0
         }

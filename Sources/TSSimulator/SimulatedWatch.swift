@@ -18,6 +18,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
         public var duplicateRequests = 0
         public var pagesSent = 0
         public var pagesResent = 0
+        public var pagesAcknowledged = 0
         public var connections = 0
     }
 

@@ -21,7 +21,8 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     let name: String
     /// The service UUID put in the advertisement (the GATT service keeps the protocol's).
     let advertisedService: String
-    /// Drop the link from the watch's side once this many sleep pages have been sent (once per run).
+    /// Drop the link from the watch's side once the central has acknowledged this many sleep
+    /// pages (once per run), so the drop lands mid-transfer with some records stored.
     let dropLinkAfterPages: Int?
     private let lock = NSLock()
     private var notifying = false
@@ -162,14 +163,14 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         // BlueZ keeps a bonded central's subscription across links, so there is no per-link
         // StartNotify to hang statistics on; a new largest size is reported as it happens.
         if let newLargest { report("largest notification so far: \(newLargest.size) bytes (ATT MTU \(newLargest.mtu.map(String.init) ?? "not reported"))") }
-        guard let limit = dropLinkAfterPages, await simulator.statistics.pagesSent >= limit else { return }
+        guard let limit = dropLinkAfterPages, await simulator.statistics.pagesAcknowledged >= limit else { return }
         let device: String? = lock.withLock {
             if dropped { return nil }
             dropped = true
             return central
         }
         guard let device else { return }
-        report("dropping the link after \(limit) sleep pages (fault injection)")
+        report("dropping the link after \(limit) acknowledged sleep pages (fault injection)")
         _ = try? await bluez.bus.call(destination: BlueZ.service, path: device, interface: "org.bluez.Device1", member: "Disconnect", timeout: .seconds(10))
     }
 

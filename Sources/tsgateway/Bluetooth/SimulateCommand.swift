@@ -27,7 +27,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var duration: Int?
     @Option(help: ArgumentHelp("Write the generated sleep records (the ground truth a sync must reproduce) as JSON to this file.", valueName: "path"))
     var groundTruth: String?
-    @Option(help: ArgumentHelp("Fault injection: drop the link from the watch's side once, after this many sleep pages.", valueName: "pages"))
+    @Option(help: ArgumentHelp("Fault injection: drop the link from the watch's side once, after the central has acknowledged this many sleep pages.", valueName: "pages"))
     var dropLinkAfterPages: Int?
     @Option(help: .hidden)
     var advertiseService: String?
