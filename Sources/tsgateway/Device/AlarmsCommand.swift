@@ -238,7 +238,7 @@ extension AlarmsCommand {
                 defer { lossWatcher.cancel() }
                 let editor = session.startSimulatedWatchSideEdits(every: .seconds(2))
                 defer { editor?.cancel() }
-                if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)") }
+                if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)"); fflush(nil) }
                 var seen = 0
                 // A lost link ends the command with its reason instead of waiting forever.
                 let merged = AsyncStream<AlarmsChanged?> { continuation in
