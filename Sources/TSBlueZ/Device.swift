@@ -108,7 +108,11 @@ extension BlueZ {
                 let reason = await withTaskGroup(of: String?.self, returning: String?.self) { group in
                     group.addTask {
                         for await signal in changes where signal.arguments.count > 1 {
-                            if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false { return "the watch ended the link (BlueZ reports it disconnected)" }
+                            if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false {
+                                // A stopping bluetoothd first disconnects its devices; give its exit the chance to be the reason.
+                                try? await Task.sleep(for: .milliseconds(500))
+                                return "the watch ended the link (BlueZ reports it disconnected)"
+                            }
                         }
                         return nil
                     }
