@@ -54,6 +54,8 @@ struct BlueZConnection: TransportConnection {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await value in values { continuation.yield(.notification(value)) }
+                        // The link-loss watcher usually knows why (link dropped, bluetoothd gone).
+                        try? await Task.sleep(for: .seconds(1))
                         continuation.yield(.disconnected(reason: "the notification channel closed"))
                     }
                     group.addTask {
