@@ -118,6 +118,7 @@ extension BlueZ {
                     }
                     group.addTask {
                         for await signal in removals where signal.arguments.first?.objectPathValue == device.path {
+                            try? await Task.sleep(for: .milliseconds(500))  // as above: bluetoothd's exit removes its objects first
                             return "BlueZ removed the device"
                         }
                         return nil
