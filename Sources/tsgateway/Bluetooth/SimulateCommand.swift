@@ -68,7 +68,8 @@ struct SimulateCommand: AsyncParsableCommand {
             edits.cancel()
             await peripheral.stop()
             let statistics = await simulator.statistics
-            print("stopped after \(statistics.connections) connections: \(statistics.framesReceived) frames received (\(statistics.corruptFramesReceived) corrupt), \(statistics.pagesSent) sleep pages sent (\(statistics.pagesResent) resent)")
+            print("\(statistics.connections) connections: \(statistics.framesReceived) frames received (\(statistics.corruptFramesReceived) corrupt), \(statistics.pagesSent) sleep pages sent (\(statistics.pagesResent) resent)")
+            print("stopped")
         }
     }
 
