@@ -68,7 +68,6 @@ extension BlueZ {
             guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
                 throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireWrite replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
             }
-            SocketReader.makeBlocking(fd, sendTimeout: 5)
             return (fd, Int(reply[1].uint16Value ?? 23))
         } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
             return nil
@@ -124,15 +123,10 @@ extension BlueZ {
 /// Reads datagrams from a socket BlueZ handed over, on a thread of its own; the stream ends
 /// when the socket closes, and ending the stream closes the socket.
 enum SocketReader {
-    /// bluetoothd hands out its socket pairs non-blocking; a reader thread wants to block on
-    /// read, and a writer should wait (up to `sendTimeout` seconds) rather than fail when full.
-    static func makeBlocking(_ fd: Int32, sendTimeout: Int? = nil) {
+    /// bluetoothd hands out its socket pairs non-blocking; the reader thread wants to block on read.
+    static func makeBlocking(_ fd: Int32) {
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        if let sendTimeout {
-            var limit = timeval(tv_sec: sendTimeout, tv_usec: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        }
     }
 
     static func datagrams(from fd: Int32, size: Int) -> AsyncStream<[UInt8]> {

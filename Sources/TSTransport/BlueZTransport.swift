@@ -73,9 +73,18 @@ struct BlueZConnection: TransportConnection {
     func write(_ chunk: [UInt8]) async throws {
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
         if let writeSocket {
-            let sent = chunk.withUnsafeBytes { send(writeSocket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent == chunk.count else { throw TransportError.connectFailed("the write socket closed (\(String(cString: strerror(errno))))") }
-            return
+            // The socket is non-blocking (as bluetoothd hands it out): wait for room without
+            // holding a thread of the concurrency pool, for up to 5 s.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while true {
+                let sent = chunk.withUnsafeBytes { send(writeSocket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if sent == chunk.count { return }
+                let failure = errno
+                guard sent < 0, failure == EAGAIN || failure == EWOULDBLOCK || failure == EINTR, ContinuousClock.now < deadline else {
+                    throw TransportError.connectFailed("the write socket closed (\(String(cString: strerror(failure))))")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
         }
         try await bluez.write(chunk, to: write, withResponse: !withoutResponse)
     }

@@ -32,10 +32,29 @@ final class PrivateBus: @unchecked Sendable {
         daemon.standardOutput = FileHandle.nullDevice
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
-        guard FileManager.default.fileExists(atPath: socket) else {
+        // The socket file appears at bind(), before listen(): ready means a connect succeeds.
+        for _ in 0..<500 where !Self.accepts(socket) { usleep(10_000) }
+        guard Self.accepts(socket) else {
             stop()
             throw BusTestError("dbus-daemon did not create \(socket)")
+        }
+    }
+
+    /// True when a unix-socket connect to `path` succeeds.
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+            buffer[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
     }
 
