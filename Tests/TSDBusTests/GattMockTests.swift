@@ -52,7 +52,9 @@ final class FakeGattBlueZ: @unchecked Sendable {
             DBusMethod("ReadValue", in: "a{sv}", out: "ay") { _, _ in [.bytes([1, 2, 3])] },
         ] + (offerAcquireNotify ? [DBusMethod("AcquireNotify", in: "a{sv}", out: "hq") { [weak self] _, _ in
             var pair: [Int32] = [0, 0]
-            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0 else { throw BusError(name: BusError.failed, message: "socketpair") }
+            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else { throw BusError(name: BusError.failed, message: "socketpair") }
+            // bluetoothd hands out the non-blocking end it made; its own end is served by a thread here.
+            _ = fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) & ~O_NONBLOCK)
             self?.setPeer(pair[1])
             return [.unixFD(pair[0]), .uint16(247)]
         }] : []), properties: [

@@ -20,7 +20,8 @@ wait_adapters() {
 
 # bluetoothd with the configuration of ATT mode $E2E_MODE (eatt: BlueZ's default; att: Channels=1).
 start_bluetoothd() {
-  local conf=/run/e2e-main-$E2E_MODE.conf args=(-n -f "$conf")
+  local conf=/run/e2e-main-$E2E_MODE.conf
+  local args=(-n -f "$conf")
   if [ "$E2E_MODE" = att ]; then printf '[GATT]\nChannels = 1\n' > "$conf"; else printf '[GATT]\n' > "$conf"; fi
   [ "${E2E_DEBUG:-0}" = 1 ] && args+=(-d)
   if [ "${E2E_GDB:-0}" = 1 ]; then  # a backtrace in the log if bluetoothd crashes
