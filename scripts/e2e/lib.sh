@@ -19,14 +19,10 @@ wait_adapters() {
 }
 
 # bluetoothd with the configuration of ATT mode $E2E_MODE (eatt: BlueZ's default; att: Channels=1).
-# One bluetoothd owns both the gateway's and the watch's controller here, so its peripheral side
-# would browse the gateway's GATT database on every link, as no watch does; a link that ends
-# during that browse crashed bluetoothd 5.66 ("search_cb() ... Host is down", then SIGSEGV).
 start_bluetoothd() {
   local conf=/run/e2e-main-$E2E_MODE.conf
   local args=(-n -f "$conf")
-  printf '[General]\nReverseServiceDiscovery = false\n[GATT]\n' > "$conf"
-  [ "$E2E_MODE" = att ] && printf 'Channels = 1\n' >> "$conf"
+  if [ "$E2E_MODE" = att ]; then printf '[GATT]\nChannels = 1\n' > "$conf"; else printf '[GATT]\n' > "$conf"; fi
   [ "${E2E_DEBUG:-0}" = 1 ] && args+=(-d)
   if [ "${E2E_GDB:-0}" = 1 ]; then  # a backtrace in the log if bluetoothd crashes
     gdb -q -batch -ex run -ex bt --args bluetoothd "${args[@]}" >> "$OUT/bluetoothd-$E2E_MODE.log" 2>&1 &
