@@ -31,6 +31,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private var dropped = false
     private var linkUp = false
     private var disconnectWatcher: Task<Void, Never>?
+    private var restartWatcher: Task<Void, Never>?
     /// Called with a line for the operator whenever something about the link happens.
     public var report: @Sendable (String) -> Void = { _ in }
 
@@ -123,6 +124,22 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             DBusProperty("LocalName", "s", get: { .string(name) }),
             DBusProperty("Discoverable", "b", get: { .boolean(true) }),
         ])])
+        try await register()
+        // A watch keeps advertising whatever happens to the gateway's stack: when bluetoothd
+        // comes back, register again (its registrations died with it).
+        let owners = try await bus.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        restartWatcher = Task { [weak self] in
+            for await signal in owners where signal.arguments.count == 3 && signal.arguments[0].stringValue == BlueZ.service {
+                guard let self, let owner = signal.arguments[2].stringValue, !owner.isEmpty else { continue }
+                if self.linkEnded() { await simulator.centralDisconnected() }
+                await self.registerAgain()
+            }
+        }
+    }
+
+    /// Registers the exported application and advertisement with BlueZ.
+    func register() async throws {
+        let bus = bluez.bus
         do {
             _ = try await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.GattManager1", member: "RegisterApplication",
                                    [.objectPath(Self.applicationPath), .properties([:])], timeout: .seconds(10))
@@ -133,9 +150,26 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         }
     }
 
+    /// After bluetoothd restarted: its adapters take a moment to appear, so try for 30 s.
+    private func registerAgain() async {
+        var lastError: (any Error)?
+        for _ in 0..<60 {
+            do {
+                try await register()
+                report("bluetoothd restarted: GATT application and advertisement registered again")
+                return
+            } catch {
+                lastError = error
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        report("bluetoothd restarted, but registering again failed: \(lastError.map { String(describing: $0) } ?? "no answer")")
+    }
+
     /// Withdraws the advertisement and the application.
     public func stop() async {
         disconnectWatcher?.cancel()
+        restartWatcher?.cancel()
         let bus = bluez.bus
         _ = try? await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.LEAdvertisingManager1", member: "UnregisterAdvertisement",
                                 [.objectPath(Self.advertisementPath)], timeout: .seconds(5))
