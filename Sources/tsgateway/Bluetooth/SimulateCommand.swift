@@ -55,7 +55,7 @@ struct SimulateCommand: AsyncParsableCommand {
                                                  advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages)
             peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
-            print("simulated watch advertising on \(found.name) (\(found.address)) with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch")
+            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch")
             fflush(nil)
             let edits = Self.onSignal(SIGUSR1) {
                 await simulator.editAlarmsOnWatch { alarms in
