@@ -32,14 +32,14 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private var linkUp = false
     private var disconnectWatcher: Task<Void, Never>?
     private var restartWatcher: Task<Void, Never>?
-    /// Called with a line for the operator whenever something about the link happens.
+    /// Called with a line for the operator whenever something about the link happens; set it
+    /// before `start()`.
     public var report: @Sendable (String) -> Void = { _ in }
 
-    /// What the peripheral saw of one link: the MTU BlueZ reported and the notifications sent.
-    public struct LinkStatistics: Sendable, Hashable {
-        public var mtu: Int?
-        public var notifications = 0
-        public var largestNotification = 0
+    /// What the peripheral saw: the MTU BlueZ last reported and the largest notification sent.
+    struct LinkStatistics {
+        var mtu: Int?
+        var largestNotification = 0
     }
 
     public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
@@ -189,7 +189,6 @@ public final class SimulatorPeripheral: @unchecked Sendable {
 
     private func sent(_ chunk: [UInt8]) async {
         let newLargest: (size: Int, mtu: Int?)? = lock.withLock {
-            linkStatistics.notifications += 1
             guard chunk.count > linkStatistics.largestNotification else { return nil }
             linkStatistics.largestNotification = chunk.count
             return (chunk.count, linkStatistics.mtu)

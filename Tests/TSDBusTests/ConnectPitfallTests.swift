@@ -88,3 +88,29 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
         }
     }
 }
+
+/// `BlueZ.linkLoss(of:)`: what ends a link, as the transport and `alarms watch` learn it.
+@Suite struct LinkLossTests {
+    @Test func aDisconnectedDeviceEndsTheLinkWithItsReason() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: false); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        var losses = try await bluez.linkLoss(of: device).makeAsyncIterator()
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["RSSI": .int16(-60)])
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        #expect(await losses.next()?.contains("the watch ended the link") == true)
+        #expect(await losses.next() == nil, "one reason, then the stream ends")
+    }
+
+    @Test func bluetoothdLeavingTheBusIsNamedAsTheReason() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: false); defer { fake.bus.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        var losses = try await bluez.linkLoss(of: device).makeAsyncIterator()
+        // As a stopping bluetoothd does: the device disconnects, then the daemon leaves the bus.
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        fake.server.close()
+        let reason = await losses.next()
+        #expect(reason?.contains("bluetoothd stopped") == true, "\(reason ?? "nil")")
+    }
+}

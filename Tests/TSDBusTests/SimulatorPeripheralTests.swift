@@ -92,6 +92,59 @@ final class FakePeripheralManager: @unchecked Sendable {
         await peripheral.stop()
     }
 
+    @Test func theWatchFragmentsToTheMTUBlueZReportsAndStartsAgainOnAWriteAfterADisconnect() async throws {
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let central = "/org/bluez/hci1/dev_00_AA_BB_CC_DD_02"
+        try fake.server.export(path: central, interfaces: [DBusInterface("org.bluez.Device1", properties: [
+            DBusProperty("Address", "s", get: { .string("00:AA:BB:CC:DD:02") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
+        ])])
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let peripheral = SimulatorPeripheral(bluez: bluez, simulator: SimulatedWatch(), adapter: try await bluez.adapter("hci1"))
+        try await peripheral.start(mtu: 247)
+        let objects = try #require(fake.application?.objects)
+        let sender = try #require(fake.application?.sender)
+        let notifyPath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
+        let writePath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
+        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+
+        // BlueZ reports the link's MTU (here 30) with each write: chunks are MTU − 5 = 25 bytes at most.
+        // Returns the notification chunks up to the HELLO response, or what came within 5 s.
+        func hello() async throws -> [[UInt8]] {
+            let values = try await fake.server.signals(SignalMatch(path: notifyPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            let bytes = try Message.helloRequest(HelloRequest(attMTU: 247)).frame(sequence: 0).encoded()
+            _ = try await fake.server.call(destination: sender, path: writePath, interface: "org.bluez.GattCharacteristic1", member: "WriteValue",
+                                           [.bytes(bytes), .properties(["type": .string("command"), "mtu": .uint16(30), "device": .objectPath(central)])])
+            return await withTaskGroup(of: [[UInt8]]?.self) { group in
+                group.addTask {
+                    var reassembler = FrameReassembler()
+                    var chunks: [[UInt8]] = []
+                    for await signal in values {
+                        guard let chunk = signal.arguments[1].propertiesValue?["Value"]?.byteArrayValue else { continue }
+                        chunks.append(chunk)
+                        for case let .frame(frame) in reassembler.append(chunk, at: .zero) {
+                            if case .helloResponse? = try? Message(frame: frame) { return chunks }
+                        }
+                    }
+                    return chunks
+                }
+                group.addTask { try? await Task.sleep(for: .seconds(5)); return nil }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first ?? []
+            }
+        }
+        let first = try await hello()
+        #expect(first.count > 1 && first.allSatisfy { $0.count <= 25 } && first.contains { $0.count == 25 }, "\(first.map(\.count))")
+
+        // The central's link drops (no StopNotify: a bonded central keeps its subscription), then
+        // it writes on a new link: the watch answers again.
+        try fake.server.emitPropertiesChanged(path: central, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        try await Task.sleep(for: .milliseconds(200))
+        let second = try await hello()
+        #expect(!second.isEmpty)
+        await peripheral.stop()
+    }
+
     @Test func theSimulateCommandAdvertisesUntilItsDurationEnds() async throws {
         let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
         let fake = try await FakePeripheralManager(); defer { fake.stop() }
