@@ -97,6 +97,18 @@ public actor SimulatedWatch: PeripheralEndpoint {
         await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: state.alarms)))
     }
 
+    /// What a person does on the wrist in demos and tests: sets a 07:00 alarm when there is
+    /// none, otherwise moves the first alarm 5 minutes later (within its hour).
+    public func nudgeFirstAlarmOnWatch() async {
+        await editAlarmsOnWatch { alarms in
+            if alarms.isEmpty {
+                alarms = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)]
+            } else {
+                alarms[0].setTime(hour: Int(alarms[0].hour), minute: (Int(alarms[0].minute) + 5) % 60)
+            }
+        }
+    }
+
     /// Reports a live sleep-stage change to a subscribed central.
     public func reportLiveStage(_ event: LiveStageEvent) async {
         guard link?.liveSubscribed == true else { return }

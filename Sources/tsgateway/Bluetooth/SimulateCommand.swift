@@ -46,8 +46,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 found = try await bluez.adapter(adapter)
                 print("powered on \(found.name)")
             }
-            // TSGATEWAY_SIMULATOR_NOW (ISO 8601) pins the clock, so two runs hold the same records.
-            let now = ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
+            let now = simulatorNow()
             let records = SleepDataGenerator(seed: seed, timeZone: .current).records(days: days, lastMorning: now, notAfter: now)
             if let groundTruth { try Self.write(records, to: groundTruth) }
             let simulator = SimulatedWatch(state: SimulatorState(records: records))
@@ -58,10 +57,7 @@ struct SimulateCommand: AsyncParsableCommand {
             print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch")
             fflush(nil)
             let edits = Self.onSignal(SIGUSR1) {
-                await simulator.editAlarmsOnWatch { alarms in
-                    if alarms.isEmpty { alarms = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)] }
-                    else { alarms[0].setTime(hour: Int(alarms[0].hour), minute: (Int(alarms[0].minute) + 5) % 60) }
-                }
+                await simulator.nudgeFirstAlarmOnWatch()
                 print("watch-side alarm edit sent"); fflush(nil)
             }
             await Self.waitForStop(duration: duration)

@@ -27,8 +27,7 @@ struct DeviceSession {
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
         let zone = TimeZone(identifier: memory.timeZone) ?? .current
-        // TSGATEWAY_SIMULATOR_NOW (ISO 8601) pins the simulated watch's clock, for reproducible output.
-        let now = ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
+        let now = simulatorNow()
         let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
         let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
@@ -98,14 +97,7 @@ struct DeviceSession {
             while !Task.isCancelled {
                 try? await Task.sleep(for: period)
                 if Task.isCancelled { return }
-                await simulator.editAlarmsOnWatch { alarms in
-                    if alarms.isEmpty {
-                        alarms = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)]
-                    } else {
-                        let current = alarms[0]
-                        alarms[0].setTime(hour: Int(current.hour), minute: (Int(current.minute) + 5) % 60)
-                    }
-                }
+                await simulator.nudgeFirstAlarmOnWatch()
             }
         }
     }
@@ -122,6 +114,12 @@ struct DeviceSession {
             throw CLIFailure.from(error)
         }
     }
+}
+
+/// Now, or the instant in TSGATEWAY_SIMULATOR_NOW (ISO 8601), which pins the simulated watch's
+/// clock so that output is reproducible and two simulator runs hold the same records.
+func simulatorNow() -> Date {
+    ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
 }
 
 /// What the simulated watch keeps between runs. Its sleep history is regenerated from the seed.
