@@ -234,27 +234,22 @@ extension AlarmsCommand {
                 try await session.connect()
                 let changes = await session.watch.alarmChanges()
                 let losses = await session.watch.linkLosses()
-                let lossWatcher = Task { () -> String? in for await reason in losses { return reason }; return nil }
-                defer { lossWatcher.cancel() }
                 let editor = session.startSimulatedWatchSideEdits(every: .seconds(2))
                 defer { editor?.cancel() }
                 if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)"); fflush(nil) }
                 var seen = 0
                 // A lost link ends the command with its reason instead of waiting forever.
-                let merged = AsyncStream<AlarmsChanged?> { continuation in
+                let changesUntilLoss = AsyncThrowingStream<AlarmsChanged, any Error> { continuation in
                     let forward = Task {
                         for await change in changes { continuation.yield(change) }
                         continuation.finish()
                     }
                     let ending = Task {
-                        if await lossWatcher.value != nil { continuation.yield(nil) }
+                        for await reason in losses { continuation.finish(throwing: WatchError.disconnected(reason)); return }
                     }
                     continuation.onTermination = { _ in forward.cancel(); ending.cancel() }
                 }
-                for await next in merged {
-                    guard let change = next else {
-                        throw WatchError.disconnected((await lossWatcher.value) ?? "the link ended")
-                    }
+                for try await change in changesUntilLoss {
                     try await session.store.saveAlarmSnapshot(change.alarms, watch: session.watchId, origin: change.origin.rawValue)
                     if json {
                         struct Output: Encodable { var origin: String; var alarms: [AlarmJSON] }
