@@ -137,16 +137,20 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         }
     }
 
-    /// Registers the exported application and advertisement with BlueZ.
+    /// Registers the exported application and advertisement with BlueZ. AlreadyExists counts
+    /// as done: a retry after a half-finished registration meets the half that went through.
     func register() async throws {
         let bus = bluez.bus
-        do {
-            _ = try await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.GattManager1", member: "RegisterApplication",
-                                   [.objectPath(Self.applicationPath), .properties([:])], timeout: .seconds(10))
-            _ = try await bus.call(destination: BlueZ.service, path: adapter.path, interface: "org.bluez.LEAdvertisingManager1", member: "RegisterAdvertisement",
-                                   [.objectPath(Self.advertisementPath), .properties([:])], timeout: .seconds(10))
-        } catch let error as BusError {
-            throw BlueZError.from(error, adapter: adapter.name)
+        for (interface, member, path) in [("org.bluez.GattManager1", "RegisterApplication", Self.applicationPath),
+                                          ("org.bluez.LEAdvertisingManager1", "RegisterAdvertisement", Self.advertisementPath)] {
+            do {
+                _ = try await bus.call(destination: BlueZ.service, path: adapter.path, interface: interface, member: member,
+                                       [.objectPath(path), .properties([:])], timeout: .seconds(10))
+            } catch let error as BusError where error.name == "org.bluez.Error.AlreadyExists" {
+                continue
+            } catch let error as BusError {
+                throw BlueZError.from(error, adapter: adapter.name)
+            }
         }
     }
 
