@@ -174,9 +174,9 @@ extension Watch {
         case let .sleepPage(page):
             await receivePage(page)
         case let .alarmsChanged(change):
-            await acknowledgeEvent(frame) { for subscriber in alarmSubscribers.values { subscriber.yield(change) } }
+            await acknowledgeEvent(frame) { alarmEvents.send(change) }
         case let .liveStage(stage):
-            await acknowledgeEvent(frame) { for subscriber in liveSubscribers.values { subscriber.yield(stage) } }
+            await acknowledgeEvent(frame) { liveEvents.send(stage) }
         default:
             guard message.form == .response, let waiting = pending, waiting.sequence == frame.sequence, waiting.command == frame.command else { return }
             pending = nil

@@ -22,8 +22,9 @@ public actor Watch {
     var requestLineBusy = false
     var requestLineWaiters: [CheckedContinuation<Void, Never>] = []
     var lastEvent: (sequence: UInt8, command: CommandID)?
-    var alarmSubscribers: [UUID: AsyncStream<AlarmsChanged>.Continuation] = [:]
-    var liveSubscribers: [UUID: AsyncStream<LiveStageEvent>.Continuation] = [:]
+    let alarmEvents = EventFanOut<AlarmsChanged>(buffer: 64)
+    let liveEvents = EventFanOut<LiveStageEvent>(buffer: 256)
+    let linkLossEvents = EventFanOut<String>(buffer: 8)
     var receiver: SleepReceiver?
     /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
     var completedTransfer: (id: UInt16, pageCount: Int)?
@@ -51,7 +52,6 @@ public actor Watch {
     /// first byte arrived.
     public internal(set) var connectTimings = ConnectTimings()
     var connectStarted: ContinuousClock.Instant?
-    var linkLossSubscribers: [UUID: AsyncStream<String>.Continuation] = [:]
 
     public struct ConnectTimings: Sendable, Hashable {
         public var linkOpen: Duration?
@@ -121,19 +121,11 @@ public actor Watch {
         }
         receiver?.fail(WatchError.disconnected(reason))
         receiver = nil
-        for subscriber in linkLossSubscribers.values { subscriber.yield(reason) }
+        linkLossEvents.send(reason)
     }
 
     /// The reason each time an open link ends, whoever ended it.
-    public func linkLosses() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(8))
-        let id = UUID()
-        linkLossSubscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeLinkLossSubscriber(id) } }
-        return stream
-    }
-
-    private func removeLinkLossSubscriber(_ id: UUID) { linkLossSubscribers[id] = nil }
+    public func linkLosses() -> AsyncStream<String> { linkLossEvents.subscribe() }
 
     // MARK: API
 
@@ -193,24 +185,9 @@ public actor Watch {
 
     /// Every ALARMS_CHANGED the watch sends, for as long as the stream is iterated. Any number
     /// of subscribers may listen at once.
-    public func alarmChanges() -> AsyncStream<AlarmsChanged> {
-        let (stream, continuation) = AsyncStream.makeStream(of: AlarmsChanged.self, bufferingPolicy: .bufferingNewest(64))
-        let id = UUID()
-        alarmSubscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeAlarmSubscriber(id) } }
-        return stream
-    }
+    public func alarmChanges() -> AsyncStream<AlarmsChanged> { alarmEvents.subscribe() }
 
-    public func liveStages() -> AsyncStream<LiveStageEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LiveStageEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let id = UUID()
-        liveSubscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeLiveSubscriber(id) } }
-        return stream
-    }
-
-    private func removeAlarmSubscriber(_ id: UUID) { alarmSubscribers[id] = nil }
-    private func removeLiveSubscriber(_ id: UUID) { liveSubscribers[id] = nil }
+    public func liveStages() -> AsyncStream<LiveStageEvent> { liveEvents.subscribe() }
 
     func currentInfo() throws -> DeviceInfo {
         guard let info, connection != nil else { throw WatchError.notConnected }

@@ -72,12 +72,7 @@ struct SimulateCommand: AsyncParsableCommand {
     static func write(_ records: [SleepItem], to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        do {
-            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-            try encoder.encode(records).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw CLIFailure("cannot write the ground truth to \(path): \(error.localizedDescription)", status: .ioError)
-        }
+        try PrivateFile.write(try encoder.encode(records), to: path)
     }
 
     /// Runs `action` each time the process receives `number`, until the task is cancelled.

@@ -73,19 +73,7 @@ struct SleepExportCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(data)
             return
         }
-        guard FileManager.default.createFile(atPath: out, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            let directory = (out as NSString).deletingLastPathComponent
-            throw CLIFailure("cannot create \(out): check that the directory \(directory.isEmpty ? "." : directory) exists and is writable", status: .ioError)
-        }
-        do {
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            try handle.truncate(atOffset: 0)
-            try handle.write(contentsOf: data)
-            try handle.close()
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: out)
-        } catch {
-            throw CLIFailure("cannot write \(out): \(error.localizedDescription)", status: .ioError)
-        }
+        try PrivateFile.write(data, to: out)
         FileHandle.standardError.write(Data("exported \(records.count) records to \(out)\n".utf8))
     }
 

@@ -1,0 +1,23 @@
+import Foundation
+
+/// Delivers each event to every current subscriber; a subscriber leaves by ending its stream.
+final class EventFanOut<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuations: [UUID: AsyncStream<Element>.Continuation] = [:]
+    private let buffer: Int
+
+    /// `buffer`: events kept for a subscriber that falls behind (the newest win).
+    init(buffer: Int) { self.buffer = buffer }
+
+    func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(buffer))
+        let id = UUID()
+        lock.withLock { continuations[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.continuations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func send(_ element: Element) {
+        for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(element) }
+    }
+}
