@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
@@ -36,11 +38,23 @@ let package = Package(
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
+        // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
+        // D-Bus service that exposes them, its client for the CLI, and the YAML configuration.
+        .target(
+            name: "TSGatewayService",
+            dependencies: [
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSDBus",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSGatewayService", "TSDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -60,9 +74,15 @@ let package = Package(
             name: "TSDeviceTests",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
+        // Test helpers shared by the test targets: a private dbus-daemon.
+        .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),
         .testTarget(
             name: "TSDBusTests",
-            dependencies: ["TSDBus", "TSBlueZ", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
+        ),
+        .testTarget(
+            name: "TSGatewayServiceTests",
+            dependencies: ["TSTestSupport", "TSGatewayService", "TSDBus", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -99,6 +99,7 @@ extension DBusValue {
     public var uint16Value: UInt16? { if case let .uint16(v) = unwrapped { v } else { nil } }
     public var int32Value: Int32? { if case let .int32(v) = unwrapped { v } else { nil } }
     public var uint32Value: UInt32? { if case let .uint32(v) = unwrapped { v } else { nil } }
+    public var int64Value: Int64? { if case let .int64(v) = unwrapped { v } else { nil } }
     public var objectPathValue: String? { if case let .objectPath(v) = unwrapped { v } else { nil } }
     public var arrayValue: [DBusValue]? { if case let .array(_, items) = unwrapped { items } else { nil } }
     public var stringArrayValue: [String]? { arrayValue?.compactMap(\.stringValue) }

@@ -12,12 +12,18 @@ public struct DBusMethod: Sendable {
     public var inSignature: String
     public var outSignature: String
     public var handler: @Sendable ([DBusValue], DBusCallInfo) async throws -> [DBusValue]
+    /// Argument names for introspection (optional).
+    public var inNames: [String]
+    public var outNames: [String]
 
     public init(_ name: String, in inSignature: String = "", out outSignature: String = "",
+                names inNames: [String] = [], results outNames: [String] = [],
                 _ handler: @escaping @Sendable ([DBusValue], DBusCallInfo) async throws -> [DBusValue]) {
         self.name = name
         self.inSignature = inSignature
         self.outSignature = outSignature
+        self.inNames = inNames
+        self.outNames = outNames
         self.handler = handler
     }
 }
@@ -43,12 +49,16 @@ public struct DBusInterface: Sendable {
     public var properties: [DBusProperty]
     /// Signal names and signatures, for introspection.
     public var signals: [(name: String, signature: String)]
+    /// Signal argument names for introspection (optional), by signal name.
+    public var signalArgumentNames: [String: [String]]
 
-    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [(name: String, signature: String)] = []) {
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [(name: String, signature: String)] = [],
+                signalArgumentNames: [String: [String]] = [:]) {
         self.name = name
         self.methods = methods
         self.properties = properties
         self.signals = signals
+        self.signalArgumentNames = signalArgumentNames
     }
 
     func currentProperties() -> DBusProperties {

@@ -15,8 +15,12 @@ enum Introspection {
                 xml += "  <interface name=\"\(escape(interface.name))\">\n"
                 for method in interface.methods {
                     xml += "    <method name=\"\(escape(method.name))\">"
-                    for type in SignatureSplitter.split(method.inSignature) { xml += "<arg type=\"\(escape(type))\" direction=\"in\"/>" }
-                    for type in SignatureSplitter.split(method.outSignature) { xml += "<arg type=\"\(escape(type))\" direction=\"out\"/>" }
+                    for (index, type) in SignatureSplitter.split(method.inSignature).enumerated() {
+                        xml += "<arg\(nameAttribute(method.inNames, index)) type=\"\(escape(type))\" direction=\"in\"/>"
+                    }
+                    for (index, type) in SignatureSplitter.split(method.outSignature).enumerated() {
+                        xml += "<arg\(nameAttribute(method.outNames, index)) type=\"\(escape(type))\" direction=\"out\"/>"
+                    }
                     xml += "</method>\n"
                 }
                 for property in interface.properties {
@@ -24,7 +28,9 @@ enum Introspection {
                 }
                 for signal in interface.signals {
                     xml += "    <signal name=\"\(escape(signal.name))\">"
-                    for type in SignatureSplitter.split(signal.signature) { xml += "<arg type=\"\(escape(type))\"/>" }
+                    for (index, type) in SignatureSplitter.split(signal.signature).enumerated() {
+                        xml += "<arg\(nameAttribute(interface.signalArgumentNames[signal.name] ?? [], index)) type=\"\(escape(type))\"/>"
+                    }
                     xml += "</signal>\n"
                 }
                 xml += "  </interface>\n"
@@ -40,6 +46,10 @@ enum Introspection {
         })
         for child in children.sorted() { xml += "  <node name=\"\(escape(child))\"/>\n" }
         return xml + "</node>\n"
+    }
+
+    private static func nameAttribute(_ names: [String], _ index: Int) -> String {
+        index < names.count ? " name=\"\(escape(names[index]))\"" : ""
     }
 
     private static func escape(_ text: String) -> String {

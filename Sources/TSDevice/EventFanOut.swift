@@ -1,15 +1,15 @@
 import Foundation
 
 /// Delivers each event to every current subscriber; a subscriber leaves by ending its stream.
-final class EventFanOut<Element: Sendable>: @unchecked Sendable {
+public final class EventFanOut<Element: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var continuations: [UUID: AsyncStream<Element>.Continuation] = [:]
     private let buffer: Int
 
     /// `buffer`: events kept for a subscriber that falls behind (the newest win).
-    init(buffer: Int) { self.buffer = buffer }
+    public init(buffer: Int) { self.buffer = buffer }
 
-    func subscribe() -> AsyncStream<Element> {
+    public func subscribe() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(buffer))
         let id = UUID()
         lock.withLock { continuations[id] = continuation }
@@ -17,7 +17,7 @@ final class EventFanOut<Element: Sendable>: @unchecked Sendable {
         return stream
     }
 
-    func send(_ element: Element) {
+    public func send(_ element: Element) {
         for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(element) }
     }
 }

@@ -86,3 +86,11 @@ public struct SleepDataGenerator: Sendable {
         return items
     }
 }
+
+/// The simulated watch's clock: now, or the instant in TSGATEWAY_SIMULATOR_NOW (ISO 8601),
+/// which pins it so that output is reproducible and two simulator runs hold the same records.
+public enum SimulatorClock {
+    public static func now(environment: [String: String] = ProcessInfo.processInfo.environment) -> Date {
+        environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
+    }
+}

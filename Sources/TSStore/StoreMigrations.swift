@@ -46,6 +46,30 @@ enum StoreMigrations {
                 t.primaryKey(["watchId", "type"])
             }
         }
+        migrator.registerMigration("v2: live sleep sessions") { db in
+            try db.create(table: "liveSession") { t in
+                t.primaryKey("id", .text)
+                t.column("watchId", .text).notNull().references("watch", onDelete: .cascade)
+                t.column("state", .text).notNull()        // open, closed, complete
+                t.column("startTime", .integer).notNull()
+                t.column("endTime", .integer)
+                t.column("unexpectedEndTime", .integer)
+                t.column("interrupted", .boolean).notNull()
+                t.column("interruptions", .integer).notNull()
+                t.column("fellAsleepAt", .integer)
+                t.column("wokeUpAt", .integer)
+                t.column("lastActivity", .integer).notNull()
+                t.column("timeZone", .text).notNull()
+            }
+            try db.create(index: "liveSessionByWatch", on: "liveSession", columns: ["watchId", "startTime"])
+            try db.create(table: "liveStage") { t in
+                t.column("sessionId", .text).notNull().references("liveSession", onDelete: .cascade)
+                t.column("time", .integer).notNull()
+                t.column("stage", .integer).notNull()
+                t.column("kind", .text).notNull()
+                t.primaryKey(["sessionId", "time", "kind"])
+            }
+        }
         return migrator
     }
 }

@@ -23,6 +23,9 @@ struct TSGateway: AsyncParsableCommand {
             AlarmsCommand.self,
             MonitorCommand.self,
             SleepCommand.self,
+            ServeCommand.self,
+            EventsCommand.self,
+            SessionCommand.self,
             ProtocolCommand.self,
         ]
     )

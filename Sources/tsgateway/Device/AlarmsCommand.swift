@@ -48,13 +48,8 @@ struct AlarmsCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let alarms = try await DeviceSession.run(connection) { session in
-                try await session.connect()
-                let alarms = try await session.watch.alarms()
-                try await session.store.saveAlarmSnapshot(alarms, watch: session.watchId, origin: "read")
-                return alarms
-            }
-            try printAlarms(alarms, json: json, watchId: connection.simulate ? DeviceSession.simulatedWatchId : connection.device ?? "")
+            let (watchId, alarms) = try await WatchAccessor.run(connection) { watch in (watch.watchId, try await watch.alarms()) }
+            try printAlarms(alarms, json: json, watchId: watchId)
         }
     }
 
@@ -75,11 +70,7 @@ struct AlarmsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let table = try file.map(AlarmFile.read) ?? [flags.alarm(slot: 0, time: time ?? "")]
-            try await DeviceSession.run(connection) { session in
-                try await session.connect()
-                try await session.watch.setAlarms(table)
-                try await session.store.saveAlarmSnapshot(table, watch: session.watchId, origin: "set")
-            }
+            try await WatchAccessor.run(connection) { watch in try await watch.setAlarms(table) }
             print("set \(table.count) alarm\(table.count == 1 ? "" : "s")")
         }
     }
@@ -175,12 +166,11 @@ private func setEnabled(_ enabled: Bool, slot: UInt8, _ connection: ConnectionOp
 /// Read–modify–write of the table.
 @discardableResult
 private func editTable<T>(_ connection: ConnectionOptions, _ edit: (inout [Alarm], DeviceInfo) throws -> T) async throws -> T {
-    try await DeviceSession.run(connection) { session in
-        let info = try await session.connect()
-        var alarms = try await session.watch.alarms()
+    try await WatchAccessor.run(connection) { watch in
+        let info = try await watch.info()
+        var alarms = try await watch.alarms()
         let result = try edit(&alarms, info)
-        try await session.watch.setAlarms(alarms)
-        try await session.store.saveAlarmSnapshot(alarms, watch: session.watchId, origin: "set")
+        try await watch.setAlarms(alarms)
         return result
     }
 }
@@ -230,34 +220,18 @@ extension AlarmsCommand {
         }
 
         func run() async throws {
-            try await DeviceSession.run(connection) { session in
-                try await session.connect()
-                let changes = await session.watch.alarmChanges()
-                let losses = await session.watch.linkLosses()
-                let editor = session.startSimulatedWatchSideEdits(every: .seconds(2))
-                defer { editor?.cancel() }
+            try await WatchAccessor.run(connection) { watch in
+                let changesUntilLoss = try await watch.watchSideAlarmChanges()
                 if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)"); fflush(nil) }
                 var seen = 0
-                // A lost link ends the command with its reason instead of waiting forever.
-                let changesUntilLoss = AsyncThrowingStream<AlarmsChanged, any Error> { continuation in
-                    let forward = Task {
-                        for await change in changes { continuation.yield(change) }
-                        continuation.finish()
-                    }
-                    let ending = Task {
-                        for await reason in losses { continuation.finish(throwing: WatchError.disconnected(reason)); return }
-                    }
-                    continuation.onTermination = { _ in forward.cancel(); ending.cancel() }
-                }
                 for try await change in changesUntilLoss {
-                    try await session.store.saveAlarmSnapshot(change.alarms, watch: session.watchId, origin: change.origin.rawValue)
                     if json {
                         struct Output: Encodable { var origin: String; var alarms: [AlarmJSON] }
                         let encoder = JSONEncoder()
                         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                        print(String(decoding: try encoder.encode(Output(origin: change.origin.rawValue, alarms: change.alarms.map(AlarmJSON.init))), as: UTF8.self))
+                        print(String(decoding: try encoder.encode(Output(origin: change.origin, alarms: change.alarms.map(AlarmJSON.init))), as: UTF8.self))
                     } else {
-                        print("alarms changed (\(change.origin.rawValue)):")
+                        print("alarms changed (\(change.origin)):")
                         print(AlarmText.table(change.alarms))
                     }
                     fflush(nil)

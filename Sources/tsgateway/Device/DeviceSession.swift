@@ -116,11 +116,8 @@ struct DeviceSession {
     }
 }
 
-/// Now, or the instant in TSGATEWAY_SIMULATOR_NOW (ISO 8601), which pins the simulated watch's
-/// clock so that output is reproducible and two simulator runs hold the same records.
-func simulatorNow() -> Date {
-    ProcessInfo.processInfo.environment["TSGATEWAY_SIMULATOR_NOW"].flatMap { ISO8601DateFormatter().date(from: $0) } ?? Date()
-}
+/// The simulated watch's clock (TSGATEWAY_SIMULATOR_NOW pins it).
+func simulatorNow() -> Date { SimulatorClock.now() }
 
 /// What the simulated watch keeps between runs. Its sleep history is regenerated from the seed.
 struct SimulatedWatchMemory: Codable {

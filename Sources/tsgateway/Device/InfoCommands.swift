@@ -20,11 +20,11 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let output = try await DeviceSession.run(connection) { session in
-            let info = try await session.connect()
-            let battery = try await session.watch.battery()
-            let lastSync = try await session.store.watches().first { $0.id == session.watchId }?.lastSync
-            return Output(watch: session.watchId, model: info.model, firmware: info.firmware, capabilities: info.capabilities, battery: battery, lastSync: lastSync)
+        let output = try await WatchAccessor.run(connection) { watch in
+            let info = try await watch.info()
+            let battery = try await watch.battery()
+            let lastSync = try await watch.lastSync()
+            return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, capabilities: info.capabilities, battery: battery, lastSync: lastSync)
         }
         if json {
             try JSONOutput.printWithDates(output)
@@ -53,10 +53,7 @@ struct TimeCommand: AsyncParsableCommand {
 
         func run() async throws {
             let zone = TimeZone.current
-            try await DeviceSession.run(connection) { session in
-                try await session.connect()
-                try await session.watch.syncTime()
-            }
+            try await WatchAccessor.run(connection) { watch in try await watch.syncTime() }
             print("set the watch's clock to \(Date().formatted(date: .omitted, time: .standard)) \(zone.identifier)")
         }
     }

@@ -26,16 +26,12 @@ struct MonitorCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let (watchId, configs) = try await DeviceSession.run(connection) { session in
-                let info = try await session.connect()
-                let types = type.map { [$0] } ?? info.capabilities.monitorTypes
+            let (watchId, configs) = try await WatchAccessor.run(connection) { watch in
+                var types = type.map { [$0] } ?? []
+                if type == nil { types = try await watch.info().capabilities.monitorTypes }
                 var configs: [MonitorConfig] = []
-                for type in types {
-                    let config = try await session.watch.monitorConfig(type)
-                    try await session.store.saveMonitorConfig(config, watch: session.watchId)
-                    configs.append(config)
-                }
-                return (session.watchId, configs)
+                for type in types { configs.append(try await watch.monitorConfig(type)) }
+                return (watch.watchId, configs)
             }
             if json {
                 struct Output: Encodable { var watch: String; var monitors: [MonitorConfig] }
@@ -81,17 +77,15 @@ struct MonitorCommand: AsyncParsableCommand {
             }
             let high = try alertHigh.map { try MonitorCommand.wireLimit($0, type, flag: "--alert-high") }
             let low = try alertLow.map { try MonitorCommand.wireLimit($0, type, flag: "--alert-low") }
-            let config = try await DeviceSession.run(connection) { session in
-                try await session.connect()
-                var config = try await session.watch.monitorConfig(type)
+            let config = try await WatchAccessor.run(connection) { watch in
+                var config = try await watch.monitorConfig(type)
                 if let enable { config.schedule.enabled = enable }
                 if let window { (config.schedule.startMinute, config.schedule.endMinute) = window }
                 if let interval { config.schedule.intervalMinutes = UInt16(interval) }
                 if let high { config.alert.upper = high }
                 if let low { config.alert.lower = low }
                 if let alert { config.alert.enabled = alert } else if high != nil || low != nil { config.alert.enabled = true }
-                try await session.watch.setMonitorConfig(config)
-                try await session.store.saveMonitorConfig(config, watch: session.watchId)
+                try await watch.setMonitorConfig(config)
                 return config
             }
             print("\(config.type.name): \(config.schedule.enabled ? "on" : "off"), \(MinuteOfDay.format(config.schedule.startMinute))-\(MinuteOfDay.format(config.schedule.endMinute)) every \(config.schedule.intervalMinutes) min, alert \(config.alert.enabled ? "\(MonitorCommand.formatLimit(config.alert.lower, type))…\(MonitorCommand.formatLimit(config.alert.upper, type))" : "off")")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSDevice
 import TSStore
+import TSGatewayService
 
 struct SleepSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,13 +45,10 @@ struct SleepSyncCommand: AsyncParsableCommand {
         let end = try to.map { try DateArgument.day($0, flag: "--to").addingTimeInterval(86_400) }
         if let end, end <= start { throw CLIFailure("--to \(to ?? "") is before --from \(from ?? "")", status: .usage) }
         let progress = ProgressLine(label: "syncing sleep records")
-        let report = try await DeviceSession.run(connection) { session in
-            try await session.connect()
-            var sync = SleepSync(watch: session.watch, store: session.store, watchId: session.watchId)
-            sync.maxReconnects = reconnects
-            sync.progress = { update in progress.update(done: update.received, total: update.total) }
-            let report = try await sync.run(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) })
-            return (session.watchId, report)
+        let report = try await WatchAccessor.run(connection) { watch in
+            let report = try await watch.syncSleep(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) },
+                                                   reconnects: reconnects) { done, total in progress.update(done: done, total: total) }
+            return (watch.watchId, report)
         }
         progress.finish()
         let (watchId, result) = report

@@ -1,30 +1,45 @@
 import Foundation
-import Testing
 
 /// A dbus-daemon of the test's own, on a socket in a temporary directory; never the host's buses.
-final class PrivateBus: @unchecked Sendable {
-    let address: String
+public final class PrivateBus: @unchecked Sendable {
+    public let address: String
     private let daemon: Process
-    private let directory: URL
+    /// A directory of the test's own, removed with the bus.
+    public let directory: URL
 
-    init() throws {
+    /// `includingPolicy`: a bus policy file (such as udev/org.tsgateway.conf) applied after a
+    /// permissive default, as on a system bus; the socket is then open to every user.
+    public init(includingPolicy policy: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("bus.conf")
         let socket = directory.appendingPathComponent("bus.socket").path
-        try Data("""
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
+        let rules = policy == nil ? """
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
+            """ : """
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_type="*"/>
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow receive_type="*"/>
+                <allow send_requested_reply="false" send_type="method_return"/>
+                <allow send_requested_reply="false" send_type="error"/>
+            """
+        try Data("""
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>\(policy == nil ? "session" : "system")</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+            \(rules)
               </policy>
+            \(policy.map { "  <include>\($0)</include>" } ?? "")
             </busconfig>
             """.utf8).write(to: config)
+        if policy != nil { try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path) }
         address = "unix:path=\(socket)"
         daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
@@ -41,7 +56,7 @@ final class PrivateBus: @unchecked Sendable {
     }
 
     /// True when a unix-socket connect to `path` succeeds.
-    static func accepts(_ path: String) -> Bool {
+    public static func accepts(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -59,7 +74,7 @@ final class PrivateBus: @unchecked Sendable {
     }
 
     /// Kills the daemon: every connection to it breaks.
-    func stop() {
+    public func stop() {
         // Process.waitUntilExit can stall on a concurrency thread; poll instead.
         if daemon.isRunning {
             kill(daemon.processIdentifier, SIGKILL)
@@ -71,7 +86,7 @@ final class PrivateBus: @unchecked Sendable {
     deinit { stop() }
 }
 
-struct BusTestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct BusTestError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,278 @@
+import Foundation
+import TSModels
+import Yams
+
+/// What `tsgateway serve` reads from its YAML file (udev/config.example.yaml documents each key).
+public struct GatewayConfiguration: Sendable {
+    public enum BusKind: String, Sendable, CaseIterable {
+        case system, session
+    }
+
+    /// One watch the daemon keeps connected.
+    public struct WatchEntry: Sendable, Hashable {
+        /// The Bluetooth address (upper case); for a simulated watch, an address in the
+        /// documentation range 00:00:5E:00:54:xx unless the file gives one.
+        public var address: String
+        public var name: String?
+        public var adapter: String?
+        /// A watch simulated inside the daemon (development, tests, demos).
+        public var simulated = false
+        public var seed: UInt64 = 20_251_119
+        public var historyDays = 30
+        /// Simulated link slowness: a pause before each packet on the link.
+        public var packetDelay: Duration = .zero
+        /// Simulated link loss: the link drops after this many packets.
+        public var disconnectEvery: Int?
+        /// Simulated live night: stage events this far apart while the daemon is connected.
+        public var liveStageInterval: Duration?
+
+        public init(address: String, name: String? = nil) {
+            self.address = address
+            self.name = name
+        }
+    }
+
+    public var database: String
+    public var bus: BusKind = .system
+    public var timeZone: TimeZone = .current
+    public var syncInterval: Duration = .seconds(3600)
+    public var timeSyncInterval: Duration = .seconds(86_400)
+    public var batteryInterval: Duration = .seconds(1800)
+    /// How far back the first sync of a watch reaches.
+    public var firstSyncDays = 30
+    public var reconnectMinimum: Duration = .seconds(1)
+    public var reconnectMaximum: Duration = .seconds(300)
+    public var statisticsRule: StatisticsRule?
+    public var watches: [WatchEntry] = []
+
+    public init(database: String, watches: [WatchEntry] = []) {
+        self.database = database
+        self.watches = watches
+    }
+
+    public static let defaultPath = "/etc/tsgateway/config.yaml"
+    public static let defaultDatabase = "/var/lib/tsgateway/tsgateway.sqlite"
+
+    public static func load(path: String) throws(ConfigurationError) -> GatewayConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: path, line: nil, message: "cannot read the file (\((error as NSError).localizedDescription)); create it from udev/config.example.yaml")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw ConfigurationError(yaml: error, file: file)
+        } catch {
+            throw ConfigurationError(file: file, line: nil, message: "not valid YAML: \(error)")
+        }
+        guard let root, case let .mapping(top) = root else {
+            throw ConfigurationError(file: file, line: root?.mark?.line ?? 1, message: "the file must be a mapping of keys such as `watches:` (see udev/config.example.yaml)")
+        }
+        var reader = Reader(file: file)
+        return try reader.configuration(top, at: root)
+    }
+}
+
+/// A configuration problem, with the line it is on.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var message: String
+
+    public init(file: String, line: Int?, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    init(yaml error: YamlError, file: String) {
+        self.file = file
+        switch error {
+        case let .scanner(context, problem, mark, _):
+            line = mark.line
+            message = "not valid YAML: \(problem)\(context.map { " \($0.text)" } ?? "") (column \(mark.column))"
+        case let .parser(context, problem, mark, _):
+            line = mark.line
+            message = "not valid YAML: \(problem)\(context.map { " \($0.text)" } ?? "") (column \(mark.column))"
+        case let .composer(context, problem, mark, _):
+            line = mark.line
+            message = "not valid YAML: \(problem)\(context.map { " \($0.text)" } ?? "") (column \(mark.column))"
+        default:
+            line = nil
+            message = "not valid YAML: \(error)"
+        }
+    }
+
+    public var description: String {
+        "\(file)\(line.map { ":\($0)" } ?? ""): \(message)"
+    }
+}
+
+private struct Reader {
+    let file: String
+
+    func fail(_ node: Node?, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, line: node?.mark?.line, message: message)
+    }
+
+    /// The pairs of a mapping, refusing keys that are unknown or repeated.
+    func pairs(_ mapping: Node.Mapping, allowed: [String], what: String) throws(ConfigurationError) -> [String: (key: Node, value: Node)] {
+        var seen: [String: (key: Node, value: Node)] = [:]
+        for (key, value) in mapping {
+            guard let name = key.string else { throw fail(key, "\(what) keys must be plain words") }
+            guard allowed.contains(name) else {
+                let hint = allowed.first { $0.replacingOccurrences(of: "-", with: "_") == name || $0.replacingOccurrences(of: "-", with: "") == name.lowercased() }
+                throw fail(key, "unknown key \"\(name)\" in \(what)" + (hint.map { "; did you mean \"\($0)\"?" } ?? "; known keys: \(allowed.joined(separator: ", "))"))
+            }
+            guard seen[name] == nil else { throw fail(key, "\"\(name)\" appears twice in \(what)") }
+            seen[name] = (key, value)
+        }
+        return seen
+    }
+
+    func string(_ node: Node, _ key: String) throws(ConfigurationError) -> String {
+        guard case let .scalar(scalar) = node, !scalar.string.isEmpty else { throw fail(node, "\(key) must be a non-empty text value") }
+        return scalar.string
+    }
+
+    func integer(_ node: Node, _ key: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard case .scalar = node, let value = Int(node.string ?? "") else { throw fail(node, "\(key) must be a whole number, got \"\(node.string ?? "a list or mapping")\"") }
+        guard range.contains(value) else { throw fail(node, "\(key) must be \(range.lowerBound)…\(range.upperBound), got \(value)") }
+        return value
+    }
+
+    func bool(_ node: Node, _ key: String) throws(ConfigurationError) -> Bool {
+        switch node.string?.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw fail(node, "\(key) must be true or false, got \"\(node.string ?? "a list or mapping")\"")
+        }
+    }
+
+    func duration(_ node: Node, _ key: String, minimum: Duration, allowZero: Bool = false) throws(ConfigurationError) -> Duration {
+        let text = try string(node, key).trimmingCharacters(in: .whitespaces)
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        guard let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) && Int64(text.dropLast($0.0.count)) != nil }),
+              let count = Int64(text.dropLast(suffix.count)), count >= 0, count <= 3650 * 86_400_000 / factor
+        else { throw fail(node, "\(key) \"\(text)\" is not a duration such as 500ms, 90s, 15m, 1h or 1d") }
+        let value = Duration.milliseconds(count * factor)
+        if value == .zero && allowZero { return value }
+        guard value >= minimum else { throw fail(node, "\(key) must be at least \(Self.describe(minimum)), got \(text)") }
+        return value
+    }
+
+    static func describe(_ duration: Duration) -> String {
+        let milliseconds = Int64(duration / .milliseconds(1))
+        if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+        let seconds = milliseconds / 1000
+        if seconds % 3600 == 0 { return "\(seconds / 3600)h" }
+        if seconds % 60 == 0 { return "\(seconds / 60)m" }
+        return "\(seconds)s"
+    }
+
+    mutating func configuration(_ top: Node.Mapping, at root: Node) throws(ConfigurationError) -> GatewayConfiguration {
+        let keys = ["database", "bus", "time-zone", "sync-interval", "time-sync-interval", "battery-interval", "first-sync-days",
+                    "reconnect-min", "reconnect-max", "statistics-rule", "watches"]
+        let entries = try pairs(top, allowed: keys, what: "the configuration")
+        var configuration = GatewayConfiguration(database: GatewayConfiguration.defaultDatabase)
+        if let node = entries["database"]?.value {
+            let path = try string(node, "database")
+            guard path.hasPrefix("/") else { throw fail(node, "database must be an absolute path, got \"\(path)\"") }
+            configuration.database = path
+        }
+        if let node = entries["bus"]?.value {
+            let text = try string(node, "bus")
+            guard let bus = GatewayConfiguration.BusKind(rawValue: text) else { throw fail(node, "bus must be system or session, got \"\(text)\"") }
+            configuration.bus = bus
+        }
+        if let node = entries["time-zone"]?.value {
+            let name = try string(node, "time-zone")
+            guard let zone = TimeZone(identifier: name) else { throw fail(node, "time-zone \"\(name)\" is unknown; use an IANA name such as Europe/Berlin") }
+            configuration.timeZone = zone
+        }
+        if let node = entries["sync-interval"]?.value { configuration.syncInterval = try duration(node, "sync-interval", minimum: .seconds(60)) }
+        if let node = entries["time-sync-interval"]?.value { configuration.timeSyncInterval = try duration(node, "time-sync-interval", minimum: .seconds(60)) }
+        if let node = entries["battery-interval"]?.value { configuration.batteryInterval = try duration(node, "battery-interval", minimum: .seconds(10)) }
+        if let node = entries["first-sync-days"]?.value { configuration.firstSyncDays = try integer(node, "first-sync-days", 1...3650) }
+        if let node = entries["reconnect-min"]?.value { configuration.reconnectMinimum = try duration(node, "reconnect-min", minimum: .milliseconds(10)) }
+        if let node = entries["reconnect-max"]?.value {
+            configuration.reconnectMaximum = try duration(node, "reconnect-max", minimum: .milliseconds(10))
+            guard configuration.reconnectMaximum >= configuration.reconnectMinimum else {
+                throw fail(node, "reconnect-max must not be below reconnect-min")
+            }
+        }
+        if let node = entries["statistics-rule"]?.value {
+            let number = try integer(node, "statistics-rule", 0...3)
+            configuration.statisticsRule = StatisticsRule(rawValue: UInt8(number))
+        }
+        guard let watchesNode = entries["watches"]?.value else {
+            throw fail(root, "no `watches:` list; add one entry per watch, e.g. `watches: [{address: AA:BB:CC:DD:EE:FF, name: bedroom}]`")
+        }
+        guard case let .sequence(list) = watchesNode, !list.isEmpty else {
+            throw fail(watchesNode, "watches must be a list with at least one entry (`- address: AA:BB:CC:DD:EE:FF`)")
+        }
+        var simulatedCount = 0
+        for node in list {
+            var watch = try self.watch(node, simulatedIndex: simulatedCount + 1)
+            if watch.simulated { simulatedCount += 1 }
+            watch.address = watch.address.uppercased()
+            if configuration.watches.contains(where: { $0.address == watch.address }) {
+                throw fail(node, "the watch \(watch.address) is listed twice")
+            }
+            if let name = watch.name, configuration.watches.contains(where: { $0.name == name }) {
+                throw fail(node, "two watches are named \"\(name)\"; names must be unique")
+            }
+            configuration.watches.append(watch)
+        }
+        return configuration
+    }
+
+    func watch(_ node: Node, simulatedIndex: Int) throws(ConfigurationError) -> GatewayConfiguration.WatchEntry {
+        guard case let .mapping(mapping) = node else {
+            throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
+        }
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval"], what: "a watch")
+        let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
+        var address: String
+        if let node = entries["address"]?.value {
+            address = try string(node, "address")
+            guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+                throw fail(node, "address \"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF (find it with `tsgateway scan`)")
+            }
+        } else if simulated {
+            address = String(format: "00:00:5E:00:54:%02X", simulatedIndex)
+        } else {
+            throw fail(node, "this watch has no address; add `address: AA:BB:CC:DD:EE:FF` (or `simulated: true`)")
+        }
+        var watch = GatewayConfiguration.WatchEntry(address: address)
+        watch.simulated = simulated
+        if let node = entries["name"]?.value {
+            let name = try string(node, "name")
+            guard name.count <= 64, name.range(of: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$", options: .regularExpression) != nil else {
+                throw fail(node, "name \"\(name)\" must be 1–64 letters, digits, spaces, dots, dashes or underscores")
+            }
+            watch.name = name
+        }
+        if let node = entries["adapter"]?.value {
+            let adapter = try string(node, "adapter")
+            guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
+            watch.adapter = adapter
+        }
+        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval"] where entries[key] != nil && !simulated {
+            throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
+        }
+        if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
+        if let node = entries["history-days"]?.value { watch.historyDays = try integer(node, "history-days", 1...365) }
+        if let node = entries["packet-delay"]?.value { watch.packetDelay = try duration(node, "packet-delay", minimum: .zero, allowZero: true) }
+        if let node = entries["disconnect-every"]?.value { watch.disconnectEvery = try integer(node, "disconnect-every", 10...10_000_000) }
+        if let node = entries["live-stage-interval"]?.value { watch.liveStageInterval = try duration(node, "live-stage-interval", minimum: .milliseconds(10)) }
+        return watch
+    }
+}

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import TSBlueZ
+import TSDBus
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSimulator
+import TSStore
+import TSTransport
+
+/// `tsgateway serve`: one supervisor per configured watch and the D-Bus service over them.
+/// Stops gracefully (SIGTERM, SIGINT through ServiceLifecycle): supervisors finish their
+/// current store transaction, mark open sessions interrupted and close their links.
+public final class GatewayDaemon: Service {
+    public let configuration: GatewayConfiguration
+    let logger: Logger
+    public let events = EventFanOut<GatewayEvent>(buffer: 1024)
+    /// Called once the objects are exported and the name is owned (tests, readiness).
+    let onReady: (@Sendable () -> Void)?
+
+    public init(configuration: GatewayConfiguration, logger: Logger, onReady: (@Sendable () -> Void)? = nil) {
+        self.configuration = configuration
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    public func run() async throws {
+        let store = try GatewayStore(path: configuration.database)
+        let supervisors = try makeSupervisors(store: store)
+        let bus: BusConnection
+        do {
+            bus = try BusConnection(configuration.bus == .system ? .system : .session)
+        } catch {
+            throw BusError(name: error.name, message: "cannot reach the \(configuration.bus.rawValue) bus: \(error.message)"
+                           + (configuration.bus == .session ? " (is DBUS_SESSION_BUS_ADDRESS set?)" : ""))
+        }
+        defer { bus.close() }
+        let service = GatewayBusService(connection: bus, supervisors: supervisors, logger: logger)
+        let forwarded = events.subscribe()
+        try await service.start()
+        logger.notice("serving \(supervisors.count) watch\(supervisors.count == 1 ? "" : "es") as \(GatewayBusAPI.busName) on the \(configuration.bus.rawValue) bus; database \(configuration.database)")
+        onReady?()
+        let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await service.forward(forwarded) }
+                group.addTask { await nudges.run() }
+                for supervisor in supervisors {
+                    group.addTask { await supervisor.run() }
+                }
+                await group.waitForAll()
+            }
+        }
+        logger.notice("stopped")
+    }
+
+    func makeSupervisors(store: GatewayStore) throws -> [WatchSupervisor] {
+        var bluez: BlueZ?
+        return try configuration.watches.map { entry in
+            let publish: @Sendable (GatewayEvent) -> Void = { [events] in events.send($0) }
+            let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address
+            var logger = self.logger
+            logger[metadataKey: "watch"] = "\(label)"
+            if entry.simulated {
+                let now = SimulatorClock.now()
+                let records = SleepDataGenerator(seed: entry.seed, timeZone: configuration.timeZone)
+                    .records(days: entry.historyDays, lastMorning: now, notAfter: now)
+                let simulator = SimulatedWatch(state: SimulatorState(alarms: [
+                    Alarm(slot: 0, label: "Work", hour: 6, minute: 45, snoozeAllowed: true, repeatDays: .workdays),
+                ], records: records))
+                let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
+                                                  faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery))
+                return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration,
+                                       simulated: SimulatedNight(simulator: simulator, interval: entry.liveStageInterval),
+                                       logger: logger, publish: publish)
+            }
+            if bluez == nil {
+                do { bluez = try BlueZ.connect() } catch { throw BusError(name: BusError.failed, message: "cannot reach BlueZ: \(error)") }
+            }
+            let transport = BlueZTransport(bluez: bluez!, address: entry.address, adapter: entry.adapter)
+            return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration, logger: logger, publish: publish)
+        }
+    }
+}
+
+/// SIGUSR1: every simulated watch edits its first alarm as its wearer would (to try
+/// watch-side change notifications end to end).
+struct SimulatorNudges: Sendable {
+    let supervisors: [WatchSupervisor]
+    let logger: Logger
+
+    func run() async {
+        let simulated = supervisors.compactMap(\.simulated)
+        guard !simulated.isEmpty else { return }
+        let (signals, continuation) = AsyncStream.makeStream(of: Void.self)
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        defer { source.cancel() }
+        for await _ in signals {
+            logger.info("SIGUSR1: simulated watches edit their first alarm")
+            for night in simulated { await night.simulator.nudgeFirstAlarmOnWatch() }
+        }
+    }
+}

@@ -1,0 +1,378 @@
+import Foundation
+import Logging
+import Synchronization
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSleep
+import TSStore
+import TSTransport
+
+/// Keeps one watch connected for the daemon: connects at start and again with backoff after
+/// every loss, syncs sleep on a schedule and on demand (one sync at a time), sets the watch's
+/// clock daily, reads its battery, follows its live sleep session, and turns everything the
+/// watch reports into `GatewayEvent`s. All operations on the watch go through here, so one
+/// link has one owner.
+public actor WatchSupervisor {
+    public let entry: GatewayConfiguration.WatchEntry
+    public nonisolated var id: String { entry.address }
+    public let watch: Watch
+    public let sessions: LiveSessionTracker
+    let store: GatewayStore
+    let settings: GatewayConfiguration
+    let publish: @Sendable (GatewayEvent) -> Void
+    let logger: Logger
+    /// The watch side when the watch is simulated in-process (its live night is played from here).
+    let simulated: SimulatedNight?
+    private let statusBox: Mutex<WatchStatus>
+
+    private var connectTask: Task<DeviceInfo, any Error>?
+    private var syncTask: Task<SleepSyncReport, any Error>?
+    private var lastTimeSync: ContinuousClock.Instant?
+    private var lastBatteryRead: ContinuousClock.Instant?
+    private var nextScheduledSync = ContinuousClock.now
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
+                publish: @escaping @Sendable (GatewayEvent) -> Void) {
+        self.entry = entry
+        var configuration = WatchConfiguration()
+        configuration.timeZone = settings.timeZone
+        configuration.syncTimeOnConnect = false
+        self.watch = Watch(transport: transport, configuration: configuration)
+        self.store = store
+        self.settings = settings
+        self.simulated = simulated
+        self.logger = logger
+        self.publish = publish
+        self.sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone, publish: publish)
+        self.statusBox = Mutex(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// A snapshot for property getters; safe from any thread.
+    public nonisolated var status: WatchStatus { statusBox.withLock { $0 } }
+
+    private func updateStatus(_ change: (inout WatchStatus) -> Void) {
+        statusBox.withLock { change(&$0) }
+    }
+
+    // MARK: The loop
+
+    /// Runs until cancelled: connect, serve the connection until the link is lost, back off, again.
+    public func run() async {
+        if let known = try? await store.watches().first(where: { $0.id == id }) {
+            updateStatus { $0.lastSync = known.lastSync; $0.info = $0.info ?? known.info }
+        }
+        do { try await sessions.recover() } catch { logger.error("\(id): cannot recover live sessions: \(error)") }
+        var backoff = settings.reconnectMinimum
+        while !Task.isCancelled {
+            let losses = await watch.linkLosses()
+            do {
+                try await ensureConnected()
+                backoff = settings.reconnectMinimum
+            } catch is CancellationError {
+                break
+            } catch {
+                let reason = String(describing: error)
+                updateStatus { $0.lastError = reason }
+                logger.warning("\(id): cannot connect (\(reason)); next try in \(Self.format(backoff))")
+                var event = GatewayEvent(.connection, watch: id)
+                event.connected = false
+                event.reason = reason
+                publish(event)
+                await sleepOrWake(for: backoff.jittered())
+                backoff = min(backoff * 2, settings.reconnectMaximum)
+                continue
+            }
+            let reason = await serveConnection(losses: losses)
+            guard !Task.isCancelled else { break }
+            logger.warning("\(id): link lost (\(reason)); reconnecting")
+            await sleepOrWake(for: settings.reconnectMinimum.jittered())
+        }
+        await shutdown()
+    }
+
+    /// While connected: the watch's events and the periodic duties, until the link ends.
+    private func serveConnection(losses: AsyncStream<String>) async -> String {
+        let alarmChanges = await watch.alarmChanges()
+        let liveStages = await watch.liveStages()
+        return await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await reason in losses { return reason }
+                return "the gateway is stopping"
+            }
+            group.addTask { [self] in
+                for await change in alarmChanges { await alarmsChanged(change) }
+                return nil
+            }
+            group.addTask { [self] in
+                for await event in liveStages {
+                    do { try await sessions.handle(event) } catch { logger.error("\(id): live session not saved: \(error)") }
+                }
+                return nil
+            }
+            group.addTask { [self] in
+                await duties()
+                return nil
+            }
+            if let simulated {
+                group.addTask { await simulated.play(); return nil }
+            }
+            var reason = "the gateway is stopping"
+            while let next = await group.next() {
+                if let next { reason = next; break }
+            }
+            group.cancelAll()
+            await linkEnded(reason: reason)
+            return reason
+        }
+    }
+
+    private func duties() async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            if now >= nextScheduledSync {
+                nextScheduledSync = now + settings.syncInterval
+                do {
+                    _ = try await syncSleep(from: nil, to: nil)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("\(id): scheduled sync failed: \(error)")
+                    nextScheduledSync = ContinuousClock.now + min(settings.syncInterval, .seconds(60))
+                }
+            }
+            if lastTimeSync.map({ now - $0 >= settings.timeSyncInterval }) ?? true {
+                do {
+                    try await watch.syncTime()
+                    lastTimeSync = now
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.warning("\(id): cannot set the watch's clock: \(error)")
+                    lastTimeSync = now - settings.timeSyncInterval + .seconds(60)
+                }
+            }
+            if lastBatteryRead.map({ now - $0 >= settings.batteryInterval }) ?? true {
+                lastBatteryRead = now
+                await readBattery()
+            }
+            do { try await sessions.heartbeat() } catch { logger.error("\(id): live session heartbeat not saved: \(error)") }
+            let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
+            let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
+            let until = min(nextScheduledSync, nextBattery, nextTime, now + .seconds(60))
+            do { try await Task.sleep(until: until, clock: .continuous) } catch { return }
+        }
+    }
+
+    private func readBattery() async {
+        do {
+            let battery = try await watch.battery()
+            let changed = status.batteryLevel != Int(battery.level)
+            updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
+            if changed {
+                var event = GatewayEvent(.battery, watch: id)
+                event.battery = Int(battery.level)
+                publish(event)
+            }
+        } catch {
+            logger.info("\(id): battery not read: \(error)")
+        }
+    }
+
+    private func alarmsChanged(_ change: AlarmsChanged) async {
+        do {
+            try await store.saveAlarmSnapshot(change.alarms, watch: id, origin: change.origin.rawValue)
+        } catch {
+            logger.error("\(id): alarm change not saved: \(error)")
+        }
+        var event = GatewayEvent(.alarmsChanged, watch: id)
+        event.alarms = change.alarms
+        event.origin = change.origin.rawValue
+        publish(event)
+    }
+
+    private func linkEnded(reason: String) async {
+        updateStatus { $0.connected = false }
+        var event = GatewayEvent(.connection, watch: id)
+        event.connected = false
+        event.reason = reason
+        publish(event)
+        await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: reason) }
+    }
+
+    /// Store writes that must happen while the daemon stops (GRDB refuses work in a cancelled task).
+    private func saveEvenIfCancelled(_ body: @escaping @Sendable () async throws -> Void) async {
+        do { try await Task { try await body() }.value } catch { logger.error("\(id): live session not saved: \(error)") }
+    }
+
+    /// Stops cleanly: a running sync is cancelled (what is stored stays stored, nothing is
+    /// acknowledged to the watch that is not), the open session is marked interrupted, the link closed.
+    private func shutdown() async {
+        syncTask?.cancel()
+        _ = try? await syncTask?.value
+        await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
+        await watch.disconnect()
+        updateStatus { $0.connected = false }
+    }
+
+    private func sleepOrWake(for duration: Duration) async {
+        let wakeups = self.wakeups
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { for await _ in wakeups { return } }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    // MARK: Operations
+
+    /// Connects now if the link is down (joining a connect already under way).
+    public func ensureConnected() async throws {
+        if await watch.isConnected { return }
+        if let connectTask {
+            _ = try await connectTask.value
+            return
+        }
+        let task = Task { try await watch.connect() }
+        connectTask = task
+        defer { connectTask = nil }
+        let info: DeviceInfo
+        do {
+            info = try await task.value
+        } catch {
+            throw error
+        }
+        try await store.saveWatch(id: id, name: entry.name, info: info)
+        updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
+        logger.info("\(id): connected to \(info.model) firmware \(info.firmware)")
+        var event = GatewayEvent(.connection, watch: id)
+        event.connected = true
+        publish(event)
+        if info.capabilities.supportsLiveSleep {
+            do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
+        }
+        wake.yield()
+    }
+
+    public func info() async throws -> DeviceInfo {
+        try await ensureConnected()
+        guard let info = await watch.info else { throw WatchError.notConnected }
+        return info
+    }
+
+    public func battery() async throws -> BatteryStatus {
+        try await ensureConnected()
+        let battery = try await watch.battery()
+        updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
+        return battery
+    }
+
+    public func syncTime() async throws {
+        try await ensureConnected()
+        try await watch.syncTime()
+        lastTimeSync = .now
+    }
+
+    public func alarms() async throws -> [Alarm] {
+        try await ensureConnected()
+        let alarms = try await watch.alarms()
+        try await store.saveAlarmSnapshot(alarms, watch: id, origin: "read")
+        return alarms
+    }
+
+    public func setAlarms(_ alarms: [Alarm]) async throws {
+        try await ensureConnected()
+        try await watch.setAlarms(alarms)
+        if try await store.saveAlarmSnapshot(alarms, watch: id, origin: "set") {
+            var event = GatewayEvent(.alarmsChanged, watch: id)
+            event.alarms = alarms
+            event.origin = "gateway"
+            publish(event)
+        }
+    }
+
+    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
+        try await ensureConnected()
+        let config = try await watch.monitorConfig(type)
+        try await store.saveMonitorConfig(config, watch: id)
+        return config
+    }
+
+    public func setMonitorConfig(_ config: MonitorConfig) async throws {
+        try await ensureConnected()
+        try await watch.setMonitorConfig(config)
+        try await store.saveMonitorConfig(config, watch: id)
+    }
+
+    /// Syncs records with start in [from, to); from nil: since the last sync (or
+    /// `firstSyncDays` back). Waits for a sync already running, then runs its own.
+    public func syncSleep(from: Int64?, to: Int64?, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
+        while let running = syncTask {
+            _ = try? await running.value
+            if syncTask == running { syncTask = nil }
+        }
+        try await ensureConnected()
+        let start: Int64
+        if let from {
+            start = from
+        } else if let cursor = try await store.syncCursor(watch: id) {
+            start = cursor.rangeStart
+        } else {
+            start = Int64(Date().timeIntervalSince1970) - Int64(settings.firstSyncDays) * 86_400
+        }
+        let started = Int64(Date().timeIntervalSince1970)
+        var sync = SleepSync(watch: watch, store: store, watchId: id)
+        sync.maxReconnects = 3
+        sync.progress = progress
+        let task = Task { try await sync.run(from: start, to: to) }
+        syncTask = task
+        updateStatus { $0.syncing = true }
+        defer {
+            if syncTask == task { syncTask = nil }
+            updateStatus { $0.syncing = false }
+        }
+        let report = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let now = Date()
+        updateStatus { $0.lastSync = now }
+        logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)")
+        var event = GatewayEvent(.sleepSynced, watch: id, time: now)
+        event.fetched = report.fetched
+        event.stored = report.stored
+        publish(event)
+        // The watch has handed over everything it held up to `to`, or up to when this sync began.
+        try await sessions.syncedUpTo(to ?? started)
+        return report
+    }
+
+    /// Daily sleep models from the stored records of the local dates [first, last], under the
+    /// configured statistics rule or else the watch's own.
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?) async throws -> (rule: StatisticsRule, days: [DailySleepModel]) {
+        let zone = timeZone ?? settings.timeZone
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let firstDay = calendar.date(from: DateComponents(year: first.year, month: first.month, day: first.day)),
+              let lastDay = calendar.date(from: DateComponents(year: last.year, month: last.month, day: last.day)) else {
+            throw WatchError.protocolViolation("invalid date range")
+        }
+        let rule = settings.statisticsRule ?? status.info?.capabilities.statisticsRule ?? .withNap
+        let from = Int64((calendar.date(byAdding: .day, value: -2, to: firstDay) ?? firstDay).timeIntervalSince1970)
+        let to = Int64((calendar.date(byAdding: .day, value: 1, to: lastDay) ?? lastDay).timeIntervalSince1970)
+        let records = try await store.sleepRecords(watch: id, start: from, end: to)
+        let days = SleepProcessor.process(records, rule: rule, timeZone: zone).filter { $0.date >= first && $0.date <= last }
+        return (rule, days)
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return seconds < 10 ? String(format: "%.1f s", seconds) : "\(Int(seconds)) s"
+    }
+}
+
+extension Duration {
+    /// ±20 %, so that several watches (or gateways) do not retry in step.
+    func jittered() -> Duration { self * Double.random(in: 0.8...1.2) }
+}

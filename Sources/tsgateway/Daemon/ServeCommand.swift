@@ -1,0 +1,210 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import TSDBus
+import TSGatewayService
+import TSStore
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the gateway as a service: keep the configured watches connected and offer them on D-Bus.",
+        discussion: """
+            Connects to every watch in the configuration file and reconnects with backoff when a \
+            link drops; syncs sleep on a schedule and on demand, sets each watch's clock daily, \
+            reads its battery, follows live sleep sessions, and serves the D-Bus API \
+            org.tsgateway (protocol-spec/dbus-api.md). While it runs, `tsgateway alarms get` and \
+            the other device commands go through it. SIGTERM or SIGINT stop it cleanly.
+
+            The configuration is YAML; udev/config.example.yaml explains every key. A watch with \
+            `simulated: true` is simulated inside the daemon (for trying it out).
+
+            Examples:
+              tsgateway serve --config /etc/tsgateway/config.yaml
+              tsgateway serve --config dev.yaml --bus session -v
+              tsgateway serve --config /etc/tsgateway/config.yaml --check
+            """)
+
+    @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
+    var config: String = GatewayConfiguration.defaultPath
+    @Option(help: ArgumentHelp("Override the file's bus: system or session (development).", valueName: "bus"))
+    var bus: String?
+    @Flag(help: "Check the configuration file, print what it sets up, and exit.")
+    var check = false
+    @Flag(name: [.short, .long], help: "Log more (-v: each connect, sync and reconnect; -vv: everything).")
+    var verbose: Int
+
+    func validate() throws {
+        if let bus, GatewayConfiguration.BusKind(rawValue: bus) == nil { throw ValidationError("--bus must be system or session, got \"\(bus)\"") }
+    }
+
+    func run() async throws {
+        var configuration: GatewayConfiguration
+        do {
+            configuration = try GatewayConfiguration.load(path: config)
+        } catch {
+            throw CLIFailure(error.description, status: .config)
+        }
+        if let bus { configuration.bus = GatewayConfiguration.BusKind(rawValue: bus) ?? configuration.bus }
+        if check {
+            print("\(config): OK")
+            print("database \(configuration.database), \(configuration.bus.rawValue) bus, time zone \(configuration.timeZone.identifier)")
+            for watch in configuration.watches {
+                print("  \(watch.address)\(watch.name.map { " \($0)" } ?? "")\(watch.simulated ? " (simulated)" : "")\(watch.adapter.map { " on \($0)" } ?? "")")
+            }
+            return
+        }
+        Logging.bootstrapOnce
+        var logger = Logger(label: "tsgateway.serve")
+        logger.logLevel = switch verbose {
+        case 0: .notice
+        case 1: .info
+        default: .trace
+        }
+        let daemon = GatewayDaemon(configuration: configuration, logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch let error as ServiceGroupError {
+            throw CLIFailure("stopped: \(error)", status: .software)
+        } catch let error as BusError {
+            throw CLIFailure(error.message, status: error.name == BusError.accessDenied ? .permission : .unavailable)
+        } catch let error as StoreError {
+            throw CLIFailure(error.description, status: .ioError)
+        } catch {
+            throw CLIFailure(String(describing: error), status: .software)
+        }
+    }
+}
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Print the events of the running `tsgateway serve` as JSON lines, until interrupted.",
+        discussion: """
+            One JSON object per line: {"type", "watch", "time", ...}. Types: connection, \
+            alarmsChanged, sleepSynced, battery, liveStage, fellAsleep, wokeUp, session \
+            (with "change": opened, interrupted, resumed, closed, completed, unexpectedEnd).
+
+            Examples:
+              tsgateway events
+              tsgateway events --type session --type wokeUp | jq .
+            """)
+    @Option(help: ArgumentHelp("Only this watch (address or name).", valueName: "watch"))
+    var device: String?
+    @Option(help: ArgumentHelp("Only events of this type (repeatable).", valueName: "type"))
+    var type: [String] = []
+    @Option(help: "Stop after this many events.")
+    var count: Int?
+
+    func validate() throws {
+        for name in type where GatewayEvent.Kind(rawValue: name) == nil {
+            throw ValidationError("unknown event type \"\(name)\"; one of \(GatewayEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        let client = try await DaemonConnection.require()
+        defer { client.close() }
+        var watchId: String?
+        if let device {
+            let served = try await DaemonConnection.call { try await client.watches() }
+            guard let match = served.first(where: { $0.id.caseInsensitiveCompare(device) == .orderedSame || $0.name == device }) else {
+                throw CLIFailure("tsgateway serve has no watch \"\(device)\"; it serves \(served.map(\.id).joined(separator: ", "))", status: .deviceNotFound)
+            }
+            watchId = match.id
+        }
+        let kinds = Set(type.compactMap(GatewayEvent.Kind.init(rawValue:)))
+        let events = try await DaemonConnection.call { try await client.events() }
+        var seen = 0
+        do {
+            for try await event in events {
+                if let watchId, event.watch != watchId { continue }
+                if !kinds.isEmpty, !kinds.contains(event.type) { continue }
+                print(event.json())
+                fflush(nil)
+                seen += 1
+                if let count, seen >= count { break }
+            }
+        } catch {
+            throw CLIFailure.fromDaemon(error)
+        }
+    }
+}
+
+struct SessionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session",
+        abstract: "Live sleep sessions followed by `tsgateway serve`.",
+        subcommands: [Status.self])
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the current (or latest) live sleep session of a watch.",
+            discussion: """
+                A session opens when the wearer falls asleep, is interrupted while the link is \
+                down and resumed by the next stage, closes at the wake-up, and is complete once \
+                a sleep sync has stored its records. If the gateway died during it, it carries \
+                an unexpected end time.
+                """)
+        @Option(help: ArgumentHelp("The watch (address or name; default: the daemon's only watch).", valueName: "watch"))
+        var device: String?
+        @Flag(help: "Print JSON: {watch, session: {id, state, startTime, endTime, unexpectedEndTime, interrupted, interruptions, fellAsleepAt, wokeUpAt, currentStage, ...} or null, stages: [{time, stage, kind}]}.")
+        var json = false
+
+        func run() async throws {
+            let client = try await DaemonConnection.require()
+            defer { client.close() }
+            var options = try ConnectionOptions.parse([])
+            options.device = device
+            guard let remote = try await WatchAccessor.daemonWatch(client, options) else {
+                throw CLIFailure("tsgateway serve has no watch \"\(device ?? "")\"", status: .deviceNotFound)
+            }
+            let report = try await DaemonConnection.call { try await remote.remote.session() }
+            if json { return try JSONOutput.print(report) }
+            guard let session = report.session else {
+                print("\(report.watch): no live sleep session yet")
+                return
+            }
+            let zone = TimeZone(identifier: session.timeZone) ?? .current
+            func time(_ seconds: Int64?) -> String {
+                guard let seconds else { return "–" }
+                let formatter = DateFormatter()
+                formatter.timeZone = zone
+                formatter.dateFormat = "yyyy-MM-dd HH:mm"
+                return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            }
+            var state = session.state.rawValue
+            if session.state == .open && session.interrupted { state += ", interrupted (link down)" }
+            if session.interruptions > 0 { state += ", \(session.interruptions) interruption\(session.interruptions == 1 ? "" : "s")" }
+            var rows = [["watch", report.watch], ["session", state], ["started", time(session.startTime)],
+                        ["fell asleep", time(session.fellAsleepAt)]]
+            if let stage = session.currentStage, session.state == .open { rows.append(["stage now", stage.name]) }
+            rows.append(["woke up", time(session.wokeUpAt)])
+            if let unexpected = session.unexpectedEndTime { rows.append(["unexpected end", time(unexpected) + " (the gateway stopped without closing it)"]) }
+            rows.append(["stages", report.stages.map { "\($0.stage.name) \(time($0.time).suffix(5))" }.joined(separator: ", ")])
+            print(TextTable.render(rows))
+        }
+    }
+}
+
+/// The running daemon, for commands that only make sense with it.
+enum DaemonConnection {
+    static func require() async throws -> GatewayClient {
+        guard let client = await GatewayClient.ifRunning() else {
+            let bus = GatewayClient.preferredBus() == .session ? "session" : "system"
+            throw CLIFailure("tsgateway serve is not running on the \(bus) bus (start it: sudo systemctl start tsgateway; "
+                             + "for a development daemon on the session bus set TSGATEWAY_BUS=session)", status: .unavailable)
+        }
+        return client
+    }
+
+    static func call<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw CLIFailure.fromDaemon(error) }
+    }
+}

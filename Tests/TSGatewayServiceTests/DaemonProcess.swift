@@ -1,0 +1,167 @@
+import Foundation
+import TSDBus
+import TSGatewayService
+import TSModels
+import TSSimulator
+import TSStore
+import TSTestSupport
+import Testing
+
+/// The built `tsgateway serve` running as a child process against a private bus, with its own
+/// directory, configuration and database; plus the CLI pointed at it.
+final class DaemonProcess: @unchecked Sendable {
+    let bus: PrivateBus
+    let directory: URL
+    let configPath: String
+    let databasePath: String
+    /// Pins the simulated watches' clock, so that every run (and restart) holds the same records.
+    let simulatorNow: Date
+    private(set) var process: Process?
+    private(set) var logPath: String
+
+    /// The executable beside the test bundle in the build directory.
+    static let binary: URL? = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("tsgateway")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }()
+
+    /// `watches`: the YAML list entries (without the leading `- `), one per watch.
+    init(watches: [String], extraConfig: String = "", bus: PrivateBus? = nil) throws {
+        self.bus = try bus ?? PrivateBus()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-daemon-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        configPath = directory.appendingPathComponent("config.yaml").path
+        databasePath = directory.appendingPathComponent("data/tsgateway.sqlite").path
+        logPath = directory.appendingPathComponent("serve.log").path
+        simulatorNow = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
+        let list = watches.map { "  - " + $0.replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
+        try Data("""
+            database: \(databasePath)
+            bus: system
+            time-zone: UTC
+            first-sync-days: 60
+            reconnect-min: 100ms
+            reconnect-max: 2s
+            \(extraConfig)
+            watches:
+            \(list)
+            """.utf8).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        environment.removeValue(forKey: "TSGATEWAY_BUS")
+        environment["TSGATEWAY_SIMULATOR_NOW"] = ISO8601DateFormatter().string(from: simulatorNow)
+        environment["XDG_DATA_HOME"] = directory.appendingPathComponent("cli-data").path
+        environment["TZ"] = "UTC"
+        return environment
+    }
+
+    /// Starts the daemon and waits until it owns its name.
+    func start(arguments extra: [String] = []) async throws {
+        let binary = try #require(Self.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--config", configPath, "-v"] + extra
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try logFile.seekToEnd()
+        process.standardOutput = logFile
+        process.standardError = logFile
+        try process.run()
+        self.process = process
+        let probe = try BusConnection(.address(bus.address))
+        defer { probe.close() }
+        for _ in 0..<600 {
+            if try await probe.nameHasOwner(GatewayBusAPI.busName) { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw BusTestError("tsgateway serve did not take its name; its log:\n\(log())")
+    }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func signal(_ number: Int32) {
+        if let process, process.isRunning { kill(process.processIdentifier, number) }
+    }
+
+    /// Waits for the daemon to exit; nil if it is still running after `timeout`.
+    func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32? {
+        guard let process else { return nil }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline { return nil }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return process.terminationStatus
+    }
+
+    func stop() async {
+        signal(SIGTERM)
+        if (try? await waitForExit(timeout: .seconds(10))) == nil { signal(SIGKILL); _ = try? await waitForExit() }
+    }
+
+    func cleanUp() async {
+        await stop()
+        bus.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the CLI against the daemon's bus, as root or (uid) as another user.
+    func cli(_ arguments: [String], asUser uid: UInt32? = nil, environment extra: [String: String] = [:]) async throws -> Result {
+        let binary = try #require(Self.binary)
+        let process = Process()
+        if let uid {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
+        process.environment = environment.merging(extra) { $1 }
+        let out = directory.appendingPathComponent("out-\(UUID().uuidString)"), err = directory.appendingPathComponent("err-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        return Result(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
+                      stderr: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    /// The records a simulated watch of this seed holds (the daemon's first sync reaches all of them).
+    func groundTruth(seed: UInt64, days: Int) -> [SleepItem] {
+        SleepDataGenerator(seed: seed, timeZone: TimeZone(identifier: "UTC")!).records(days: days, lastMorning: simulatorNow, notAfter: simulatorNow)
+    }
+
+    /// The database, opened beside the daemon (SQLite WAL lets both read).
+    func store() throws -> GatewayStore { try GatewayStore(path: databasePath) }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}

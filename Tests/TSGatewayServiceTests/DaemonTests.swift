@@ -1,0 +1,215 @@
+import Foundation
+import TSDBus
+import TSGatewayService
+import TSModels
+import TSStore
+import TSTestSupport
+import Testing
+
+/// `tsgateway serve` as a process on a private bus, with simulated watches inside it.
+@Suite("tsgateway serve", .serialized)
+struct DaemonTests {
+    static let twoWatches = ["simulated: true\nname: sim-a", "simulated: true\nname: sim-b\nseed: 7"]
+
+    @Test("two watches serve concurrent calls from several clients, and the CLI's output through the daemon equals its own")
+    func concurrentClients() async throws {
+        let daemon = try DaemonProcess(watches: Self.twoWatches)
+        try await daemon.start()
+        // Four CLI processes and twenty calls of an in-test client, all at once, on both watches.
+        let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
+        defer { client.close() }
+        async let cliA = daemon.cli(["alarms", "get", "--device", "sim-a"])
+        async let cliB = daemon.cli(["alarms", "get", "--device", "sim-b", "--json"])
+        async let cliMonitor = daemon.cli(["monitor", "get", "heart-rate", "--device", "sim-b"])
+        async let cliInfo = daemon.cli(["info", "--device", "00:00:5e:00:54:01", "--json"])
+        let direct = try await withThrowingTaskGroup(of: [Alarm].self) { group in
+            for index in 0..<20 {
+                group.addTask { try await client.watch(index % 2 == 0 ? "00:00:5E:00:54:01" : "00:00:5E:00:54:02").alarms() }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let (a, b, monitor, info) = try await (cliA, cliB, cliMonitor, cliInfo)
+        #expect(direct.count == 20)
+        #expect(Set(direct.map { $0.map(\.label) }) == [["Work"]])
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(b.status == 0 && b.stdout.contains("\"watch\" : \"00:00:5E:00:54:02\""), "\(b.stdout) \(b.stderr)")
+        #expect(monitor.status == 0 && monitor.stdout.contains("heartRate"), "\(monitor.stderr)")
+        #expect(info.status == 0 && info.stdout.contains("\"model\" : \"TS-Sim W10\""), "\(info.stderr)")
+
+        // The same command without the daemon (the CLI's own simulated watch) prints the same table.
+        let local = try await daemon.cli(["alarms", "get", "--simulate"])
+        #expect(local.status == 0, "\(local.stderr)")
+        #expect(a.stdout == local.stdout)
+
+        // Several watches and no --device: the CLI says which to choose.
+        let ambiguous = try await daemon.cli(["alarms", "get"])
+        #expect(ambiguous.status == 64)
+        #expect(ambiguous.stderr.contains("several watches") && ambiguous.stderr.contains("sim-a (00:00:5E:00:54:01)"))
+
+        // A change through one client is what the next client reads.
+        let added = try await daemon.cli(["alarms", "add", "21:15", "--label", "Read", "--device", "sim-b"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try await client.watch("00:00:5E:00:54:02").alarms().map(\.label) == ["Work", "Read"])
+        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work"])
+        await daemon.cleanUp()
+    }
+
+    @Test("a watch-side alarm edit reaches every subscriber")
+    func watchSideEditReachesEverySubscriber() async throws {
+        let daemon = try DaemonProcess(watches: Self.twoWatches)
+        try await daemon.start()
+        // Subscribers: two `alarms watch` processes, an `events` process and a signal match in this process.
+        async let watcher1 = daemon.cli(["alarms", "watch", "--json", "--count", "1", "--device", "sim-a"])
+        async let watcher2 = daemon.cli(["alarms", "watch", "--json", "--count", "1", "--device", "sim-a"])
+        async let events = daemon.cli(["events", "--type", "alarmsChanged", "--count", "2"])
+        let connection = try BusConnection(.address(daemon.bus.address))
+        defer { connection.close() }
+        let signals = try await connection.signals(SignalMatch(interface: GatewayBusAPI.watchInterface, member: "AlarmsChanged"))
+        // Give the three processes time to subscribe, then edit on both simulated watches.
+        try await Task.sleep(for: .seconds(2))
+        daemon.signal(SIGUSR1)
+        var received: [String: String] = [:]
+        for await signal in signals {
+            received[signal.path] = signal.arguments.last?.stringValue
+            if received.count == 2 { break }
+        }
+        #expect(received == [GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"): "watch", GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02"): "watch"])
+        let (one, two, lines) = try await (watcher1, watcher2, events)
+        for result in [one, two] {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("\"origin\":\"watch\""), "\(result.stdout)")
+        }
+        #expect(lines.status == 0, "\(lines.stderr)")
+        let decoded = try lines.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
+        #expect(Set(decoded.map(\.watch)) == ["00:00:5E:00:54:01", "00:00:5E:00:54:02"])
+        #expect(decoded.allSatisfy { $0.type == .alarmsChanged && $0.origin == "watch" })
+        await daemon.cleanUp()
+    }
+
+    @Test("with the shipped bus policy, a caller outside root and the tsgateway group may read but not change",
+          .enabled(if: getuid() == 0, "needs root to run a client as another user"))
+    func policyDeniedCaller() async throws {
+        let policy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("udev/org.tsgateway.conf").path
+        let bus = try PrivateBus(includingPolicy: policy)
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: sim-a"], bus: bus)
+        try await daemon.start()
+        // The binary must be reachable by the other user: run a copy from the daemon's directory.
+        let copy = daemon.directory.appendingPathComponent("tsgateway")
+        try FileManager.default.copyItem(at: try #require(DaemonProcess.binary), to: copy)
+        let nobody: UInt32 = 65534
+        let environment = ["XDG_DATA_HOME": daemon.directory.appendingPathComponent("nobody").path]
+        let read = try await daemon.cli(["alarms", "get"], asUser: nobody, environment: environment)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.contains("Work"))
+        let change = try await daemon.cli(["alarms", "add", "10:00", "--label", "Denied"], asUser: nobody, environment: environment)
+        #expect(change.status == 77)
+        #expect(change.stderr.contains("only root and members of the tsgateway group may change the watch"), "\(change.stderr)")
+        let sync = try await daemon.cli(["sleep", "sync", "--since", "1d"], asUser: nobody, environment: environment)
+        #expect(sync.status == 77, "\(sync.stderr)")
+        // Nothing changed; root may change it.
+        let client = GatewayClient(connection: try BusConnection(.address(bus.address)))
+        defer { client.close() }
+        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work"])
+        let asRoot = try await daemon.cli(["alarms", "add", "10:00", "--label", "Allowed"])
+        #expect(asRoot.status == 0, "\(asRoot.stderr)")
+        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work", "Allowed"])
+        await daemon.cleanUp()
+    }
+
+    /// A slow simulated watch, so that a sync is under way when the daemon is stopped.
+    static let slowWatch = "simulated: true\nname: slow\nseed: 11\nhistory-days: 30\npacket-delay: 300ms"
+
+    @Test("SIGTERM during a sync stops cleanly with nothing lost; the next start finishes the sync")
+    func sigtermDuringSync() async throws {
+        try await interruptedSync(signal: SIGTERM)
+    }
+
+    @Test("kill -9 during a sync, then a restart, finishes the sync with nothing lost or duplicated; the open session gets an unexpected end")
+    func killDuringSync() async throws {
+        try await interruptedSync(signal: SIGKILL)
+    }
+
+    func interruptedSync(signal: Int32) async throws {
+        let daemon = try DaemonProcess(watches: [Self.slowWatch + "\nlive-stage-interval: 1s"], extraConfig: "sync-interval: 1h")
+        let watchId = "00:00:5E:00:54:01"
+        let truth = daemon.groundTruth(seed: 11, days: 30)
+        try #require(truth.count > 300)
+        try await daemon.start()
+        let store = try daemon.store()
+        // Part of the first sync is stored, and a live session is open.
+        #expect(try await eventually { try await store.sleepRecords(watch: watchId).count >= 60 })
+        #expect(try await eventually { try await !store.sessions(watch: watchId, states: [.open]).isEmpty })
+        let before = try await store.sleepRecords(watch: watchId).count
+        try #require(before < truth.count, "the sync finished before the daemon was stopped; slow the watch down")
+        daemon.signal(signal)
+        let status = try await daemon.waitForExit()
+        if signal == SIGTERM {
+            #expect(status == 0, "\(daemon.log())")
+            #expect(daemon.log().contains("stopped"))
+        }
+        // What is stored is exactly the watch's records up to the cursor: no gap, nothing extra.
+        let stored = try await store.sleepRecords(watch: watchId)
+        let cursor = try #require(try await store.syncCursor(watch: watchId))
+        #expect(Set(stored).isSubset(of: Set(truth)))
+        #expect(stored.count == Set(stored).count)
+        #expect(Set(truth.filter { $0.start < cursor.upTo }) == Set(stored.filter { $0.start < cursor.upTo }))
+        let left = try #require(try await store.sessions(watch: watchId).first)
+        if signal == SIGTERM {
+            #expect(left.state == .open && left.interrupted && left.unexpectedEndTime == nil)
+        } else {
+            #expect(left.state == .open && !left.interrupted)
+        }
+
+        try await daemon.start()
+        #expect(try await eventually(timeout: .seconds(60)) { try await store.sleepRecords(watch: watchId).count == truth.count }, "\(daemon.log())")
+        let after = try await store.sleepRecords(watch: watchId)
+        #expect(Set(after) == Set(truth))
+        #expect(after.count == truth.count)
+        if signal == SIGKILL {
+            let recovered = try #require(try await store.sessions(watch: watchId).first { $0.id == left.id })
+            #expect(recovered.state != .open)
+            #expect(recovered.unexpectedEndTime != nil)
+            #expect(recovered.unexpectedEndTime.map { $0 >= left.startTime } == true)
+        }
+        await daemon.cleanUp()
+    }
+
+    @Test("a live night: session opened, stages streamed, closed at the wake-up, complete after the next sync; `session status` shows it")
+    func liveSession() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: night\nhistory-days: 2\nlive-stage-interval: 100ms"])
+        try await daemon.start()
+        let events = try await daemon.cli(["events", "--device", "night", "--type", "session", "--type", "fellAsleep", "--type", "wokeUp", "--count", "4"])
+        #expect(events.status == 0, "\(events.stderr)")
+        let decoded = try events.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
+        #expect(decoded.map(\.type) == [.session, .fellAsleep, .wokeUp, .session])
+        #expect(decoded.first?.change == "opened" && decoded.last?.change == "closed")
+        let closed = try #require(decoded.last?.session)
+        #expect(closed.state == .closed && closed.fellAsleepAt != nil && closed.wokeUpAt != nil)
+
+        // A sync that reaches past the wake-up completes the session.
+        let sync = try await daemon.cli(["sleep", "sync", "--since", "1d", "--device", "night"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let store = try daemon.store()
+        #expect(try await eventually { try await store.sessions(watch: "00:00:5E:00:54:01").first { $0.id == closed.id }?.state == .complete })
+        let status = try await daemon.cli(["session", "status", "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        let report = try GatewayBusAPI.decode(SessionReport.self, json: status.stdout)
+        #expect(report.watch == "00:00:5E:00:54:01")
+        #expect(report.session != nil && !report.stages.isEmpty)
+        await daemon.cleanUp()
+    }
+
+    @Test("the CLI explains a missing daemon, and serve refuses a second instance")
+    func missingDaemonAndSecondInstance() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: sim-a"])
+        let none = try await daemon.cli(["events"])
+        #expect(none.status == 69)
+        #expect(none.stderr.contains("tsgateway serve is not running"))
+        try await daemon.start()
+        let second = try await daemon.cli(["serve", "--config", daemon.configPath])
+        #expect(second.status == 69)
+        #expect(second.stderr.contains("is `tsgateway serve` already running?"), "\(second.stderr)")
+        await daemon.cleanUp()
+    }
+}
