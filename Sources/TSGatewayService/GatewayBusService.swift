@@ -69,16 +69,11 @@ public final class GatewayBusService: Sendable {
             case .session:
                 try connection.emitSignal(path: path, interface: watchInterface, member: "SessionChanged",
                                           [.string(event.change ?? ""), .string((try? GatewayBusAPI.json(event.session)) ?? "null")])
-                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["SessionState": .string(Self.sessionState(event.session))])
+                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["SessionState": .string(WatchStatus.sessionState(event.session))])
             }
         } catch {
             logger.warning("D-Bus signal for \(event.type.rawValue) not sent: \(error)")
         }
-    }
-
-    static func sessionState(_ session: LiveSleepSession?) -> String {
-        guard let session else { return "" }
-        return session.state == .open && session.interrupted ? "interrupted" : session.state.rawValue
     }
 
     // MARK: Interfaces
@@ -183,6 +178,7 @@ public final class GatewayBusService: Sendable {
                 DBusProperty("Firmware", "s") { .string(supervisor.status.info?.firmware ?? "") },
                 DBusProperty("Capabilities", "a{sv}") { .properties(Self.capabilities(supervisor.status.info?.capabilities)) },
                 DBusProperty("LastError", "s") { .string(supervisor.status.lastError ?? "") },
+                DBusProperty("SessionState", "s") { .string(supervisor.status.sessionState) },
             ],
             signals: [
                 (name: "AlarmsChanged", signature: "ss"),

@@ -104,6 +104,9 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
         case let .composer(context, problem, mark, _):
             line = mark.line
             message = "not valid YAML: \(problem)\(context.map { " \($0.text)" } ?? "") (column \(mark.column))"
+        case let .duplicatedKeysInMapping(duplicates, context):
+            line = context.mark.line
+            message = "\(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) is given more than once (first on this line); keep one"
         default:
             line = nil
             message = "not valid YAML: \(error)"

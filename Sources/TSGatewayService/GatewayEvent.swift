@@ -67,10 +67,19 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var info: DeviceInfo?
     public var lastError: String?
     public var syncing = false
+    /// The live session: "" (none yet), open, interrupted, closed or complete.
+    public var sessionState = ""
 
     public init(id: String, name: String?, simulated: Bool) {
         self.id = id
         self.name = name
         self.simulated = simulated
+    }
+}
+
+extension WatchStatus {
+    public static func sessionState(_ session: LiveSleepSession?) -> String {
+        guard let session else { return "" }
+        return session.state == .open && session.interrupted ? "interrupted" : session.state.rawValue
     }
 }

@@ -24,7 +24,7 @@ public actor WatchSupervisor {
     let logger: Logger
     /// The watch side when the watch is simulated in-process (its live night is played from here).
     let simulated: SimulatedNight?
-    private let statusBox: Mutex<WatchStatus>
+    private let statusCell: StatusCell
 
     private var connectTask: Task<DeviceInfo, any Error>?
     private var syncTask: Task<SleepSyncReport, any Error>?
@@ -47,16 +47,20 @@ public actor WatchSupervisor {
         self.simulated = simulated
         self.logger = logger
         self.publish = publish
-        self.sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone, publish: publish)
-        self.statusBox = Mutex(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
+        let cell = StatusCell(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
+        statusCell = cell
+        sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone) { event in
+            if event.type == .session { cell.update { $0.sessionState = WatchStatus.sessionState(event.session) } }
+            publish(event)
+        }
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// A snapshot for property getters; safe from any thread.
-    public nonisolated var status: WatchStatus { statusBox.withLock { $0 } }
+    public nonisolated var status: WatchStatus { statusCell.value }
 
     private func updateStatus(_ change: (inout WatchStatus) -> Void) {
-        statusBox.withLock { change(&$0) }
+        statusCell.update(change)
     }
 
     // MARK: The loop
@@ -66,7 +70,13 @@ public actor WatchSupervisor {
         if let known = try? await store.watches().first(where: { $0.id == id }) {
             updateStatus { $0.lastSync = known.lastSync; $0.info = $0.info ?? known.info }
         }
-        do { try await sessions.recover() } catch { logger.error("\(id): cannot recover live sessions: \(error)") }
+        do {
+            try await sessions.recover()
+            let latest = try await sessions.latest()
+            updateStatus { $0.sessionState = WatchStatus.sessionState(latest) }
+        } catch {
+            logger.error("\(id): cannot recover live sessions: \(error)")
+        }
         var backoff = settings.reconnectMinimum
         while !Task.isCancelled {
             let losses = await watch.linkLosses()
@@ -375,4 +385,15 @@ public actor WatchSupervisor {
 extension Duration {
     /// ±20 %, so that several watches (or gateways) do not retry in step.
     func jittered() -> Duration { self * Double.random(in: 0.8...1.2) }
+}
+
+/// The watch's status behind a lock, for D-Bus property getters on any thread.
+final class StatusCell: Sendable {
+    private let mutex: Mutex<WatchStatus>
+
+    init(_ status: WatchStatus) { mutex = Mutex(status) }
+
+    var value: WatchStatus { mutex.withLock { $0 } }
+
+    func update(_ change: (inout WatchStatus) -> Void) { mutex.withLock { change(&$0) } }
 }

@@ -116,6 +116,13 @@ final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// A test that failed before `cleanUp` leaves no daemon behind.
+    deinit {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        bus.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     struct Result: Sendable {
         var status: Int32
         var stdout: String
@@ -123,7 +130,9 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Runs the CLI against the daemon's bus, as root or (uid) as another user.
-    func cli(_ arguments: [String], asUser uid: UInt32? = nil, environment extra: [String: String] = [:]) async throws -> Result {
+    /// A command still running after `timeout` is killed and reported with its output so far.
+    func cli(_ arguments: [String], asUser uid: UInt32? = nil, environment extra: [String: String] = [:],
+             timeout: Duration = .seconds(90)) async throws -> Result {
         let binary = try #require(Self.binary)
         let process = Process()
         if let uid {
@@ -141,7 +150,15 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                let partial = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+                throw BusTestError("`tsgateway \(arguments.joined(separator: " "))` still ran after \(timeout); its stderr: \(partial)\ndaemon log:\n\(log())")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
         return Result(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
                       stderr: try String(contentsOf: err, encoding: .utf8))

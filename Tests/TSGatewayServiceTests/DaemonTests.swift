@@ -7,7 +7,7 @@ import TSTestSupport
 import Testing
 
 /// `tsgateway serve` as a process on a private bus, with simulated watches inside it.
-@Suite("tsgateway serve", .serialized)
+@Suite("tsgateway serve", .serialized, .timeLimit(.minutes(3)))
 struct DaemonTests {
     static let twoWatches = ["simulated: true\nname: sim-a", "simulated: true\nname: sim-b\nseed: 7"]
 
@@ -210,6 +210,77 @@ struct DaemonTests {
         let second = try await daemon.cli(["serve", "--config", daemon.configPath])
         #expect(second.status == 69)
         #expect(second.stderr.contains("is `tsgateway serve` already running?"), "\(second.stderr)")
+        await daemon.cleanUp()
+    }
+
+    @Test("introspection equals protocol-spec/dbus-api.md; ObjectManager and properties describe both watches")
+    func introspectionAndProperties() async throws {
+        let daemon = try DaemonProcess(watches: Self.twoWatches)
+        try await daemon.start()
+        let connection = try BusConnection(.address(daemon.bus.address))
+        defer { connection.close() }
+        let doc = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("protocol-spec/dbus-api.md").path, encoding: .utf8)
+        func interface(_ name: String, in text: String) -> String? {
+            guard let start = text.range(of: "<interface name=\"\(name)\">"),
+                  let end = text.range(of: "</interface>", range: start.upperBound..<text.endIndex) else { return nil }
+            return text[start.lowerBound..<end.upperBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")
+        }
+        for (path, name) in [(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface), (GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"), GatewayBusAPI.watchInterface)] {
+            let live = try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
+            let xml = try #require(live.first?.stringValue)
+            let documented = try #require(interface(name, in: doc), "protocol-spec/dbus-api.md lacks \(name)")
+            #expect(interface(name, in: xml) == documented)
+        }
+        let objects = try #require(try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.rootPath,
+                                                             interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects").first?.managedObjectsValue)
+        #expect(Set(objects.keys) == [GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"), GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02")])
+        let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02")
+        func properties() async throws -> DBusProperties {
+            try #require(try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                   member: "GetAll", [.string(GatewayBusAPI.watchInterface)]).first?.propertiesValue)
+        }
+        // Connected, the first sync done and the battery read: the properties say so.
+        #expect(try await eventually { let p = try await properties(); return p["Connected"]?.boolValue == true && (p["LastSync"]?.int64Value ?? 0) > 0 && p["BatteryLevel"]?.int32Value == 82 })
+        let current = try await properties()
+        #expect(current["Name"]?.stringValue == "sim-b" && current["Model"]?.stringValue == "TS-Sim W10" && current["Simulated"]?.boolValue == true)
+        #expect(current["Capabilities"]?.propertiesValue?["MaxAlarms"]?.uint32Value == 10)
+        #expect(current["Capabilities"]?.propertiesValue?["MonitorTypes"]?.stringArrayValue?.contains("heartRate") == true)
+        // Writes to properties are refused.
+        await #expect(throws: BusError.self) {
+            try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                      member: "Set", [.string(GatewayBusAPI.watchInterface), .string("Name"), .variant(.string("x"))])
+        }
+        // Bad arguments get a specific error.
+        let badJSON = await #expect(throws: BusError.self) {
+            try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: GatewayBusAPI.watchInterface, member: "SetAlarms", [.string("{not json")])
+        }
+        #expect(badJSON?.name == GatewayBusAPI.ErrorName.invalidArguments.fullName)
+        let badDates = await #expect(throws: BusError.self) {
+            try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: GatewayBusAPI.watchInterface, member: "DailySleep",
+                                      [.string("2026-11-20"), .string("2026-11-01"), .string("")])
+        }
+        #expect(badDates?.message.contains("the first not after the second") == true)
+        await daemon.cleanUp()
+    }
+
+    @Test("a watch whose link keeps dropping is reconnected with backoff and stays usable")
+    func reconnects() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: flaky\nhistory-days: 1\ndisconnect-every: 25"])
+        try await daemon.start()
+        // The link drops after every 25 packets; the calls below make the packets.
+        async let events = daemon.cli(["events", "--type", "connection", "--count", "2"], timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(500))
+        var answered = 0
+        for _ in 0..<12 where try await daemon.cli(["alarms", "get", "--device", "flaky"]).status == 0 { answered += 1 }
+        // Between drops, calls go through (reconnecting when needed).
+        #expect(answered >= 6, "\(daemon.log())")
+        let seen = try await events
+        #expect(seen.status == 0, "\(seen.stderr)")
+        let decoded = try seen.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
+        // Losses and reconnects alternate.
+        #expect(decoded.contains { $0.connected == false && $0.reason?.contains("link lost after 25 packets") == true }, "\(seen.stdout)")
+        #expect(decoded.contains { $0.connected == true }, "\(seen.stdout)")
         await daemon.cleanUp()
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import TSGatewayService
+import TSModels
+import Testing
+
+@Suite("serve configuration")
+struct ConfigurationTests {
+    @Test("the shipped example parses, and every key lands where it belongs")
+    func example() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("udev/config.example.yaml").path
+        let example = try GatewayConfiguration.load(path: path)
+        #expect(example.watches.map(\.address) == ["AA:BB:CC:DD:EE:FF"])
+
+        let configuration = try GatewayConfiguration.parse("""
+            database: /var/lib/x/db.sqlite
+            bus: session
+            time-zone: Europe/Berlin
+            sync-interval: 2h
+            time-sync-interval: 12h
+            battery-interval: 90s
+            first-sync-days: 14
+            reconnect-min: 500ms
+            reconnect-max: 10m
+            statistics-rule: 2
+            watches:
+              - address: aa:bb:cc:dd:ee:01
+                name: bedroom
+                adapter: hci1
+              - simulated: true
+                name: demo
+                seed: 3
+                history-days: 5
+                packet-delay: 20ms
+                disconnect-every: 500
+                live-stage-interval: 2s
+            """, file: "c.yaml")
+        #expect(configuration.database == "/var/lib/x/db.sqlite")
+        #expect(configuration.bus == .session)
+        #expect(configuration.timeZone.identifier == "Europe/Berlin")
+        #expect(configuration.syncInterval == .seconds(7200))
+        #expect(configuration.timeSyncInterval == .seconds(43_200))
+        #expect(configuration.batteryInterval == .seconds(90))
+        #expect(configuration.firstSyncDays == 14)
+        #expect(configuration.reconnectMinimum == .milliseconds(500))
+        #expect(configuration.reconnectMaximum == .seconds(600))
+        #expect(configuration.statisticsRule == .longestNight)
+        let real = try #require(configuration.watches.first)
+        #expect(real.address == "AA:BB:CC:DD:EE:01" && real.name == "bedroom" && real.adapter == "hci1" && !real.simulated)
+        let simulated = try #require(configuration.watches.last)
+        #expect(simulated.simulated && simulated.address == "00:00:5E:00:54:01" && simulated.seed == 3 && simulated.historyDays == 5)
+        #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
+    }
+
+    @Test("each mistake is reported with its file, line and what to do", arguments: [
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nsync_interval: 1h", 3, "unknown key \"sync_interval\" in the configuration; did you mean \"sync-interval\"?"),
+        ("sync-interval: 1x\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "sync-interval \"1x\" is not a duration such as 500ms, 90s, 15m, 1h or 1d"),
+        ("sync-interval: 10s\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "sync-interval must be at least 1m, got 10s"),
+        ("watches:\n  - name: kitchen\n    address: AA:BB:CC:DD:EE", 3, "address \"AA:BB:CC:DD:EE\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF"),
+        ("time-zone: Mars/Olympus\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "time-zone \"Mars/Olympus\" is unknown"),
+        ("statistics-rule: 7\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "statistics-rule must be 0…3, got 7"),
+        ("bus: tcp\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "bus must be system or session, got \"tcp\""),
+        ("database: relative.sqlite\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "database must be an absolute path"),
+        ("bus: system\n", 1, "no `watches:` list"),
+        ("watches: []", 1, "watches must be a list with at least one entry"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  - address: aa:bb:cc:dd:ee:ff", 3, "the watch AA:BB:CC:DD:EE:FF is listed twice"),
+        ("watches:\n  - name: a\n    adapter: hci0", 2, "this watch has no address"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    adapter: usb0", 3, "adapter must look like hci0"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),
+        ("- just\n- a list", 1, "the file must be a mapping"),
+    ])
+    func mistakes(text: String, line: Int, message: String) throws {
+        let error = try #require(throws: ConfigurationError.self) { try GatewayConfiguration.parse(text, file: "/etc/tsgateway/config.yaml") }
+        #expect(error.line == line, "\(error)")
+        #expect(error.message.contains(message), "\(error)")
+        #expect(error.description.hasPrefix("/etc/tsgateway/config.yaml:\(line): "))
+    }
+
+    @Test("a missing file says how to create one")
+    func missingFile() throws {
+        let error = try #require(throws: ConfigurationError.self) { try GatewayConfiguration.load(path: "/nonexistent/config.yaml") }
+        #expect(error.description.contains("cannot read the file") && error.description.contains("udev/config.example.yaml"))
+    }
+}
