@@ -3,6 +3,7 @@ import TSDBus
 import TSDevice
 import TSModels
 import TSStore
+import TSSleep
 
 /// Names and encodings of the daemon's D-Bus API (documented in protocol-spec/dbus-api.md).
 /// Documents with nested structure (alarm tables, monitor configs, daily sleep, sessions)
@@ -84,6 +85,14 @@ public struct SyncResult: Sendable, Codable, Hashable {
         self.deletedOnWatch = deletedOnWatch
         self.reconnects = reconnects
     }
+}
+
+/// DailySleep's answer, the shape of `sleep show --json`.
+public struct DailySleepReport: Sendable, Codable {
+    public var watch: String
+    public var timeZone: String
+    public var rule: Int
+    public var days: [DailySleepModel]
 }
 
 /// GetSession's answer: the open or latest session and its stage events.

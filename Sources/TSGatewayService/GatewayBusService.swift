@@ -143,8 +143,14 @@ public final class GatewayBusService: Sendable {
                     try await supervisor.syncTime()
                     return []
                 }),
-                DBusMethod("DailySleep", in: "sss", out: "s", names: ["first_date", "last_date", "time_zone"], results: ["report_json"], call { arguments in
+                DBusMethod("DailySleep", in: "sssi", out: "s", names: ["first_date", "last_date", "time_zone", "rule"], results: ["report_json"], call { arguments in
                     let firstText = arguments[0].stringValue ?? "", lastText = arguments[1].stringValue ?? "", zoneName = arguments[2].stringValue ?? ""
+                    let ruleNumber = arguments[3].int32Value ?? -1
+                    var rule: StatisticsRule?
+                    if ruleNumber >= 0 {
+                        guard let chosen = StatisticsRule(rawValue: UInt8(clamping: ruleNumber)), ruleNumber <= 3 else { throw invalid("rule must be 0…3, or -1 for the configured or the watch's own; got \(ruleNumber)") }
+                        rule = chosen
+                    }
                     guard let first = LocalDate(firstText), let last = LocalDate(lastText), first <= last else {
                         throw invalid("DailySleep needs two dates YYYY-MM-DD, the first not after the second; got \"\(firstText)\", \"\(lastText)\"")
                     }
@@ -153,10 +159,9 @@ public final class GatewayBusService: Sendable {
                         guard let named = TimeZone(identifier: zoneName) else { throw invalid("unknown time zone \"\(zoneName)\"") }
                         zone = named
                     }
-                    let (rule, days) = try await supervisor.dailySleep(first: first, last: last, timeZone: zone)
-                    struct Report: Encodable { var watch: String; var timeZone: String; var rule: Int; var days: [DailySleepModel] }
-                    return [.string(try GatewayBusAPI.json(Report(watch: supervisor.id, timeZone: (zone ?? supervisor.settings.timeZone).identifier,
-                                                                  rule: Int(rule.rawValue), days: days)))]
+                    let (usedRule, days) = try await supervisor.dailySleep(first: first, last: last, timeZone: zone, rule: rule)
+                    return [.string(try GatewayBusAPI.json(DailySleepReport(watch: supervisor.id, timeZone: (zone ?? supervisor.settings.timeZone).identifier,
+                                                                            rule: Int(usedRule.rawValue), days: days)))]
                 }),
                 DBusMethod("GetSession", out: "s", results: ["session_json"], call { _ in
                     let session = try await supervisor.sessions.latest()

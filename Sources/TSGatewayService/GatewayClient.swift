@@ -127,6 +127,11 @@ public struct RemoteWatch: Sendable {
         return try GatewayBusAPI.decode(SyncResult.self, json: try await string("SyncSleep", [.int64(from), .int64(to ?? 0)], timeout: .seconds(3600)))
     }
 
+    /// Daily sleep models from the daemon's database; `rule` nil: the configured or the watch's own.
+    public func dailySleep(first: String, last: String, timeZone: String, rule: Int?) async throws -> DailySleepReport {
+        try GatewayBusAPI.decode(DailySleepReport.self, json: try await string("DailySleep", [.string(first), .string(last), .string(timeZone), .int32(Int32(rule ?? -1))]))
+    }
+
     public func session() async throws -> SessionReport {
         try GatewayBusAPI.decode(SessionReport.self, json: try await string("GetSession"))
     }

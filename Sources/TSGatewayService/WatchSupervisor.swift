@@ -359,8 +359,8 @@ public actor WatchSupervisor {
     }
 
     /// Daily sleep models from the stored records of the local dates [first, last], under the
-    /// configured statistics rule or else the watch's own.
-    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?) async throws -> (rule: StatisticsRule, days: [DailySleepModel]) {
+    /// rule asked for, the configured one, or else the watch's own.
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule chosen: StatisticsRule? = nil) async throws -> (rule: StatisticsRule, days: [DailySleepModel]) {
         let zone = timeZone ?? settings.timeZone
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
@@ -368,7 +368,7 @@ public actor WatchSupervisor {
               let lastDay = calendar.date(from: DateComponents(year: last.year, month: last.month, day: last.day)) else {
             throw WatchError.protocolViolation("invalid date range")
         }
-        let rule = settings.statisticsRule ?? status.info?.capabilities.statisticsRule ?? .withNap
+        let rule = chosen ?? settings.statisticsRule ?? status.info?.capabilities.statisticsRule ?? .withNap
         let from = Int64((calendar.date(byAdding: .day, value: -2, to: firstDay) ?? firstDay).timeIntervalSince1970)
         let to = Int64((calendar.date(byAdding: .day, value: 1, to: lastDay) ?? lastDay).timeIntervalSince1970)
         let records = try await store.sleepRecords(watch: id, start: from, end: to)

@@ -5,23 +5,9 @@ import TSDBus
 /// Method-call round trips per second through TSDBus against a plain blocking libdbus loop
 /// (dbus_connection_send_with_reply_and_block) to the same exported method, on a private bus.
 func runDBusBenchmarks() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-bus-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let socket = directory.appendingPathComponent("bus").path
-    let config = directory.appendingPathComponent("bus.conf")
-    try Data("""
-        <busconfig><type>session</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth>
-        <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
-        """.utf8).write(to: config)
-    let daemon = Process()
-    daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-    daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
-    daemon.standardError = FileHandle.nullDevice
-    try daemon.run()
-    defer { kill(daemon.processIdentifier, SIGKILL) }
-    for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
-    let address = "unix:path=\(socket)"
+    let bus = try BenchBus()
+    defer { bus.stop() }
+    let address = bus.address
 
     let server = try BusConnection(.address(address))
     defer { server.close() }
@@ -71,6 +57,40 @@ func runDBusBenchmarks() async throws {
         """)
 }
 
-private func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+/// A dbus-daemon of the bench's own, on a socket in a temporary directory.
+final class BenchBus: @unchecked Sendable {
+    let address: String
+    private let daemon = Process()
+    private let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus").path
+        let config = directory.appendingPathComponent("bus.conf")
+        try Data("""
+            <busconfig><type>session</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
+            """.utf8).write(to: config)
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        usleep(50_000)
+        address = "unix:path=\(socket)"
+    }
+
+    /// For child processes: this bus as their system bus.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        environment.removeValue(forKey: "TSGATEWAY_BUS")
+        return environment
+    }
+
+    func stop() {
+        kill(daemon.processIdentifier, SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
 }

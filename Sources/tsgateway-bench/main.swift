@@ -3,6 +3,7 @@
 //
 //   swift run -c release tsgateway-bench            all sections
 //   swift run -c release tsgateway-bench protocol   one section
+//   (the daemon section runs the tsgateway binary of the same build: `swift build -c release` first)
 import Foundation
 
 let sections: [(name: String, run: () async throws -> Void)] = [
@@ -10,6 +11,7 @@ let sections: [(name: String, run: () async throws -> Void)] = [
     ("sleep", runSleepBenchmarks),
     ("sync", runSyncBenchmarks),
     ("dbus", runDBusBenchmarks),
+    ("daemon", runDaemonBenchmarks),
 ]
 
 let requested = Set(CommandLine.arguments.dropFirst())

@@ -258,7 +258,7 @@ struct DaemonTests {
         #expect(badJSON?.name == GatewayBusAPI.ErrorName.invalidArguments.fullName)
         let badDates = await #expect(throws: BusError.self) {
             try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: GatewayBusAPI.watchInterface, member: "DailySleep",
-                                      [.string("2026-11-20"), .string("2026-11-01"), .string("")])
+                                      [.string("2026-11-20"), .string("2026-11-01"), .string(""), .int32(-1)])
         }
         #expect(badDates?.message.contains("the first not after the second") == true)
         await daemon.cleanUp()

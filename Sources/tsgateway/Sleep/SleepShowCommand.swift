@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSModels
 import TSSleep
+import TSGatewayService
 import TSStore
 
 struct SleepShowCommand: AsyncParsableCommand {
@@ -51,16 +52,22 @@ struct SleepShowCommand: AsyncParsableCommand {
             let today = calendar.startOfDay(for: Date())
             wanted = (calendar.date(byAdding: .day, value: -max(days - 1, 0), to: today) ?? today)...(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
         }
-        let (store, watches, watchId) = try await source.open()
-        let statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
-            ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
-        // Records of the dates asked for: from 20:00 two days before the first date.
-        let from = Int64((calendar.date(byAdding: .day, value: -2, to: wanted.lowerBound) ?? wanted.lowerBound).timeIntervalSince1970)
-        let to = Int64((calendar.date(byAdding: .day, value: 1, to: wanted.upperBound) ?? wanted.upperBound).timeIntervalSince1970)
-        let records = try await store.sleepRecords(watch: watchId, start: from, end: to)
         let first = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.lowerBound))
         let lastDay = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.upperBound))
-        let days = SleepProcessor.process(records, rule: statisticsRule, timeZone: zone).filter { $0.date >= first && $0.date <= lastDay }
+        let watchId: String, statisticsRule: StatisticsRule, days: [DailySleepModel]
+        if let served = try await daemonDays(first: first, last: lastDay, zone: zone) {
+            (watchId, statisticsRule, days) = served
+        } else {
+            let (store, watches, storedId) = try await source.open()
+            watchId = storedId
+            statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
+                ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
+            // Records of the dates asked for: from 20:00 two days before the first date.
+            let from = Int64((calendar.date(byAdding: .day, value: -2, to: wanted.lowerBound) ?? wanted.lowerBound).timeIntervalSince1970)
+            let to = Int64((calendar.date(byAdding: .day, value: 1, to: wanted.upperBound) ?? wanted.upperBound).timeIntervalSince1970)
+            let records = try await store.sleepRecords(watch: watchId, start: from, end: to)
+            days = SleepProcessor.process(records, rule: statisticsRule, timeZone: zone).filter { $0.date >= first && $0.date <= lastDay }
+        }
         if json {
             struct Output: Encodable { var watch: String; var timeZone: String; var rule: Int; var days: [DailySleepModel] }
             return try JSONOutput.print(Output(watch: watchId, timeZone: zone.identifier, rule: Int(statisticsRule.rawValue), days: days))
@@ -76,6 +83,22 @@ struct SleepShowCommand: AsyncParsableCommand {
                 for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone, colour: Hypnogram.useColour)) }
             }
         }
+    }
+}
+
+extension SleepShowCommand {
+    /// When `tsgateway serve` runs and serves the watch (and no --db or --simulate points
+    /// elsewhere), its database holds the records: the days come from its DailySleep.
+    func daemonDays(first: LocalDate, last: LocalDate, zone: TimeZone) async throws -> (String, StatisticsRule, [DailySleepModel])? {
+        guard !source.simulate, source.db == nil, let client = await GatewayClient.ifRunning() else { return nil }
+        defer { client.close() }
+        var options = try ConnectionOptions.parse([])
+        options.device = source.device
+        guard let served = try await WatchAccessor.daemonWatch(client, options) else { return nil }
+        let report = try await DaemonConnection.call {
+            try await served.remote.dailySleep(first: first.description, last: last.description, timeZone: zone.identifier, rule: rule)
+        }
+        return (report.watch, StatisticsRule(rawValue: UInt8(clamping: report.rule)) ?? .withNap, report.days)
     }
 }
 
