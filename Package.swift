@@ -28,6 +28,10 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
         .target(name: "TSDBus", dependencies: ["CDBus"]),
+        // libmosquitto, as Swift sees it.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // An MQTT client on libmosquitto: background connection with reconnects, QoS 1 publish with acknowledgements, subscriptions.
+        .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // Typed BlueZ client on TSDBus: adapters, discovery, devices.
         .target(name: "TSBlueZ", dependencies: ["TSDBus"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
@@ -39,11 +43,11 @@ let package = Package(
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
-        // D-Bus service that exposes them, its client for the CLI, and the YAML configuration.
+        // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSDBus",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -82,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayService", "TSDBus", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSTestSupport", "TSGatewayService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSSleepTests",

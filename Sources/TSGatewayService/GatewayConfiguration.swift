@@ -44,6 +44,51 @@ public struct GatewayConfiguration: Sendable {
     public var reconnectMaximum: Duration = .seconds(300)
     public var statisticsRule: StatisticsRule?
     public var watches: [WatchEntry] = []
+    /// Where synced nights are uploaded (the outbox); nil: no uploads.
+    public var upload: UploadSettings?
+    /// The MQTT broker the daemon publishes to; nil: no MQTT.
+    public var mqtt: MQTTSettings?
+
+    /// `upload:` — POST each synced night to an HTTP endpoint, through the store's outbox.
+    public struct UploadSettings: Sendable, Hashable {
+        /// The full URL of the sleep endpoint, e.g. https://health.example.org/api/v1/sleep.
+        public var endpoint: URL
+        /// Sent as `Authorization: Bearer TOKEN` when set.
+        public var token: String?
+        /// How often the outbox is looked at when nothing new arrives.
+        public var interval: Duration = .seconds(60)
+        /// Per request.
+        public var timeout: Duration = .seconds(30)
+        /// Exponential backoff of a failing upload: first retry after `retryMinimum`, at most `retryMaximum`.
+        public var retryMinimum: Duration = .seconds(5)
+        public var retryMaximum: Duration = .seconds(3600)
+
+        public init(endpoint: URL) { self.endpoint = endpoint }
+    }
+
+    /// `mqtt:` — state, Home Assistant discovery, events and commands on an MQTT broker.
+    public struct MQTTSettings: Sendable, Hashable {
+        public var host: String
+        public var port: Int = 1883
+        public var username: String?
+        public var password: String?
+        /// TLS: the CA file to verify the broker with (enables TLS); optional client certificate and key.
+        public var caFile: String?
+        public var certFile: String?
+        public var keyFile: String?
+        /// Every topic starts with this; one prefix per gateway keeps several gateways apart.
+        public var topicPrefix = "tsgateway"
+        /// This gateway's id in topics and client ids (default: the host name).
+        public var gatewayId: String
+        /// Home Assistant discovery prefix; nil switches discovery off.
+        public var discoveryPrefix: String? = "homeassistant"
+        public var keepAlive: Int = 30
+
+        public init(host: String, gatewayId: String) {
+            self.host = host
+            self.gatewayId = gatewayId
+        }
+    }
 
     public init(database: String, watches: [WatchEntry] = []) {
         self.database = database
@@ -182,7 +227,7 @@ private struct Reader {
 
     mutating func configuration(_ top: Node.Mapping, at root: Node) throws(ConfigurationError) -> GatewayConfiguration {
         let keys = ["database", "bus", "time-zone", "sync-interval", "time-sync-interval", "battery-interval", "first-sync-days",
-                    "reconnect-min", "reconnect-max", "statistics-rule", "watches"]
+                    "reconnect-min", "reconnect-max", "statistics-rule", "watches", "upload", "mqtt"]
         let entries = try pairs(top, allowed: keys, what: "the configuration")
         var configuration = GatewayConfiguration(database: GatewayConfiguration.defaultDatabase)
         if let node = entries["database"]?.value {
@@ -215,6 +260,8 @@ private struct Reader {
             let number = try integer(node, "statistics-rule", 0...3)
             configuration.statisticsRule = StatisticsRule(rawValue: UInt8(number))
         }
+        if let node = entries["upload"]?.value { configuration.upload = try upload(node) }
+        if let node = entries["mqtt"]?.value { configuration.mqtt = try mqtt(node) }
         guard let watchesNode = entries["watches"]?.value else {
             throw fail(root, "no `watches:` list; add one entry per watch, e.g. `watches: [{address: AA:BB:CC:DD:EE:FF, name: bedroom}]`")
         }
@@ -235,6 +282,73 @@ private struct Reader {
             configuration.watches.append(watch)
         }
         return configuration
+    }
+
+    func mapping(_ node: Node, _ key: String, example: String) throws(ConfigurationError) -> Node.Mapping {
+        guard case let .mapping(mapping) = node else { throw fail(node, "\(key) must be a mapping, e.g. `\(key):` then `  \(example)`") }
+        return mapping
+    }
+
+    func upload(_ node: Node) throws(ConfigurationError) -> GatewayConfiguration.UploadSettings {
+        let entries = try pairs(try mapping(node, "upload", example: "endpoint: https://example.org/api/v1/sleep"),
+                                allowed: ["endpoint", "token", "interval", "timeout", "retry-min", "retry-max"], what: "upload")
+        guard let endpointNode = entries["endpoint"]?.value else { throw fail(node, "upload needs `endpoint: https://…/api/v1/sleep`") }
+        let text = try string(endpointNode, "endpoint")
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw fail(endpointNode, "endpoint \"\(text)\" is not an http(s) URL such as https://example.org/api/v1/sleep")
+        }
+        var settings = GatewayConfiguration.UploadSettings(endpoint: url)
+        if let node = entries["token"]?.value { settings.token = try string(node, "token") }
+        if let node = entries["interval"]?.value { settings.interval = try duration(node, "interval", minimum: .milliseconds(100)) }
+        if let node = entries["timeout"]?.value { settings.timeout = try duration(node, "timeout", minimum: .milliseconds(100)) }
+        if let node = entries["retry-min"]?.value { settings.retryMinimum = try duration(node, "retry-min", minimum: .milliseconds(10)) }
+        if let node = entries["retry-max"]?.value {
+            settings.retryMaximum = try duration(node, "retry-max", minimum: .milliseconds(10))
+            guard settings.retryMaximum >= settings.retryMinimum else { throw fail(node, "retry-max must not be below retry-min") }
+        }
+        return settings
+    }
+
+    func mqtt(_ node: Node) throws(ConfigurationError) -> GatewayConfiguration.MQTTSettings {
+        let entries = try pairs(try mapping(node, "mqtt", example: "host: localhost"),
+                                allowed: ["host", "port", "username", "password", "ca-file", "cert-file", "key-file", "topic-prefix",
+                                          "gateway-id", "discovery-prefix", "discovery", "keepalive"], what: "mqtt")
+        guard let hostNode = entries["host"]?.value else { throw fail(node, "mqtt needs `host: BROKER` (e.g. localhost)") }
+        let gatewayId = try entries["gateway-id"].map { (pair) throws(ConfigurationError) in try topicWord(pair.value, "gateway-id") }
+            ?? ProcessInfo.processInfo.hostName.split(separator: ".").first.map { String($0).filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
+            ?? "gateway"
+        var settings = GatewayConfiguration.MQTTSettings(host: try string(hostNode, "host"), gatewayId: gatewayId.isEmpty ? "gateway" : gatewayId)
+        if let node = entries["port"]?.value { settings.port = try integer(node, "port", 1...65535) }
+        if let node = entries["username"]?.value { settings.username = try string(node, "username") }
+        if let node = entries["password"]?.value { settings.password = try string(node, "password") }
+        if settings.password != nil && settings.username == nil { throw fail(entries["password"]?.key, "password needs a username") }
+        for (key, path) in [("ca-file", \GatewayConfiguration.MQTTSettings.caFile), ("cert-file", \.certFile), ("key-file", \.keyFile)] {
+            guard let node = entries[key]?.value else { continue }
+            let file = try string(node, key)
+            guard FileManager.default.isReadableFile(atPath: file) else { throw fail(node, "\(key) \(file) is not a readable file") }
+            settings[keyPath: path] = file
+        }
+        if (settings.certFile == nil) != (settings.keyFile == nil) { throw fail(node, "cert-file and key-file go together") }
+        if settings.certFile != nil && settings.caFile == nil { throw fail(node, "a client certificate needs ca-file (TLS) too") }
+        if let node = entries["topic-prefix"]?.value {
+            let prefix = try string(node, "topic-prefix")
+            guard !prefix.contains("+"), !prefix.contains("#"), !prefix.hasPrefix("/"), !prefix.hasSuffix("/") else {
+                throw fail(node, "topic-prefix \"\(prefix)\" must not contain + or # nor start or end with /")
+            }
+            settings.topicPrefix = prefix
+        }
+        if let node = entries["discovery-prefix"]?.value { settings.discoveryPrefix = try topicWord(node, "discovery-prefix") }
+        if let node = entries["discovery"]?.value, try !bool(node, "discovery") { settings.discoveryPrefix = nil }
+        if let node = entries["keepalive"]?.value { settings.keepAlive = try integer(node, "keepalive", 5...3600) }
+        return settings
+    }
+
+    func topicWord(_ node: Node, _ key: String) throws(ConfigurationError) -> String {
+        let text = try string(node, key)
+        guard text.range(of: "^[A-Za-z0-9_-]+$", options: .regularExpression) != nil else {
+            throw fail(node, "\(key) \"\(text)\" may hold only letters, digits, - and _")
+        }
+        return text
     }
 
     func watch(_ node: Node, simulatedIndex: Int) throws(ConfigurationError) -> GatewayConfiguration.WatchEntry {

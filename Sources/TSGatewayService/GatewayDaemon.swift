@@ -44,10 +44,13 @@ public final class GatewayDaemon: Service {
         logger.notice("serving \(supervisors.count) watch\(supervisors.count == 1 ? "" : "es") as \(GatewayBusAPI.busName) on the \(configuration.bus.rawValue) bus; database \(configuration.database)")
         onReady?()
         let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)
+        let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
+        let mqttEvents = mqtt.map { _ in events.subscribe() }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await service.forward(forwarded) }
                 group.addTask { await nudges.run() }
+                if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 for supervisor in supervisors {
                     group.addTask { await supervisor.run() }
                 }

@@ -257,6 +257,14 @@ public actor WatchSupervisor {
             throw error
         }
         try await store.saveWatch(id: id, name: entry.name, info: info)
+        // The alarm table as the link comes up: the history and the next alarm start from it.
+        if info.capabilities.maxAlarms > 0 {
+            do {
+                try await store.saveAlarmSnapshot(try await watch.alarms(), watch: id, origin: "read")
+            } catch {
+                logger.info("\(id): alarm table not read at connect: \(error)")
+            }
+        }
         updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
         logger.info("\(id): connected to \(info.model) firmware \(info.firmware)")
         var event = GatewayEvent(.connection, watch: id)

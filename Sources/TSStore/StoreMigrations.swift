@@ -70,6 +70,41 @@ enum StoreMigrations {
                 t.primaryKey(["sessionId", "time", "kind"])
             }
         }
+        migrator.registerMigration("v3: upload outbox") { db in
+            // One row per thing to upload (a synced night), written in the same transaction as
+            // the data it describes. Times are Unix seconds (REAL: backoff needs sub-seconds).
+            try db.create(table: "uploadOutbox") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("sourceId", .text).notNull().unique()  // deduplication key, also sent to the server
+                t.column("watchId", .text).notNull()             // no foreign key: forgetting a watch keeps its uploads
+                t.column("kind", .text).notNull()                // sleepNight
+                t.column("payload", .text).notNull()             // the JSON body, built when enqueued
+                t.column("createdAt", .double).notNull()
+                t.column("status", .text).notNull()              // pending, synced, failed
+                t.column("attempts", .integer).notNull().defaults(to: 0)
+                t.column("lastError", .text)
+                t.column("nextAttemptAt", .double)
+                t.column("syncedAt", .double)
+                t.column("backendId", .text)
+                t.column("httpStatus", .integer)
+            }
+            try db.create(index: "uploadOutboxDue", on: "uploadOutbox", columns: ["status", "nextAttemptAt", "id"])
+            // Per watch: up to where the synced ranges have been turned into outbox events.
+            try db.create(table: "uploadWatermark") { t in
+                t.primaryKey("watchId", .text)
+                t.column("consideredUpTo", .integer).notNull()
+                t.column("updatedAt", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("v4: MQTT queue") { db in
+            try db.create(table: "mqttQueue") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("topic", .text).notNull()
+                t.column("payload", .blob).notNull()
+                t.column("retain", .boolean).notNull()
+                t.column("createdAt", .integer).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSModels
 
 @main
 struct TSGateway: AsyncParsableCommand {
@@ -42,6 +43,9 @@ struct TSGateway: AsyncParsableCommand {
         } catch let failure as CLIFailure {
             FileHandle.standardError.write(Data("tsgateway: \(failure.message)\n".utf8))
             Foundation.exit(failure.status.rawValue)
+        } catch let mistake as AlarmTextError {
+            FileHandle.standardError.write(Data("tsgateway: \(mistake.message)\n".utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
         } catch {
             exit(withError: error)
         }

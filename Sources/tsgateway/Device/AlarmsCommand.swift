@@ -196,8 +196,8 @@ enum AlarmFile {
         return try entries.enumerated().map { index, entry in
             do {
                 return try entry.alarm(defaultSlot: UInt8(clamping: index))
-            } catch let failure as CLIFailure {
-                throw CLIFailure("alarm file \(path), alarm \(index + 1): \(failure.message)", status: .dataError)
+            } catch {
+                throw CLIFailure("alarm file \(path), alarm \(index + 1): \(error)", status: .dataError)
             }
         }
     }

@@ -154,6 +154,7 @@ extension CLIFailure {
     static func from(_ error: any Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure: return failure
+        case let mistake as AlarmTextError: return CLIFailure(mistake.message, status: .usage)
         case let bluezError as BlueZError: return CLIFailure.from(bluez: bluezError)
         case let watchError as WatchError:
             let status: ExitStatus = switch watchError {

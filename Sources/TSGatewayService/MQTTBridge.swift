@@ -1,0 +1,370 @@
+import Foundation
+import Logging
+import TSDevice
+import TSModels
+import TSMQTT
+import TSSleep
+import TSStore
+
+/// Publishes the daemon's watches to an MQTT broker: a retained state document per watch,
+/// Home Assistant discovery configs, availability with a last will, event messages, and a
+/// command topic for alarms. Every message goes through the store's queue first and leaves it
+/// only when the broker acknowledges it (QoS 1), so a broker that is down, or a gateway that
+/// restarts, loses nothing.
+///
+/// Topics (`P` = topic-prefix/gateway-id, `W` = the watch address in lower-case hex, the same
+/// on every gateway):
+///   P/status                               online | offline (retained; offline is the last will)
+///   P/watch/W/state                        the state document (retained)
+///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session
+///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
+///   P/watch/W/command/sleep/sync           {"id"}
+///   P/watch/W/command/reply                {"id", "command", "ok", "error"?}
+///   DISCOVERY/sensor|binary_sensor/tsgateway_W/NAME/config   (retained)
+public actor MQTTBridge {
+    let settings: GatewayConfiguration.MQTTSettings
+    let store: GatewayStore
+    let supervisors: [WatchSupervisor]
+    let timeZone: TimeZone
+    let logger: Logger
+    private var connection: MQTTConnection?
+    private var connected = false
+    /// Message id → queue row, for messages handed to libmosquitto and not yet acknowledged.
+    private var inFlight: [Int32: Int64] = [:]
+
+    public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
+                timeZone: TimeZone, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.supervisors = supervisors
+        self.timeZone = timeZone
+        self.logger = logger
+    }
+
+    public nonisolated var base: String { "\(settings.topicPrefix)/\(settings.gatewayId)" }
+    public nonisolated static func key(_ watchId: String) -> String { watchId.lowercased().filter(\.isHexDigit) }
+    public nonisolated func watchTopic(_ watchId: String) -> String { "\(base)/watch/\(Self.key(watchId))" }
+
+    enum Signal: Sendable {
+        case connected
+        case disconnected(String)
+        case acknowledged(Int32)
+        case message(MQTTConnection.Message)
+    }
+
+    /// Until cancelled: publishes `events`, answers commands; says offline when it stops.
+    public func run(events: AsyncStream<GatewayEvent>) async {
+        let (signals, signal) = AsyncStream.makeStream(of: Signal.self)
+        var handlers = MQTTConnection.Handlers()
+        handlers.connected = { signal.yield(.connected) }
+        handlers.disconnected = { signal.yield(.disconnected($0)) }
+        handlers.published = { signal.yield(.acknowledged($0)) }
+        handlers.message = { signal.yield(.message($0)) }
+        var options = MQTTConnection.Options(host: settings.host, port: settings.port, clientId: "tsgateway-\(settings.gatewayId)")
+        options.username = settings.username
+        options.password = settings.password
+        options.caFile = settings.caFile
+        options.certFile = settings.certFile
+        options.keyFile = settings.keyFile
+        options.keepAlive = settings.keepAlive
+        options.will = MQTTConnection.Message(topic: "\(base)/status", text: "offline", qos: 1, retain: true)
+        do {
+            let connection = try MQTTConnection(options, handlers: handlers)
+            self.connection = connection
+            try connection.start()
+        } catch {
+            logger.error("MQTT is off: \(error)")
+            return
+        }
+        logger.notice("MQTT: publishing to \(settings.host):\(settings.port) under \(base)/")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in for await item in signals { await handle(item) } }
+            group.addTask { [self] in for await event in events { await publish(event) } }
+            await group.next()
+            group.cancelAll()
+        }
+        signal.finish()
+        if connected, let connection {
+            _ = try? connection.publish(MQTTConnection.Message(topic: "\(base)/status", text: "offline", qos: 1, retain: true))
+            try? await Task { try await Task.sleep(for: .milliseconds(200)) }.value
+        }
+        connection?.stop()
+    }
+
+    private func handle(_ signal: Signal) async {
+        switch signal {
+        case .connected:
+            connected = true
+            logger.info("MQTT: connected to \(settings.host):\(settings.port)")
+            do {
+                try connection?.subscribe("\(base)/watch/+/command/#", qos: 1)
+                try connection?.publish(MQTTConnection.Message(topic: "\(base)/status", text: "online", qos: 1, retain: true))
+                for supervisor in supervisors {
+                    for message in discovery(for: supervisor) { try connection?.publish(message) }
+                }
+            } catch {
+                logger.warning("MQTT: \(error)")
+            }
+            for supervisor in supervisors { await enqueue([await state(of: supervisor)]) }
+            await flush()
+        case let .disconnected(reason):
+            if connected { logger.warning("MQTT: connection lost (\(reason)); libmosquitto reconnects") }
+            connected = false
+            inFlight.removeAll()
+        case let .acknowledged(mid):
+            guard let row = inFlight.removeValue(forKey: mid) else { return }
+            do { try await store.removeQueuedMQTT(ids: [row]) } catch { logger.error("MQTT queue: \(error)") }
+        case let .message(message):
+            await command(message)
+        }
+    }
+
+    // MARK: Publishing
+
+    private func publish(_ event: GatewayEvent) async {
+        guard let supervisor = supervisors.first(where: { $0.id == event.watch }) else { return }
+        var messages = [await state(of: supervisor)]
+        let name: String? = switch event.type {
+        case .alarmsChanged: "alarms_changed"
+        case .fellAsleep: "fell_asleep"
+        case .wokeUp: "woke_up"
+        case .sleepSynced: "sleep_synced"
+        case .session: "session"
+        case .connection, .battery, .liveStage: nil
+        }
+        if let name {
+            messages.append(MQTTConnection.Message(topic: "\(watchTopic(event.watch))/event/\(name)", text: event.json(), qos: 1, retain: false))
+        }
+        await enqueue(messages)
+        await flush()
+    }
+
+    private func enqueue(_ messages: [MQTTConnection.Message]) async {
+        do {
+            try await store.enqueueMQTT(messages.map { ($0.topic, $0.payload, $0.retain) })
+        } catch {
+            logger.error("MQTT queue: \(error)")
+        }
+    }
+
+    /// Hands every queued message not yet in flight to libmosquitto.
+    private func flush() async {
+        guard connected, let connection else { return }
+        do {
+            let waiting = Set(inFlight.values)
+            for row in try await store.queuedMQTT() where !waiting.contains(row.id) {
+                let mid = try connection.publish(MQTTConnection.Message(topic: row.topic, payload: row.payload, qos: 1, retain: row.retain))
+                inFlight[mid] = row.id
+            }
+        } catch {
+            logger.warning("MQTT: \(error); the queue is kept for the next connection")
+        }
+    }
+
+    /// The retained state document of a watch: flat keys, so that Home Assistant templates stay simple.
+    func state(of supervisor: WatchSupervisor) async -> MQTTConnection.Message {
+        let status = supervisor.status
+        var document: [String: JSONValue] = [
+            "watch": .string(supervisor.id),
+            "name": status.name.map(JSONValue.string) ?? .null,
+            "connected": .bool(status.connected),
+            "battery": status.batteryLevel.map { .number(Double($0)) } ?? .null,
+            "battery_state": status.batteryState.map { .string($0.rawValue) } ?? .null,
+            "last_sync": status.lastSync.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
+            "session": .string(status.sessionState),
+        ]
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        func localDate(_ date: Date) -> LocalDate {
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            return LocalDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
+        }
+        let today = localDate(Date())
+        let before = localDate(calendar.date(byAdding: .day, value: -2, to: Date()) ?? Date())
+        if let (_, days) = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
+           let night = days.last(where: { !$0.nightSleeps.isEmpty }) {
+            let sleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
+            document["night_date"] = .string(night.date.description)
+            document["night_sleep_minutes"] = .number(Double(sleep / 60))
+            document["night_quality"] = .number(Double(night.dailySummary.qualityScore))
+            document["night_deep_share"] = .number(Double(night.dailySummary.deepSleepPercentage))
+            document["naps"] = .number(Double(night.validNaps.count))
+            document["nap_minutes"] = .number(Double(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60))
+        } else {
+            for key in ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "naps", "nap_minutes"] { document[key] = .null }
+        }
+        let alarms = (try? await store.alarmHistory(watch: supervisor.id).last?.alarms) ?? []
+        document["next_alarm"] = NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { .string(Self.localISO($0, timeZone)) } ?? .null
+        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: JSONValue.object(document).text, qos: 1, retain: true)
+    }
+
+    static func localISO(_ date: Date, _ zone: TimeZone) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    /// Home Assistant MQTT discovery: one config per sensor, retained, all on one device per watch.
+    func discovery(for supervisor: WatchSupervisor) -> [MQTTConnection.Message] {
+        guard let prefix = settings.discoveryPrefix else { return [] }
+        let key = Self.key(supervisor.id)
+        let status = supervisor.status
+        let device: JSONValue = .object([
+            "identifiers": .array([.string("tsgateway_\(key)")]),
+            "name": .string(status.name ?? "TopStep watch \(supervisor.id)"),
+            "manufacturer": .string("TopStep"),
+            "model": .string(status.info?.model ?? "TopStep watch"),
+            "sw_version": status.info.map { .string($0.firmware) } ?? .null,
+            "connections": .array([.array([.string("bluetooth"), .string(supervisor.id.lowercased())])]),
+        ])
+        struct Sensor { var component: String; var name: String; var id: String; var template: String; var extra: [String: JSONValue] }
+        let sensors = [
+            Sensor(component: "sensor", name: "Battery", id: "battery", template: "{{ value_json.battery }}",
+                   extra: ["device_class": .string("battery"), "unit_of_measurement": .string("%"), "state_class": .string("measurement")]),
+            Sensor(component: "sensor", name: "Last night sleep", id: "night_sleep", template: "{{ value_json.night_sleep_minutes }}",
+                   extra: ["device_class": .string("duration"), "unit_of_measurement": .string("min"), "icon": .string("mdi:sleep")]),
+            Sensor(component: "sensor", name: "Sleep quality", id: "night_quality", template: "{{ value_json.night_quality }}",
+                   extra: ["state_class": .string("measurement"), "icon": .string("mdi:star-half-full")]),
+            Sensor(component: "sensor", name: "Deep sleep share", id: "night_deep_share", template: "{{ value_json.night_deep_share }}",
+                   extra: ["unit_of_measurement": .string("%"), "state_class": .string("measurement"), "icon": .string("mdi:power-sleep")]),
+            Sensor(component: "sensor", name: "Naps", id: "naps", template: "{{ value_json.naps }}",
+                   extra: ["icon": .string("mdi:bed-clock")]),
+            Sensor(component: "sensor", name: "Next alarm", id: "next_alarm", template: "{{ value_json.next_alarm }}",
+                   extra: ["device_class": .string("timestamp"), "icon": .string("mdi:alarm")]),
+            Sensor(component: "binary_sensor", name: "Connected", id: "connected", template: "{{ 'ON' if value_json.connected else 'OFF' }}",
+                   extra: ["device_class": .string("connectivity"), "payload_on": .string("ON"), "payload_off": .string("OFF")]),
+        ]
+        return sensors.map { sensor in
+            var config: [String: JSONValue] = [
+                "name": .string(sensor.name),
+                "unique_id": .string("tsgateway_\(key)_\(sensor.id)"),
+                "object_id": .string("tsgateway_\(key)_\(sensor.id)"),
+                "state_topic": .string("\(watchTopic(supervisor.id))/state"),
+                "value_template": .string(sensor.template),
+                "availability_topic": .string("\(base)/status"),
+                "payload_available": .string("online"),
+                "payload_not_available": .string("offline"),
+                "device": device,
+                "origin": .object(["name": .string("tsgateway"), "sw_version": .string(GatewayBusService.version)]),
+            ]
+            config.merge(sensor.extra) { $1 }
+            return MQTTConnection.Message(topic: "\(prefix)/\(sensor.component)/tsgateway_\(key)/\(sensor.id)/config",
+                                          text: JSONValue.object(config).text, qos: 1, retain: true)
+        }
+    }
+
+    // MARK: Commands
+
+    private func command(_ message: MQTTConnection.Message) async {
+        // P/watch/W/command/NAME…
+        let prefix = "\(base)/watch/"
+        guard message.topic.hasPrefix(prefix) else { return }
+        let parts = message.topic.dropFirst(prefix.count).split(separator: "/", maxSplits: 2).map(String.init)
+        guard parts.count == 3, parts[1] == "command", parts[2] != "reply" else { return }
+        let key = parts[0], name = parts[2]
+        let replyTopic = "\(base)/watch/\(key)/command/reply"
+        let body = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
+        let id = body?["id"].map { "\($0)" }
+        func reply(_ error: String?) async {
+            var answer: [String: JSONValue] = ["command": .string(name), "ok": .bool(error == nil)]
+            answer["id"] = id.map(JSONValue.string) ?? .null
+            if let error { answer["error"] = .string(error) }
+            await enqueue([MQTTConnection.Message(topic: replyTopic, text: JSONValue.object(answer).text, qos: 1, retain: false)])
+            await flush()
+        }
+        guard let supervisor = supervisors.first(where: { Self.key($0.id) == key }) else {
+            return await reply("no watch \(key) on this gateway; watches: \(supervisors.map { Self.key($0.id) }.joined(separator: ", "))")
+        }
+        do {
+            switch name {
+            case "alarms/set":
+                let alarms = try Self.alarms(fromCommand: message.payload)
+                try await supervisor.setAlarms(alarms)
+                logger.info("MQTT: \(supervisor.id): alarms set from a command (\(alarms.count) alarm\(alarms.count == 1 ? "" : "s"))")
+                await reply(nil)
+            case "sleep/sync":
+                _ = try await supervisor.syncSleep(from: nil, to: nil)
+                await reply(nil)
+            default:
+                await reply("unknown command \"\(name)\"; known: alarms/set, sleep/sync")
+            }
+        } catch let error as AlarmTextError {
+            await reply(error.message)
+        } catch {
+            await reply(String(describing: error))
+        }
+    }
+
+    /// The alarm table of an `alarms/set` command, in the CLI's JSON form (`alarms get --json`):
+    /// `{"alarms": [...]}` or a bare array; checked like the CLI checks an alarm file.
+    static func alarms(fromCommand payload: [UInt8]) throws -> [Alarm] {
+        struct Wrapped: Decodable { var alarms: [AlarmJSON] }
+        let data = Data(payload)
+        let entries: [AlarmJSON]
+        if let wrapped = try? JSONDecoder().decode(Wrapped.self, from: data) {
+            entries = wrapped.alarms
+        } else if let bare = try? JSONDecoder().decode([AlarmJSON].self, from: data) {
+            entries = bare
+        } else {
+            throw AlarmTextError("the command is not JSON of the form {\"id\": \"…\", \"alarms\": [{\"time\": \"07:00\", \"repeat\": [\"mon\"], \"label\": \"Work\"}]}")
+        }
+        return try entries.enumerated().map { index, entry in
+            do { return try entry.alarm(defaultSlot: UInt8(clamping: index)) } catch { throw AlarmTextError("alarm \(index + 1): \(error)") }
+        }
+    }
+}
+
+/// The next time any enabled alarm rings.
+enum NextAlarm {
+    static func after(_ now: Date, alarms: [Alarm], timeZone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var best: Date?
+        for alarm in alarms where alarm.isEnabled {
+            for offset in 0...7 {
+                guard let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now)),
+                      let time = calendar.date(bySettingHour: Int(alarm.hour), minute: Int(alarm.minute), second: 0, of: day), time > now else { continue }
+                // Calendar weekday: 1 = Sunday; the repeat mask: bit 0 = Monday … bit 6 = Sunday.
+                let weekday = calendar.component(.weekday, from: time)
+                let bit = UInt8(1) << UInt8((weekday + 5) % 7)
+                guard alarm.repeatDays == .once || alarm.repeatDays.rawValue & bit != 0 else { continue }
+                if best.map({ time < $0 }) ?? true { best = time }
+                break
+            }
+        }
+        return best
+    }
+}
+
+/// A JSON document built by hand, with null kept (Home Assistant's templates read null as None).
+indirect enum JSONValue: Sendable {
+    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
+
+    var text: String {
+        switch self {
+        case let .string(value): Self.quote(value)
+        case let .number(value): value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case let .bool(value): value ? "true" : "false"
+        case .null: "null"
+        case let .array(items): "[" + items.map(\.text).joined(separator: ",") + "]"
+        case let .object(members): "{" + members.sorted { $0.key < $1.key }.map { Self.quote($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

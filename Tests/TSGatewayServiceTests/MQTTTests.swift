@@ -1,0 +1,284 @@
+import Foundation
+import Synchronization
+import TSDBus
+import TSGatewayService
+import TSMQTT
+import TSModels
+import TSTestSupport
+import Testing
+
+/// A Mosquitto broker of the test's own on a free local port, with persistence in its directory.
+final class Broker: @unchecked Sendable {
+    let port: Int
+    let directory: URL
+    private var pid: pid_t = 0
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-mqtt-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        try Data("""
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(directory.path)/
+            log_dest file \(directory.path)/broker.log
+            """.utf8).write(to: directory.appendingPathComponent("mosquitto.conf"))
+        try start()
+    }
+
+    /// Spawned with an empty signal mask: a child started from a test thread would otherwise
+    /// inherit blocked signals, and SIGTERM would never reach the broker.
+    func start() throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = ["/usr/sbin/mosquitto", "-c", directory.appendingPathComponent("mosquitto.conf").path]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, arguments[0], nil, &attributes, &argv, environ)
+        guard status == 0 else { throw BusTestError("cannot start mosquitto: \(String(cString: strerror(status)))") }
+        pid = child
+        for _ in 0..<300 where !Self.accepts(port) { usleep(10_000) }
+        guard Self.accepts(port) else { throw BusTestError("mosquitto did not listen on port \(port)") }
+    }
+
+    var isRunning: Bool { pid != 0 && kill(pid, 0) == 0 }
+
+    /// SIGTERM: the broker saves its sessions and queued messages, as a service restart would.
+    func stop() {
+        guard pid != 0 else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<500 where waitpid(pid, &status, WNOHANG) == 0 { usleep(10_000) }
+        if kill(pid, 0) == 0 { kill(pid, SIGKILL); waitpid(pid, &status, 0) }
+        pid = 0
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw BusTestError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// A test client that records every message it receives.
+final class Subscriber: Sendable {
+    final class Locked<Value: Sendable>: Sendable {
+        let mutex: Mutex<Value>
+        init(_ value: Value) { mutex = Mutex(value) }
+        func with<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
+    }
+
+    let connection: MQTTConnection
+    let received = Locked<[MQTTConnection.Message]>([])
+
+    /// `persistent`: the broker keeps the subscription and queues QoS 1 messages while it is away.
+    init(port: Int, pattern: String = "#", persistent: Bool = false) throws {
+        let received = self.received
+        let box = Locked<MQTTConnection?>(nil)
+        var handlers = MQTTConnection.Handlers()
+        handlers.message = { message in received.with { $0.append(message) } }
+        handlers.connected = { box.with { try? $0?.subscribe(pattern, qos: 1) } }
+        var options = MQTTConnection.Options(host: "127.0.0.1", port: port, clientId: "test-\(UUID().uuidString.prefix(8))")
+        options.cleanSession = !persistent
+        connection = try MQTTConnection(options, handlers: handlers)
+        box.with { $0 = connection }
+        try connection.start()
+    }
+
+    func messages(_ topic: String) -> [MQTTConnection.Message] { received.with { $0.filter { $0.topic == topic } } }
+    func last(_ topic: String) -> MQTTConnection.Message? { messages(topic).last }
+
+    func json(_ topic: String) -> [String: Any]? {
+        last(topic).flatMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+    }
+
+    func publish(_ topic: String, _ text: String) throws {
+        try connection.publish(MQTTConnection.Message(topic: topic, text: text, qos: 1, retain: false))
+    }
+}
+
+@Suite("MQTT and Home Assistant", .serialized)
+struct MQTTTests {
+    static func daemon(broker: Broker, gateway: String = "gw1", watches: [String] = DaemonTests.twoWatches) throws -> DaemonProcess {
+        try DaemonProcess(watches: watches, extraConfig: """
+            mqtt:
+              host: 127.0.0.1
+              port: \(broker.port)
+              topic-prefix: home
+              gateway-id: \(gateway)
+              keepalive: 5
+            """)
+    }
+
+    static let watchKey = "00005e005401"
+
+    @Test("discovery configs as Home Assistant expects them, the state document, and availability with a last will")
+    func discoveryStateAvailability() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker)
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
+        #expect(try await eventually { subscriber.json(battery) != nil && subscriber.json("home/gw1/watch/\(Self.watchKey)/state")?["night_sleep_minutes"] is Int })
+        let config = try #require(subscriber.json(battery))
+        #expect(config["unique_id"] as? String == "tsgateway_\(Self.watchKey)_battery")
+        #expect(config["state_topic"] as? String == "home/gw1/watch/\(Self.watchKey)/state")
+        #expect(config["value_template"] as? String == "{{ value_json.battery }}")
+        #expect(config["device_class"] as? String == "battery" && config["unit_of_measurement"] as? String == "%")
+        #expect(config["availability_topic"] as? String == "home/gw1/status")
+        let device = try #require(config["device"] as? [String: Any])
+        #expect(device["identifiers"] as? [String] == ["tsgateway_\(Self.watchKey)"])
+        #expect(device["manufacturer"] as? String == "TopStep" && device["name"] as? String == "sim-a")
+        // Retained: a client that subscribes later gets the configs from the broker.
+        let late = try Subscriber(port: broker.port, pattern: "homeassistant/#")
+        #expect(try await eventually { late.last(battery)?.retain == true })
+        for sensor in ["sensor/tsgateway_\(Self.watchKey)/night_sleep", "sensor/tsgateway_\(Self.watchKey)/night_quality",
+                       "sensor/tsgateway_\(Self.watchKey)/night_deep_share", "sensor/tsgateway_\(Self.watchKey)/naps",
+                       "sensor/tsgateway_\(Self.watchKey)/next_alarm", "binary_sensor/tsgateway_\(Self.watchKey)/connected",
+                       "sensor/tsgateway_00005e005402/battery"] {
+            #expect(subscriber.json("homeassistant/\(sensor)/config") != nil, "no discovery config for \(sensor)")
+        }
+        #expect(subscriber.json("homeassistant/binary_sensor/tsgateway_\(Self.watchKey)/connected/config")?["device_class"] as? String == "connectivity")
+        #expect(subscriber.json("homeassistant/sensor/tsgateway_\(Self.watchKey)/next_alarm/config")?["device_class"] as? String == "timestamp")
+
+        let state = try #require(subscriber.json("home/gw1/watch/\(Self.watchKey)/state"))
+        #expect(state["watch"] as? String == "00:00:5E:00:54:01" && state["battery"] as? Int == 82 && state["connected"] as? Bool == true)
+        #expect((state["night_sleep_minutes"] as? Int ?? 0) > 0 && state["night_quality"] is Int && state["night_deep_share"] is Int && state["naps"] is Int)
+        // The simulated watch's alarm: Work, 06:45 on workdays.
+        let next = try #require(state["next_alarm"] as? String)
+        #expect(next.contains("T06:45:00"))
+        #expect(subscriber.last("home/gw1/status")?.text == "online")
+
+        // A clean stop says offline; a killed gateway's last will says it too.
+        await daemon.stop()
+        #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "offline" })
+        try await daemon.start()
+        #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
+        daemon.signal(SIGKILL)
+        #expect(try await eventually(timeout: .seconds(20)) { subscriber.last("home/gw1/status")?.text == "offline" })
+        await daemon.cleanUp()
+    }
+
+    @Test("a command sets alarms and is answered on the reply topic; a bad command is refused with the reason")
+    func commandRoundTrip() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker)
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
+        let base = "home/gw1/watch/\(Self.watchKey)"
+        try subscriber.publish("\(base)/command/alarms/set", #"{"id": "c1", "alarms": [{"time": "07:30", "repeat": ["mon", "thu"], "label": "Gym", "snooze": true}]}"#)
+        #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("\"c1\"") } })
+        let reply = try #require(subscriber.json("\(base)/command/reply"))
+        #expect(reply["ok"] as? Bool == true && reply["command"] as? String == "alarms/set")
+        let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
+        defer { client.close() }
+        let alarms = try await client.watch("00:00:5E:00:54:01").alarms()
+        #expect(alarms.map { "\($0.label) \($0.hour):\($0.minute) \($0.repeatDays.rawValue) \($0.snoozeAllowed)" } == ["Gym 7:30 9 true"])
+        // The change is announced as an event and in the state (the next alarm).
+        #expect(try await eventually { subscriber.json("\(base)/state")?["next_alarm"].map { "\($0)".contains("T07:30:00") } == true })
+
+        for (id, payload, reason) in [
+            ("c2", #"{"id": "c2", "alarms": [{"time": "25:00"}]}"#, "hour 25 is out of range"),
+            ("c3", #"{"id": "c3", "alarms": [{"time": "07:00", "label": "\#(String(repeating: "x", count: 40))"}]}"#, "label"),
+        ] {
+            try subscriber.publish("\(base)/command/alarms/set", payload)
+            #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("\"\(id)\"") } })
+            let refused = try #require(subscriber.messages("\(base)/command/reply").last { $0.text.contains("\"\(id)\"") })
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(refused.payload)) as? [String: Any])
+            #expect(answer["ok"] as? Bool == false)
+            #expect((answer["error"] as? String)?.contains(reason) == true, "\(refused.text)")
+        }
+        // Not even JSON: the reply has no id to echo, but says what was wrong.
+        try subscriber.publish("\(base)/command/alarms/set", #"{"id": "c4", "alarms": "#)
+        #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("is not JSON of the form") } })
+        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Gym"])
+        try subscriber.publish("home/gw1/watch/ffffffffffff/command/alarms/set", #"{"id": "c5", "alarms": []}"#)
+        #expect(try await eventually { subscriber.last("home/gw1/watch/ffffffffffff/command/reply")?.text.contains("no watch ffffffffffff") == true })
+        await daemon.cleanUp()
+    }
+
+    @Test("messages produced while the broker is down are delivered after it comes back, none lost")
+    func brokerRestart() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker)
+        let subscriber = try Subscriber(port: broker.port, pattern: "home/#", persistent: true)
+        try await daemon.start()
+        #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" && subscriber.last("home/gw1/watch/\(Self.watchKey)/state") != nil })
+        broker.stop()
+        #expect(try await eventually { daemon.log().contains("MQTT: connection lost") }, "broker running: \(broker.isRunning); \(daemon.log())")
+        // Both simulated watches edit an alarm while the broker is away: two events wait in the queue.
+        daemon.signal(SIGUSR1)
+        let store = try daemon.store()
+        #expect(try await eventually { try await store.queuedMQTTCount() >= 4 })
+        try broker.start()
+        for key in [Self.watchKey, "00005e005402"] {
+            #expect(try await eventually(timeout: .seconds(40)) { !subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").isEmpty },
+                    "the alarm event of \(key) never arrived")
+        }
+        let event = try #require(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/alarms_changed").first)
+        #expect(try GatewayEvent.decode(json: event.text).origin == "watch")
+        #expect(try await eventually { try await store.queuedMQTTCount() == 0 })
+        await daemon.cleanUp()
+    }
+
+    @Test("two gateways on one broker keep to their own topics; the watch ids stay the same on both")
+    func fleet() async throws {
+        let broker = try Broker()
+        let first = try Self.daemon(broker: broker, gateway: "kitchen", watches: ["simulated: true\nname: a"])
+        let second = try Self.daemon(broker: broker, gateway: "bedroom", watches: ["simulated: true\nname: b\naddress: 00:00:5E:00:54:09"])
+        let subscriber = try Subscriber(port: broker.port)
+        try await first.start()
+        try await second.start()
+        #expect(try await eventually {
+            subscriber.last("home/kitchen/status")?.text == "online" && subscriber.last("home/bedroom/status")?.text == "online"
+                && subscriber.last("home/kitchen/watch/\(Self.watchKey)/state") != nil && subscriber.last("home/bedroom/watch/00005e005409/state") != nil
+        })
+        #expect(subscriber.last("home/kitchen/watch/00005e005409/state") == nil)
+        #expect(subscriber.last("home/bedroom/watch/\(Self.watchKey)/state") == nil)
+        #expect(subscriber.json("homeassistant/sensor/tsgateway_00005e005409/battery/config")?["availability_topic"] as? String == "home/bedroom/status")
+        await first.stop()
+        #expect(try await eventually { subscriber.last("home/kitchen/status")?.text == "offline" })
+        #expect(subscriber.last("home/bedroom/status")?.text == "online")
+        await first.cleanUp()
+        await second.cleanUp()
+    }
+}
