@@ -53,6 +53,13 @@ struct ServeCommand: AsyncParsableCommand {
             for watch in configuration.watches {
                 print("  \(watch.address)\(watch.name.map { " \($0)" } ?? "")\(watch.simulated ? " (simulated)" : "")\(watch.adapter.map { " on \($0)" } ?? "")")
             }
+            if let mqtt = configuration.mqtt {
+                print("MQTT \(mqtt.host):\(mqtt.port)\(mqtt.caFile != nil ? " (TLS)" : ""), topics \(mqtt.topicPrefix)/\(mqtt.gatewayId)/…, "
+                      + (mqtt.discoveryPrefix.map { "Home Assistant discovery under \($0)/" } ?? "no discovery"))
+            }
+            if let upload = configuration.upload {
+                print("uploads to \(upload.endpoint.absoluteString)\(upload.token != nil ? " with a bearer token" : "")")
+            }
             return
         }
         Logging.bootstrapOnce
