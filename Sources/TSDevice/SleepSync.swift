@@ -21,6 +21,8 @@ public struct SleepSyncReport: Sendable, Hashable {
     public var reconnects: Int
     /// The range confirmed to the watch with SLEEP_COMMIT, if any.
     public var committed: Range<Int64>?
+    /// Nights newly put in the upload outbox (only with `SleepSync.outbox`).
+    public var enqueued = 0
 }
 
 /// Syncs raw sleep records of one watch into the store, resuming after a dropped link from the
@@ -36,6 +38,9 @@ public struct SleepSync: Sendable {
     /// Called with each page before it is stored (and before any acknowledgement depends on it).
     public var willStore: (@Sendable (SleepPage) async throws -> Void)?
     public var progress: (@Sendable (SleepSyncProgress) -> Void)?
+    /// When set, the nights a sync completes become upload events in the store's outbox, in the
+    /// same transaction as the cursor write that marks their range stored (see `OutboxPolicy`).
+    public var outbox: OutboxPolicy?
 
     public init(watch: Watch, store: GatewayStore, watchId: String) {
         self.watch = watch
@@ -47,9 +52,10 @@ public struct SleepSync: Sendable {
     public func run(from: Int64, to: Int64? = nil) async throws -> SleepSyncReport {
         var report = SleepSyncReport(fetched: 0, stored: 0, deletedOnWatch: 0, reconnects: 0, committed: nil)
         var backoff = firstBackoff
+        var earliestQuery: Int64?
         while true {
             do {
-                try await transferAndCommit(from: from, to: to, report: &report)
+                try await transferAndCommit(from: from, to: to, report: &report, earliestQuery: &earliestQuery)
                 try await store.markSynced(watch: watchId)
                 return report
             } catch let error as WatchError where error.isRecoverable && report.reconnects < maxReconnects {
@@ -60,14 +66,18 @@ public struct SleepSync: Sendable {
         }
     }
 
-    private func transferAndCommit(from: Int64, to: Int64?, report: inout SleepSyncReport) async throws {
+    private func transferAndCommit(from: Int64, to: Int64?, report: inout SleepSyncReport, earliestQuery: inout Int64?) async throws {
         try await watch.connect()
         let cursor = try await store.syncCursor(watch: watchId)
         let contiguous = cursor.map { $0.rangeStart <= from && from <= $0.upTo } ?? false
         var current = contiguous ? cursor! : SyncCursor(rangeStart: from, upTo: from, committedUpTo: cursor?.committedUpTo)
         let queryStart = current.upTo
+        earliestQuery = min(earliestQuery ?? queryStart, queryStart)
 
         if to.map({ queryStart < $0 }) ?? true {
+            // The watch hands over everything it holds up to `to`, or up to now when there is no end.
+            let startedAt = outbox?.now?() ?? watch.configuration.now()
+            let handedOverUpTo = min(to ?? .max, Int64(startedAt.timeIntervalSince1970))
             let (header, pages) = try await watch.sleepPages(start: UInt32(clamping: queryStart), end: to.map { UInt32(clamping: $0) })
             var received = 0
             var lastStart: Int64?
@@ -87,7 +97,13 @@ public struct SleepSync: Sendable {
             }
             // The whole range is stored now: up to `to`, or just past the last record.
             current.upTo = max(current.upTo, to ?? lastStart.map { $0 + 1 } ?? current.upTo)
-            try await store.setSyncCursor(current, watch: watchId)
+            if let outbox {
+                let events = try await outboxEvents(outbox, cursor: current, earliestQuery: earliestQuery ?? queryStart, rangeEnd: handedOverUpTo)
+                try Task.checkCancellation()
+                report.enqueued += try await store.setSyncCursor(current, watch: watchId, enqueueing: events, consideredUpTo: handedOverUpTo)
+            } else {
+                try await store.setSyncCursor(current, watch: watchId)
+            }
         }
 
         let commitStart = max(from, current.committedUpTo ?? from)

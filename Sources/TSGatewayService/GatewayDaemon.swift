@@ -46,11 +46,15 @@ public final class GatewayDaemon: Service {
         let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)
         let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
         let mqttEvents = mqtt.map { _ in events.subscribe() }
+        let uploads = configuration.upload.map { UploadOutbox(store: store, settings: $0, logger: logger) }
+        for supervisor in supervisors { await supervisor.setUploads(uploads) }
+        if let upload = configuration.upload { logger.notice("uploading synced nights to \(upload.endpoint.absoluteString)") }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await service.forward(forwarded) }
                 group.addTask { await nudges.run() }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
+                if let uploads { group.addTask { await uploads.run() } }
                 for supervisor in supervisors {
                     group.addTask { await supervisor.run() }
                 }

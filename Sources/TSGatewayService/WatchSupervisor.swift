@@ -26,6 +26,8 @@ public actor WatchSupervisor {
     let simulated: SimulatedNight?
     private let statusCell: StatusCell
 
+    /// The daemon's upload worker, woken when a sync puts nights in the outbox.
+    private var uploads: UploadOutbox?
     private var connectTask: Task<DeviceInfo, any Error>?
     private var syncTask: Task<SleepSyncReport, any Error>?
     private var lastTimeSync: ContinuousClock.Instant?
@@ -238,6 +240,8 @@ public actor WatchSupervisor {
         }
     }
 
+    public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
+
     // MARK: Operations
 
     /// Connects now if the link is down (joining a connect already under way).
@@ -346,6 +350,9 @@ public actor WatchSupervisor {
         var sync = SleepSync(watch: watch, store: store, watchId: id)
         sync.maxReconnects = 3
         sync.progress = progress
+        if settings.upload != nil {
+            sync.outbox = OutboxPolicy(timeZone: settings.timeZone, statisticsRule: settings.statisticsRule)
+        }
         let task = Task { try await sync.run(from: start, to: to) }
         syncTask = task
         updateStatus { $0.syncing = true }
@@ -356,7 +363,8 @@ public actor WatchSupervisor {
         let report = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
         let now = Date()
         updateStatus { $0.lastSync = now }
-        logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)")
+        logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)\(report.enqueued > 0 ? "; \(report.enqueued) night\(report.enqueued == 1 ? "" : "s") to upload" : "")")
+        if report.enqueued > 0 { await uploads?.wake() }
         var event = GatewayEvent(.sleepSynced, watch: id, time: now)
         event.fetched = report.fetched
         event.stored = report.stored

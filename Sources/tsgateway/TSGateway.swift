@@ -27,6 +27,7 @@ struct TSGateway: AsyncParsableCommand {
             ServeCommand.self,
             EventsCommand.self,
             SessionCommand.self,
+            OutboxCommand.self,
             ProtocolCommand.self,
         ]
     )

@@ -283,4 +283,35 @@ struct DaemonTests {
         #expect(decoded.contains { $0.connected == true }, "\(seen.stdout)")
         await daemon.cleanUp()
     }
+
+    @Test("serve uploads each synced night once; a restart and a re-sync upload nothing again; outbox status shows it")
+    func uploadsThroughTheDaemon() async throws {
+        let server = try ScriptedServer(script: ["then": "dedup"])
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: up\nhistory-days: 5"], extraConfig: """
+            upload:
+              endpoint: \(server.endpoint.absoluteString)
+              token: test-token
+              interval: 200ms
+              retry-min: 50ms
+            """)
+        try await daemon.start()
+        #expect(try await eventually { try server.sourceIds().count >= 4 }, "\(daemon.log())")
+        try await Task.sleep(for: .milliseconds(500))
+        let first = try server.sourceIds()
+        #expect(Set(first).count == first.count)
+        #expect(first.allSatisfy { $0.hasPrefix("00:00:5E:00:54:01:") })
+        let request = try #require(try server.requests().first)
+        #expect((request["headers"] as? [String: Any])?["authorization"] as? String == "Bearer test-token")
+        let status = try await daemon.cli(["outbox", "status", "--config", daemon.configPath, "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("\"synced\" : \(first.count)"), "\(status.stdout)")
+
+        await daemon.stop()
+        try await daemon.start()
+        let sync = try await daemon.cli(["sleep", "sync", "--since", "7d"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(try server.sourceIds() == first, "nothing is uploaded twice")
+        await daemon.cleanUp()
+    }
 }

@@ -16,6 +16,8 @@ final class Broker: @unchecked Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-mqtt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Started as root, mosquitto drops to its own user, which must still write its files here.
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
         port = try Self.freePort()
         try Data("""
             listener \(port) 127.0.0.1
@@ -45,8 +47,13 @@ final class Broker: @unchecked Sendable {
         let arguments = ["/usr/sbin/mosquitto", "-c", directory.appendingPathComponent("mosquitto.conf").path]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var files = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&files)
+        defer { posix_spawn_file_actions_destroy(&files) }
+        posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&files, 2, directory.appendingPathComponent("stderr.log").path, O_WRONLY | O_CREAT, 0o644)
         var child: pid_t = 0
-        let status = posix_spawn(&child, arguments[0], nil, &attributes, &argv, environ)
+        let status = posix_spawn(&child, arguments[0], &files, &attributes, &argv, environ)
         guard status == 0 else { throw BusTestError("cannot start mosquitto: \(String(cString: strerror(status)))") }
         pid = child
         for _ in 0..<300 where !Self.accepts(port) { usleep(10_000) }

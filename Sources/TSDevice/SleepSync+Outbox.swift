@@ -1,0 +1,174 @@
+import Foundation
+import TSModels
+import TSSleep
+import TSStore
+
+/// Turns what a sleep sync completed into upload events (`SleepSync.outbox`).
+///
+/// A sync that reaches the end of its range computes the nights of the synced records with the
+/// sleep engine and enqueues every *final* night in the same transaction as the cursor write
+/// that marks the range stored, so the data and its outbox events are committed together.
+/// Each night's source id is `<watchId>:<night start, Unix seconds>`; the outbox keeps source
+/// ids unique, so syncing the same range again never enqueues a night twice.
+///
+/// A night is final — will not change when more records arrive — when
+/// - the synced range reaches `settle` past its end (a later item can no longer join it: the
+///   engine splits segments at 30 minutes without sleep, and the watch hands over finished
+///   items only);
+/// - under rule 2 (the longest night segment of 20:00–08:00), the night window is over and
+///   settled the same way; under rule 3 (the longest segment of the day), the day (20:00) is over;
+/// - it starts at least 30 minutes after the beginning of the store's complete range, so no
+///   earlier part of it can be missing.
+public struct OutboxPolicy: Sendable {
+    /// The zone the nights are computed in (their `date`, day windows).
+    public var timeZone: TimeZone
+    /// The statistics rule that decides what a night is; nil: the watch's own.
+    public var statisticsRule: StatisticsRule?
+    /// How long after a night's end the synced range must reach before it is final (at least 30 minutes).
+    public var settle: Duration = .seconds(3600)
+    /// "Now" for a sync without an end: the watch has handed over everything up to when the
+    /// sync started. nil: the watch's configured clock.
+    public var now: (@Sendable () -> Date)?
+
+    public init(timeZone: TimeZone, statisticsRule: StatisticsRule? = nil) {
+        self.timeZone = timeZone
+        self.statisticsRule = statisticsRule
+    }
+}
+
+/// The outbox events for synced sleep nights, and their JSON body (the `/api/v1/sleep` shape).
+public enum SleepNightUpload {
+    public static let kind = "sleepNight"
+    /// How far before a range the records are read so that every night touching it is whole.
+    static let lookback: Int64 = 2 * 86_400
+
+    /// `<watchId>:<night start, Unix seconds>`: the same night gets the same id on every gateway and after restarts.
+    public static func sourceId(watchId: String, night: SleepSegment) -> String {
+        "\(watchId):\(night.summary.start)"
+    }
+
+    /// The final nights of `records` as outbox events. `records` must hold every stored record
+    /// of the watch from a day boundary on; `completeFrom..<rangeEnd` is the range the store
+    /// holds completely.
+    public static func events(
+        records: [SleepItem], watchId: String, rule: StatisticsRule, timeZone: TimeZone,
+        completeFrom: Int64, rangeEnd: Int64, settle: Duration = .seconds(3600)
+    ) -> [OutboxEventDraft] {
+        let settleSeconds = max(SleepOperations.splittingAwakeSeconds, Int64(settle.components.seconds))
+        let clock = LocalDayClock(timeZone: timeZone)
+        var events: [OutboxEventDraft] = []
+        for day in SleepProcessor.process(records, rule: rule, timeZone: timeZone) {
+            let windows = clock.windows(for: day.date)
+            switch rule {
+            case .longestNight:
+                // The longest segment of the night window: final once no item of that window can still come.
+                let nightPart = SleepOperations.separateNightAndDaytime(day.rawItems, nightStart: windows.eveningBefore, nightEnd: windows.eight).night
+                let lastEnd = max(windows.eight, nightPart.last?.end ?? windows.eight)
+                guard rangeEnd >= lastEnd + settleSeconds else { continue }
+            case .longestOnly:
+                guard rangeEnd >= windows.evening else { continue }
+            case .withoutNap, .withNap:
+                break
+            }
+            for night in day.nightSleeps {
+                guard night.summary.start - SleepOperations.splittingAwakeSeconds >= completeFrom,
+                      night.summary.end + settleSeconds <= rangeEnd,
+                      let payload = try? payload(night: night, date: day.date, watchId: watchId)
+                else { continue }
+                events.append(OutboxEventDraft(sourceId: sourceId(watchId: watchId, night: night), watchId: watchId,
+                                               kind: kind, payload: payload))
+            }
+        }
+        return events
+    }
+
+    /// The request body of one night. Times are RFC 3339 in UTC, `date` is the night's
+    /// belonging date in the analysis zone, minutes are rounded to the nearest minute,
+    /// `sleep_efficiency` is total sleep / time in bed in percent (two decimals).
+    public static func payload(night: SleepSegment, date: LocalDate, watchId: String) throws -> String {
+        let inBed = night.summary.end - night.summary.start
+        let body = Body(
+            start_time: rfc3339(night.summary.start),
+            end_time: rfc3339(night.summary.end),
+            date: date.description,
+            time_in_bed_minutes: minutes(inBed),
+            total_sleep_minutes: minutes(night.summary.totalSleepDuration),
+            sleep_efficiency: inBed > 0 ? (Double(night.summary.totalSleepDuration) / Double(inBed) * 10_000).rounded() / 100 : 0,
+            source: "tsgateway",
+            source_id: sourceId(watchId: watchId, night: night),
+            device_id: watchId,
+            stages: night.detailItems.map { item in
+                Stage(stage: HealthKitSleepValue(stage: item.stage).rawValue, start_time: rfc3339(item.start),
+                      end_time: rfc3339(item.end), duration_minutes: minutes(item.end - item.start))
+            })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(body), as: UTF8.self)
+    }
+
+    // The wire names are the API's.
+    struct Body: Encodable {
+        var start_time: String
+        var end_time: String
+        var date: String
+        var time_in_bed_minutes: Int64
+        var total_sleep_minutes: Int64
+        var sleep_efficiency: Double
+        var source: String
+        var source_id: String
+        var device_id: String
+        var stages: [Stage]
+    }
+
+    struct Stage: Encodable {
+        var stage: String
+        var start_time: String
+        var end_time: String
+        var duration_minutes: Int64
+    }
+
+    static func minutes(_ seconds: Int64) -> Int64 {
+        (seconds + 30).quotientAndRemainder(dividingBy: 60).quotient
+    }
+
+    static func rfc3339(_ seconds: Int64) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
+                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        func pad(_ value: Int?, _ width: Int = 2) -> String {
+            let digits = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(parts.year, 4))-\(pad(parts.month))-\(pad(parts.day))T\(pad(parts.hour)):\(pad(parts.minute)):\(pad(parts.second))Z"
+    }
+}
+
+extension SleepSync {
+    /// The first day boundary at or before `instant`.
+    static func dayBoundary(atOrBefore instant: Int64, timeZone: TimeZone) -> Int64 {
+        let clock = LocalDayClock(timeZone: timeZone)
+        return clock.windows(for: clock.belongingDate(of: instant)).eveningBefore
+    }
+
+    /// The events to enqueue with the cursor that marks `cursor` stored; `earliestQuery` is
+    /// where this run began fetching, `rangeEnd` up to where the watch has handed over everything.
+    func outboxEvents(_ policy: OutboxPolicy, cursor: SyncCursor, earliestQuery: Int64, rangeEnd: Int64) async throws -> [OutboxEventDraft] {
+        let rule: StatisticsRule
+        if let chosen = policy.statisticsRule {
+            rule = chosen
+        } else {
+            rule = await watch.info?.capabilities.statisticsRule ?? .withNap
+        }
+        let lookbackSeconds = SleepNightUpload.lookback + max(SleepOperations.splittingAwakeSeconds, Int64(policy.settle.components.seconds))
+        // Never looked at: the whole complete range. Else: around what this run fetched, and
+        // around where the last look ended (nights that were not final then).
+        let considered = try await store.outboxConsideredUpTo(watch: watchId)
+        let lower = considered.map { min($0, earliestQuery) - lookbackSeconds } ?? cursor.rangeStart
+        // Nights before the complete range are never enqueued, so nothing earlier is needed.
+        let from = Self.dayBoundary(atOrBefore: max(lower, cursor.rangeStart), timeZone: policy.timeZone)
+        let records = try await store.sleepRecords(watch: watchId, start: from, end: cursor.upTo)
+        return SleepNightUpload.events(records: records, watchId: watchId, rule: rule, timeZone: policy.timeZone,
+                                       completeFrom: cursor.rangeStart, rangeEnd: rangeEnd, settle: policy.settle)
+    }
+}
