@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayCLITests",
-            dependencies: []
+            dependencies: ["TSTestSupport"]
         ),
         .testTarget(
             name: "TSDeviceTests",

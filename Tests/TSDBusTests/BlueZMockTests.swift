@@ -166,15 +166,7 @@ final class MockBlueZ: @unchecked Sendable {
         }
     }
 
-    static let binary: URL? = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("tsgateway")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return nil
-    }()
+    static let binary: URL? = builtExecutable("tsgateway")
 
     /// Runs the CLI without blocking a concurrency thread: in-process fake services must keep
     /// answering while the child waits for them.

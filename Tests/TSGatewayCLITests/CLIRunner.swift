@@ -1,4 +1,5 @@
 import Foundation
+import TSTestSupport
 import Testing
 
 /// Runs the built `tsgateway` binary in its own data directory.
@@ -19,15 +20,7 @@ struct CLI {
     func cleanUp() { try? FileManager.default.removeItem(at: home) }
 
     /// The executable beside the test bundle in the build directory.
-    static let binary: URL? = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("tsgateway")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return nil
-    }()
+    static let binary: URL? = builtExecutable("tsgateway")
 
     @discardableResult
     func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> Result {

@@ -20,15 +20,7 @@ final class DaemonProcess: @unchecked Sendable {
     private(set) var logPath: String
 
     /// The executable beside the test bundle in the build directory.
-    static let binary: URL? = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("tsgateway")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return nil
-    }()
+    static let binary: URL? = builtExecutable("tsgateway")
 
     /// `watches`: the YAML list entries (without the leading `- `), one per watch.
     init(watches: [String], extraConfig: String = "", bus: PrivateBus? = nil) throws {
