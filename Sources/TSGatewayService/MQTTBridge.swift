@@ -31,6 +31,7 @@ public actor MQTTBridge {
     private var connected = false
     /// Message id → queue row, for messages handed to libmosquitto and not yet acknowledged.
     private var inFlight: [Int32: Int64] = [:]
+    private var lastRefusal: String?
 
     public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
                 timeZone: TimeZone, logger: Logger) {
@@ -108,7 +109,13 @@ public actor MQTTBridge {
             for supervisor in supervisors { await enqueue([await state(of: supervisor)]) }
             await flush()
         case let .disconnected(reason):
-            if connected { logger.warning("MQTT: connection lost (\(reason)); libmosquitto reconnects") }
+            if connected {
+                logger.warning("MQTT: connection lost (\(reason)); libmosquitto reconnects")
+            } else if reason != lastRefusal {
+                // Once per reason: a wrong password would otherwise be logged at every retry.
+                logger.error("MQTT: \(settings.host):\(settings.port) refused the connection: \(reason) (check the mqtt: section; retrying)")
+            }
+            lastRefusal = connected ? nil : reason
             connected = false
             inFlight.removeAll()
         case let .acknowledged(mid):

@@ -13,15 +13,53 @@ final class Broker: @unchecked Sendable {
     let directory: URL
     private var pid: pid_t = 0
 
-    init() throws {
+    /// `users`: user → password; the broker then refuses anonymous clients.
+    init(users: [String: String] = [:], tls: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-mqtt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Started as root, mosquitto drops to its own user, which must still write its files here.
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
         port = try Self.freePort()
+        let passwords = directory.appendingPathComponent("passwords")
+        for (user, password) in users {
+            let tool = Process()
+            tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
+            tool.arguments = ["-b"] + (FileManager.default.fileExists(atPath: passwords.path) ? [] : ["-c"]) + [passwords.path, user, password]
+            try tool.run()
+            tool.waitUntilExit()
+            guard tool.terminationStatus == 0 else { throw BusTestError("mosquitto_passwd failed") }
+        }
+        if !users.isEmpty { try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: passwords.path) }
+        var tlsLines = ""
+        if tls {
+            // A CA of the test's own and a server certificate for 127.0.0.1, made with openssl.
+            let d = directory.path
+            for arguments in [
+                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=tsgateway test CA", "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.crt"],
+                ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "\(d)/server.key", "-out", "\(d)/server.csr"],
+                ["x509", "-req", "-in", "\(d)/server.csr", "-CA", "\(d)/ca.crt", "-CAkey", "\(d)/ca.key", "-CAcreateserial", "-days", "2",
+                 "-extfile", "\(d)/san.cnf", "-out", "\(d)/server.crt"],
+            ] {
+                try Data("subjectAltName = IP:127.0.0.1\n".utf8).write(to: directory.appendingPathComponent("san.cnf"))
+                let tool = Process()
+                tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+                tool.arguments = arguments
+                tool.standardOutput = FileHandle.nullDevice
+                tool.standardError = FileHandle.nullDevice
+                try tool.run()
+                tool.waitUntilExit()
+                guard tool.terminationStatus == 0 else { throw BusTestError("openssl \(arguments[0]) failed") }
+            }
+            for file in ["ca.crt", "server.crt", "server.key"] {
+                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(d)/\(file)")
+            }
+            tlsLines = "cafile \(d)/ca.crt\ncertfile \(d)/server.crt\nkeyfile \(d)/server.key"
+        }
         try Data("""
             listener \(port) 127.0.0.1
-            allow_anonymous true
+            \(tlsLines)
+            allow_anonymous \(users.isEmpty)
+            \(users.isEmpty ? "" : "password_file \(passwords.path)")
             persistence true
             persistence_location \(directory.path)/
             log_dest file \(directory.path)/broker.log
@@ -117,7 +155,7 @@ final class Subscriber: Sendable {
     let received = Locked<[MQTTConnection.Message]>([])
 
     /// `persistent`: the broker keeps the subscription and queues QoS 1 messages while it is away.
-    init(port: Int, pattern: String = "#", persistent: Bool = false) throws {
+    init(port: Int, pattern: String = "#", persistent: Bool = false, username: String? = nil, password: String? = nil, caFile: String? = nil) throws {
         let received = self.received
         let box = Locked<MQTTConnection?>(nil)
         var handlers = MQTTConnection.Handlers()
@@ -125,6 +163,9 @@ final class Subscriber: Sendable {
         handlers.connected = { box.with { try? $0?.subscribe(pattern, qos: 1) } }
         var options = MQTTConnection.Options(host: "127.0.0.1", port: port, clientId: "test-\(UUID().uuidString.prefix(8))")
         options.cleanSession = !persistent
+        options.username = username
+        options.password = password
+        options.caFile = caFile
         connection = try MQTTConnection(options, handlers: handlers)
         box.with { $0 = connection }
         try connection.start()
@@ -144,14 +185,14 @@ final class Subscriber: Sendable {
 
 @Suite("MQTT and Home Assistant", .serialized)
 struct MQTTTests {
-    static func daemon(broker: Broker, gateway: String = "gw1", watches: [String] = DaemonTests.twoWatches) throws -> DaemonProcess {
+    static func daemon(broker: Broker, gateway: String = "gw1", watches: [String] = DaemonTests.twoWatches, credentials: String = "") throws -> DaemonProcess {
         try DaemonProcess(watches: watches, extraConfig: """
             mqtt:
               host: 127.0.0.1
               port: \(broker.port)
               topic-prefix: home
               gateway-id: \(gateway)
-              keepalive: 5
+              keepalive: 5\(credentials)
             """)
     }
 
@@ -287,5 +328,35 @@ struct MQTTTests {
         #expect(subscriber.last("home/bedroom/status")?.text == "online")
         await first.cleanUp()
         await second.cleanUp()
+    }
+
+    @Test("a broker that wants a user name and password: the right ones connect, wrong ones are refused and said so")
+    func usernameAndPassword() async throws {
+        let broker = try Broker(users: ["gateway": "s3cret", "viewer": "look"])
+        let subscriber = try Subscriber(port: broker.port, username: "viewer", password: "look")
+        let wrong = try Self.daemon(broker: broker, gateway: "wrong", watches: ["simulated: true\nname: a"],
+                                    credentials: "\n  username: gateway\n  password: nope")
+        try await wrong.start()
+        #expect(try await eventually { wrong.log().contains("refused the connection") && wrong.log().contains("authori") }, "\(wrong.log())")
+        #expect(subscriber.last("home/wrong/status") == nil)
+        await wrong.cleanUp()
+        let right = try Self.daemon(broker: broker, gateway: "right", watches: ["simulated: true\nname: a"],
+                                    credentials: "\n  username: gateway\n  password: s3cret")
+        try await right.start()
+        #expect(try await eventually { subscriber.last("home/right/status")?.text == "online" }, "\(right.log())")
+        await right.cleanUp()
+    }
+
+    @Test("TLS: the gateway verifies the broker with the configured CA and publishes over the encrypted link")
+    func tls() async throws {
+        let broker = try Broker(users: ["gateway": "s3cret"], tls: true)
+        let ca = broker.directory.appendingPathComponent("ca.crt").path
+        let subscriber = try Subscriber(port: broker.port, username: "gateway", password: "s3cret", caFile: ca)
+        let daemon = try Self.daemon(broker: broker, gateway: "tls", watches: ["simulated: true\nname: a"],
+                                     credentials: "\n  username: gateway\n  password: s3cret\n  ca-file: \(ca)")
+        try await daemon.start()
+        #expect(try await eventually { subscriber.last("home/tls/status")?.text == "online" && subscriber.last("home/tls/watch/\(Self.watchKey)/state") != nil },
+                "\(daemon.log())")
+        await daemon.cleanUp()
     }
 }
