@@ -305,6 +305,21 @@ struct MQTTTests {
         let event = try #require(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/alarms_changed").first)
         #expect(try GatewayEvent.decode(json: event.text).origin == "watch")
         #expect(try await eventually { try await store.queuedMQTTCount() == 0 })
+
+        // Again, and this time the gateway stops too before the broker is back: the queue is in
+        // the database, and the next gateway process sends it.
+        broker.stop()
+        #expect(try await eventually { daemon.log().components(separatedBy: "MQTT: connection lost").count >= 3 })
+        daemon.signal(SIGUSR1)
+        #expect(try await eventually { try await store.queuedMQTTCount() >= 4 })
+        await daemon.stop()
+        try broker.start()
+        try await daemon.start()
+        for key in [Self.watchKey, "00005e005402"] {
+            #expect(try await eventually(timeout: .seconds(40)) { subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").count >= 2 },
+                    "the second alarm event of \(key) never arrived")
+        }
+        #expect(try await eventually { try await store.queuedMQTTCount() == 0 })
         await daemon.cleanUp()
     }
 
