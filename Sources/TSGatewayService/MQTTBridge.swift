@@ -32,6 +32,9 @@ public actor MQTTBridge {
     /// Message id → queue row, for messages handed to libmosquitto and not yet acknowledged.
     private var inFlight: [Int32: Int64] = [:]
     private var lastRefusal: String?
+    /// Per watch: last night's figures and the alarm table, for the state document.
+    private var nights: [String: [String: Any]] = [:]
+    private var alarms: [String: [Alarm]] = [:]
 
     public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
                 timeZone: TimeZone, logger: Logger) {
@@ -130,6 +133,13 @@ public actor MQTTBridge {
 
     private func publish(_ event: GatewayEvent) async {
         guard let supervisor = supervisors.first(where: { $0.id == event.watch }) else { return }
+        switch event.type {
+        case .sleepSynced: nights[event.watch] = nil
+        case .alarmsChanged: alarms[event.watch] = event.alarms
+        // The supervisor reads the table at each connect, without an event.
+        case .connection where event.connected == true: alarms[event.watch] = nil
+        default: break
+        }
         var messages = [await state(of: supervisor)]
         let name: String? = switch event.type {
         case .alarmsChanged: "alarms_changed"
@@ -168,18 +178,28 @@ public actor MQTTBridge {
         }
     }
 
-    /// The retained state document of a watch: flat keys, so that Home Assistant templates stay simple.
+    /// The retained state document of a watch: flat keys, so that Home Assistant templates stay
+    /// simple, and null for what is unknown (templates read it as None).
     func state(of supervisor: WatchSupervisor) async -> MQTTConnection.Message {
         let status = supervisor.status
-        var document: [String: JSONValue] = [
-            "watch": .string(supervisor.id),
-            "name": status.name.map(JSONValue.string) ?? .null,
-            "connected": .bool(status.connected),
-            "battery": status.batteryLevel.map { .number(Double($0)) } ?? .null,
-            "battery_state": status.batteryState.map { .string($0.rawValue) } ?? .null,
-            "last_sync": status.lastSync.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null,
-            "session": .string(status.sessionState),
+        var document: [String: Any] = [
+            "watch": supervisor.id,
+            "name": status.name ?? NSNull(),
+            "connected": status.connected,
+            "battery": status.batteryLevel ?? NSNull(),
+            "battery_state": status.batteryState?.rawValue ?? NSNull(),
+            "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
+            "session": status.sessionState,
         ]
+        document.merge(await lastNight(of: supervisor)) { $1 }
+        let alarms = await alarmTable(of: supervisor)
+        document["next_alarm"] = NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) } ?? NSNull()
+        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: Self.json(document), qos: 1, retain: true)
+    }
+
+    /// Last night's figures, computed from the store when a sync brings records (not at every event).
+    private func lastNight(of supervisor: WatchSupervisor) async -> [String: Any] {
+        if let cached = nights[supervisor.id] { return cached }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         func localDate(_ date: Date) -> LocalDate {
@@ -188,21 +208,31 @@ public actor MQTTBridge {
         }
         let today = localDate(Date())
         let before = localDate(calendar.date(byAdding: .day, value: -2, to: Date()) ?? Date())
+        var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "naps", "nap_minutes"].map { ($0, NSNull()) })
         if let (_, days) = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
            let night = days.last(where: { !$0.nightSleeps.isEmpty }) {
-            let sleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
-            document["night_date"] = .string(night.date.description)
-            document["night_sleep_minutes"] = .number(Double(sleep / 60))
-            document["night_quality"] = .number(Double(night.dailySummary.qualityScore))
-            document["night_deep_share"] = .number(Double(night.dailySummary.deepSleepPercentage))
-            document["naps"] = .number(Double(night.validNaps.count))
-            document["nap_minutes"] = .number(Double(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60))
-        } else {
-            for key in ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "naps", "nap_minutes"] { document[key] = .null }
+            figures["night_date"] = night.date.description
+            figures["night_sleep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
+            figures["night_quality"] = Int(night.dailySummary.qualityScore)
+            figures["night_deep_share"] = Int(night.dailySummary.deepSleepPercentage)
+            figures["naps"] = night.validNaps.count
+            figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }
-        let alarms = (try? await store.alarmHistory(watch: supervisor.id).last?.alarms) ?? []
-        document["next_alarm"] = NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { .string(Self.localISO($0, timeZone)) } ?? .null
-        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: JSONValue.object(document).text, qos: 1, retain: true)
+        nights[supervisor.id] = figures
+        return figures
+    }
+
+    /// The watch's alarm table: from the store once, then from the change events.
+    private func alarmTable(of supervisor: WatchSupervisor) async -> [Alarm] {
+        if let cached = alarms[supervisor.id] { return cached }
+        let table = (try? await store.alarmHistory(watch: supervisor.id).last?.alarms) ?? []
+        alarms[supervisor.id] = table
+        return table
+    }
+
+    static func json(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func localISO(_ date: Date, _ zone: TimeZone) -> String {
@@ -217,47 +247,47 @@ public actor MQTTBridge {
         guard let prefix = settings.discoveryPrefix else { return [] }
         let key = Self.key(supervisor.id)
         let status = supervisor.status
-        let device: JSONValue = .object([
-            "identifiers": .array([.string("tsgateway_\(key)")]),
-            "name": .string(status.name ?? "TopStep watch \(supervisor.id)"),
-            "manufacturer": .string("TopStep"),
-            "model": .string(status.info?.model ?? "TopStep watch"),
-            "sw_version": status.info.map { .string($0.firmware) } ?? .null,
-            "connections": .array([.array([.string("bluetooth"), .string(supervisor.id.lowercased())])]),
-        ])
-        struct Sensor { var component: String; var name: String; var id: String; var template: String; var extra: [String: JSONValue] }
+        let device: [String: Any] = [
+            "identifiers": ["tsgateway_\(key)"],
+            "name": status.name ?? "TopStep watch \(supervisor.id)",
+            "manufacturer": "TopStep",
+            "model": status.info?.model ?? "TopStep watch",
+            "sw_version": status.info?.firmware ?? NSNull(),
+            "connections": [["bluetooth", supervisor.id.lowercased()]],
+        ]
+        struct Sensor { var component: String; var name: String; var id: String; var template: String; var extra: [String: String] }
         let sensors = [
             Sensor(component: "sensor", name: "Battery", id: "battery", template: "{{ value_json.battery }}",
-                   extra: ["device_class": .string("battery"), "unit_of_measurement": .string("%"), "state_class": .string("measurement")]),
+                   extra: ["device_class": "battery", "unit_of_measurement": "%", "state_class": "measurement"]),
             Sensor(component: "sensor", name: "Last night sleep", id: "night_sleep", template: "{{ value_json.night_sleep_minutes }}",
-                   extra: ["device_class": .string("duration"), "unit_of_measurement": .string("min"), "icon": .string("mdi:sleep")]),
+                   extra: ["device_class": "duration", "unit_of_measurement": "min", "icon": "mdi:sleep"]),
             Sensor(component: "sensor", name: "Sleep quality", id: "night_quality", template: "{{ value_json.night_quality }}",
-                   extra: ["state_class": .string("measurement"), "icon": .string("mdi:star-half-full")]),
+                   extra: ["state_class": "measurement", "icon": "mdi:star-half-full"]),
             Sensor(component: "sensor", name: "Deep sleep share", id: "night_deep_share", template: "{{ value_json.night_deep_share }}",
-                   extra: ["unit_of_measurement": .string("%"), "state_class": .string("measurement"), "icon": .string("mdi:power-sleep")]),
+                   extra: ["unit_of_measurement": "%", "state_class": "measurement", "icon": "mdi:power-sleep"]),
             Sensor(component: "sensor", name: "Naps", id: "naps", template: "{{ value_json.naps }}",
-                   extra: ["icon": .string("mdi:bed-clock")]),
+                   extra: ["icon": "mdi:bed-clock"]),
             Sensor(component: "sensor", name: "Next alarm", id: "next_alarm", template: "{{ value_json.next_alarm }}",
-                   extra: ["device_class": .string("timestamp"), "icon": .string("mdi:alarm")]),
+                   extra: ["device_class": "timestamp", "icon": "mdi:alarm"]),
             Sensor(component: "binary_sensor", name: "Connected", id: "connected", template: "{{ 'ON' if value_json.connected else 'OFF' }}",
-                   extra: ["device_class": .string("connectivity"), "payload_on": .string("ON"), "payload_off": .string("OFF")]),
+                   extra: ["device_class": "connectivity", "payload_on": "ON", "payload_off": "OFF"]),
         ]
         return sensors.map { sensor in
-            var config: [String: JSONValue] = [
-                "name": .string(sensor.name),
-                "unique_id": .string("tsgateway_\(key)_\(sensor.id)"),
-                "object_id": .string("tsgateway_\(key)_\(sensor.id)"),
-                "state_topic": .string("\(watchTopic(supervisor.id))/state"),
-                "value_template": .string(sensor.template),
-                "availability_topic": .string("\(base)/status"),
-                "payload_available": .string("online"),
-                "payload_not_available": .string("offline"),
+            var config: [String: Any] = [
+                "name": sensor.name,
+                "unique_id": "tsgateway_\(key)_\(sensor.id)",
+                "object_id": "tsgateway_\(key)_\(sensor.id)",
+                "state_topic": "\(watchTopic(supervisor.id))/state",
+                "value_template": sensor.template,
+                "availability_topic": "\(base)/status",
+                "payload_available": "online",
+                "payload_not_available": "offline",
                 "device": device,
-                "origin": .object(["name": .string("tsgateway"), "sw_version": .string(GatewayBusService.version)]),
+                "origin": ["name": "tsgateway", "sw_version": GatewayBusService.version],
             ]
             config.merge(sensor.extra) { $1 }
             return MQTTConnection.Message(topic: "\(prefix)/\(sensor.component)/tsgateway_\(key)/\(sensor.id)/config",
-                                          text: JSONValue.object(config).text, qos: 1, retain: true)
+                                          text: Self.json(config), qos: 1, retain: true)
         }
     }
 
@@ -274,10 +304,9 @@ public actor MQTTBridge {
         let body = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
         let id = body?["id"].map { "\($0)" }
         func reply(_ error: String?) async {
-            var answer: [String: JSONValue] = ["command": .string(name), "ok": .bool(error == nil)]
-            answer["id"] = id.map(JSONValue.string) ?? .null
-            if let error { answer["error"] = .string(error) }
-            await enqueue([MQTTConnection.Message(topic: replyTopic, text: JSONValue.object(answer).text, qos: 1, retain: false)])
+            var answer: [String: Any] = ["command": name, "ok": error == nil, "id": id ?? NSNull()]
+            if let error { answer["error"] = error }
+            await enqueue([MQTTConnection.Message(topic: replyTopic, text: Self.json(answer), qos: 1, retain: false)])
             await flush()
         }
         guard let supervisor = supervisors.first(where: { Self.key($0.id) == key }) else {
@@ -341,37 +370,5 @@ enum NextAlarm {
             }
         }
         return best
-    }
-}
-
-/// A JSON document built by hand, with null kept (Home Assistant's templates read null as None).
-indirect enum JSONValue: Sendable {
-    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
-
-    var text: String {
-        switch self {
-        case let .string(value): Self.quote(value)
-        case let .number(value): value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        case let .bool(value): value ? "true" : "false"
-        case .null: "null"
-        case let .array(items): "[" + items.map(\.text).joined(separator: ",") + "]"
-        case let .object(members): "{" + members.sorted { $0.key < $1.key }.map { Self.quote($0.key) + ":" + $0.value.text }.joined(separator: ",") + "}"
-        }
-    }
-
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
