@@ -55,14 +55,21 @@ public final class GatewayClient: Sendable {
 
     /// Every event of the daemon, until the daemon leaves the bus (then the stream throws).
     public func events() async throws -> AsyncThrowingStream<GatewayEvent, any Error> {
-        let signals = try await connection.signals(SignalMatch(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: "Event"))
+        try await signals(SignalMatch(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: "Event")) { signal in
+            signal.arguments.first?.stringValue.flatMap { try? GatewayEvent.decode(json: $0) }
+        }
+    }
+
+    /// The daemon's signals matching `match`, mapped by `transform` (nil skips one), until the
+    /// daemon leaves the bus: then the stream throws, so that a client never waits forever.
+    func signals<Value: Sendable>(_ match: SignalMatch, _ transform: @escaping @Sendable (DBusSignal) -> Value?) async throws -> AsyncThrowingStream<Value, any Error> {
+        let signals = try await connection.signals(match)
         let owner = try await connection.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
         let connection = self.connection
         return AsyncThrowingStream { continuation in
             let forward = Task {
                 for await signal in signals {
-                    guard let json = signal.arguments.first?.stringValue, let event = try? GatewayEvent.decode(json: json) else { continue }
-                    continuation.yield(event)
+                    if let value = transform(signal) { continuation.yield(value) }
                 }
                 continuation.finish(throwing: connection.isClosed ? BusError(name: BusError.disconnected, message: "the connection to the bus was lost") : nil)
             }
@@ -89,8 +96,14 @@ public struct RemoteWatch: Sendable {
         try await client.string(path, GatewayBusAPI.watchInterface, member, arguments, timeout: timeout)
     }
 
+    /// Connects if needed and reads the battery, then the status.
     public func status() async throws -> WatchStatus {
         try GatewayBusAPI.decode(WatchStatus.self, json: try await string("GetInfo"))
+    }
+
+    /// What the daemon already knows, without a round trip to the watch.
+    public func knownStatus() async throws -> WatchStatus? {
+        try await client.watches().first { $0.id == id }
     }
 
     public func alarms() async throws -> [Alarm] {
@@ -138,23 +151,9 @@ public struct RemoteWatch: Sendable {
 
     /// Alarm tables as the watch reports them changed (AlarmsChanged signals).
     public func alarmChanges() async throws -> AsyncThrowingStream<(origin: String, alarms: [Alarm]), any Error> {
-        let signals = try await client.connection.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "AlarmsChanged"))
-        let owner = try await client.connection.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
-        return AsyncThrowingStream { continuation in
-            let forward = Task {
-                for await signal in signals {
-                    guard let json = signal.arguments.first?.stringValue, let alarms = try? GatewayBusAPI.decode([Alarm].self, json: json) else { continue }
-                    continuation.yield((signal.arguments.last?.stringValue ?? "", alarms))
-                }
-                continuation.finish()
-            }
-            let watchOwner = Task {
-                for await signal in owner where signal.arguments.first?.stringValue == GatewayBusAPI.busName && signal.arguments.last?.stringValue == "" {
-                    continuation.finish(throwing: BusError(name: BusError.nameHasNoOwner, message: "the gateway daemon (tsgateway serve) stopped"))
-                    return
-                }
-            }
-            continuation.onTermination = { _ in forward.cancel(); watchOwner.cancel() }
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "AlarmsChanged")) { signal in
+            guard let json = signal.arguments.first?.stringValue, let alarms = try? GatewayBusAPI.decode([Alarm].self, json: json) else { return nil }
+            return (signal.arguments.last?.stringValue ?? "", alarms)
         }
     }
 }

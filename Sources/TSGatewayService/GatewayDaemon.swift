@@ -76,7 +76,7 @@ public final class GatewayDaemon: Service {
                 let records = SleepDataGenerator(seed: entry.seed, timeZone: configuration.timeZone)
                     .records(days: entry.historyDays, lastMorning: now, notAfter: now)
                 let simulator = SimulatedWatch(state: SimulatorState(alarms: [
-                    Alarm(slot: 0, label: "Work", hour: 6, minute: 45, snoozeAllowed: true, repeatDays: .workdays),
+                    .simulatorDefault,
                 ], records: records))
                 let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
                                                   faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery))

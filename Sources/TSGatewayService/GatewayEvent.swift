@@ -41,18 +41,9 @@ public struct GatewayEvent: Sendable, Codable, Hashable {
         self.time = time
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "{}"
-    }
+    public func json() -> String { (try? GatewayBusAPI.json(self)) ?? "{}" }
 
-    public static func decode(json: String) throws -> GatewayEvent {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(GatewayEvent.self, from: Data(json.utf8))
-    }
+    public static func decode(json: String) throws -> GatewayEvent { try GatewayBusAPI.decode(GatewayEvent.self, json: json) }
 }
 
 /// What the daemon knows of one watch right now; read by D-Bus property getters from any thread.

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import TSModels
 import TSStore
 
 /// Uploads the store's outbox to the configured endpoint: oldest first, one request at a time.
@@ -41,8 +42,8 @@ public actor UploadOutbox {
         self.logger = logger
         self.publish = publish
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Self.seconds(settings.timeout)
-        configuration.timeoutIntervalForResource = Self.seconds(settings.timeout)
+        configuration.timeoutIntervalForRequest = settings.timeout.timeInterval
+        configuration.timeoutIntervalForResource = settings.timeout.timeInterval
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
@@ -57,7 +58,7 @@ public actor UploadOutbox {
         while !Task.isCancelled {
             await uploadDue()
             if Task.isCancelled { break }
-            var delay = Self.seconds(settings.interval)
+            var delay = settings.interval.timeInterval
             do {
                 if let next = try await store.nextOutboxAttempt() {
                     delay = min(delay, max(0, next.timeIntervalSinceNow))
@@ -121,7 +122,7 @@ public actor UploadOutbox {
     }
 
     func send(_ event: OutboxEvent) async -> Outcome {
-        var request = URLRequest(url: settings.endpoint, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.seconds(settings.timeout))
+        var request = URLRequest(url: settings.endpoint, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: settings.timeout.timeInterval)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -171,12 +172,8 @@ public actor UploadOutbox {
     /// `minimum · 2^(attempts-1)`, at most `maximum`, times 0.8…1.2 — in seconds.
     static func backoff(attempts: Int, minimum: Duration, maximum: Duration, jitter: Double = Double.random(in: 0.8...1.2)) -> TimeInterval {
         let exponent = Double(min(max(attempts - 1, 0), 62))
-        let base = min(seconds(maximum), seconds(minimum) * pow(2, exponent))
+        let base = min(maximum.timeInterval, minimum.timeInterval * pow(2, exponent))
         return base * jitter
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// `id`, `data.id` or `data.session_id` of a JSON answer, as text.
@@ -221,7 +218,7 @@ public actor UploadOutbox {
         let target = "\(settings.endpoint.host ?? "?")\(settings.endpoint.port.map { ":\($0)" } ?? "")"
         guard let error = error as? URLError else { return "request failed: \(error.localizedDescription)" }
         switch error.code {
-        case .timedOut: return "no answer from \(target) within \(String(format: "%g", Self.seconds(settings.timeout)))s (timed out)"
+        case .timedOut: return "no answer from \(target) within \(String(format: "%g", settings.timeout.timeInterval))s (timed out)"
         case .cannotConnectToHost: return "cannot connect to \(target) (connection refused)"
         case .cannotFindHost, .dnsLookupFailed: return "cannot resolve the host \(settings.endpoint.host ?? "?") (DNS)"
         case .notConnectedToInternet, .networkConnectionLost: return "network unavailable talking to \(target): \(error.localizedDescription)"

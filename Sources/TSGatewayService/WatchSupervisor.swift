@@ -254,12 +254,7 @@ public actor WatchSupervisor {
         let task = Task { try await watch.connect() }
         connectTask = task
         defer { connectTask = nil }
-        let info: DeviceInfo
-        do {
-            info = try await task.value
-        } catch {
-            throw error
-        }
+        let info = try await task.value
         try await store.saveWatch(id: id, name: entry.name, info: info)
         // The alarm table as the link comes up: the history and the next alarm start from it.
         if info.capabilities.maxAlarms > 0 {
@@ -377,23 +372,12 @@ public actor WatchSupervisor {
     /// Daily sleep models from the stored records of the local dates [first, last], under the
     /// rule asked for, the configured one, or else the watch's own.
     public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule chosen: StatisticsRule? = nil) async throws -> (rule: StatisticsRule, days: [DailySleepModel]) {
-        let zone = timeZone ?? settings.timeZone
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        guard let firstDay = calendar.date(from: DateComponents(year: first.year, month: first.month, day: first.day)),
-              let lastDay = calendar.date(from: DateComponents(year: last.year, month: last.month, day: last.day)) else {
-            throw WatchError.protocolViolation("invalid date range")
-        }
         let rule = chosen ?? settings.statisticsRule ?? status.info?.capabilities.statisticsRule ?? .withNap
-        let from = Int64((calendar.date(byAdding: .day, value: -2, to: firstDay) ?? firstDay).timeIntervalSince1970)
-        let to = Int64((calendar.date(byAdding: .day, value: 1, to: lastDay) ?? lastDay).timeIntervalSince1970)
-        let records = try await store.sleepRecords(watch: id, start: from, end: to)
-        let days = SleepProcessor.process(records, rule: rule, timeZone: zone).filter { $0.date >= first && $0.date <= last }
-        return (rule, days)
+        return (rule, try await store.dailySleep(watch: id, first: first, last: last, rule: rule, timeZone: timeZone ?? settings.timeZone))
     }
 
     static func format(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.timeInterval
         return seconds < 10 ? String(format: "%.1f s", seconds) : "\(Int(seconds)) s"
     }
 }

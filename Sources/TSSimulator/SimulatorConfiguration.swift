@@ -53,6 +53,11 @@ extension MonitorConfig {
     }
 }
 
+extension Alarm {
+    /// The alarm a new simulated watch starts with: Work, 06:45 on workdays, snooze allowed.
+    public static let simulatorDefault = Alarm(slot: 0, label: "Work", hour: 6, minute: 45, snoozeAllowed: true, repeatDays: .workdays)
+}
+
 /// Everything the watch stores; Codable so a simulated watch can persist between runs.
 public struct SimulatorState: Sendable, Hashable, Codable {
     public var alarms: [Alarm]

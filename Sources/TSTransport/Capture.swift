@@ -1,4 +1,5 @@
 import Foundation
+import TSModels
 import TSProtocol
 
 /// A recorded link session: when each connection opened and with what MTU, every write and
@@ -97,8 +98,7 @@ actor CaptureRecorder {
 
     func add(_ direction: CaptureEntry.Direction, _ bytes: [UInt8], mtu: Int? = nil) {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        entries.append(CaptureEntry(time: seconds, direction: direction, bytes: bytes, mtu: mtu))
+        entries.append(CaptureEntry(time: elapsed.timeInterval, direction: direction, bytes: bytes, mtu: mtu))
     }
 }
 

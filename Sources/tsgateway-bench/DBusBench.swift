@@ -1,5 +1,6 @@
 import CDBus
 import Foundation
+import TSModels
 import TSDBus
 
 /// Method-call round trips per second through TSDBus against a plain blocking libdbus loop
@@ -24,7 +25,7 @@ func runDBusBenchmarks() async throws {
         let reply = try await client.call(destination: "org.tsgateway.Bench", path: "/bench", interface: "org.tsgateway.Bench", member: "Echo", [.string("ping \(index)")])
         guard reply.first?.stringValue == "ping \(index)" else { throw BenchFailure("wrong echo \(reply)") }
     }
-    let swiftSeconds = seconds(ContinuousClock.now - swiftStart)
+    let swiftSeconds = (ContinuousClock.now - swiftStart).timeInterval
 
     // Baseline: a raw libdbus connection, one blocking call after another.
     var error = DBusError()
@@ -47,7 +48,7 @@ func runDBusBenchmarks() async throws {
         guard let reply else { throw BenchFailure("baseline call failed") }
         dbus_message_unref(reply)
     }
-    let rawSeconds = seconds(ContinuousClock.now - rawStart)
+    let rawSeconds = (ContinuousClock.now - rawStart).timeInterval
     let swiftRate = Double(calls) / swiftSeconds, rawRate = Double(calls) / rawSeconds
     print("""
         \(calls) Echo(s) round trips on a private bus, server exported by TSDBus

@@ -1,4 +1,5 @@
 import Foundation
+import TSModels
 import TSDBus
 
 /// `tsgateway serve` as users run it: resident memory with 1 and 4 simulated watches connected
@@ -68,7 +69,7 @@ private func callsPerSecond(bus: BenchBus) async throws {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / seconds(ContinuousClock.now - started)
+        return Double(total) / (ContinuousClock.now - started).timeInterval
     }
     let ping = try await rate("Ping") { connection, _ in
         _ = try await connection.call(destination: "org.tsgateway", path: "/org/tsgateway", interface: "org.freedesktop.DBus.Peer", member: "Ping")

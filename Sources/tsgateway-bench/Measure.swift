@@ -27,7 +27,3 @@ func formatRate(_ perSecond: Double, unit: String) -> String {
     default: String(format: "%.2f %@/s", perSecond, unit)
     }
 }
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}

@@ -62,13 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             return
         }
-        Logging.bootstrapOnce
-        var logger = Logger(label: "tsgateway.serve")
-        logger.logLevel = switch verbose {
-        case 0: .notice
-        case 1: .info
-        default: .trace
-        }
+        let logger = Logging.logger("tsgateway.serve", verbose: verbose, quiet: .notice)
         let daemon = GatewayDaemon(configuration: configuration, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
@@ -121,7 +115,7 @@ struct EventsCommand: AsyncParsableCommand {
         var watchId: String?
         if let device {
             let served = try await DaemonConnection.call { try await client.watches() }
-            guard let match = served.first(where: { $0.id.caseInsensitiveCompare(device) == .orderedSame || $0.name == device }) else {
+            guard let match = served.first(where: { $0.isMeant(by: device) }) else {
                 throw CLIFailure("tsgateway serve has no watch \"\(device)\"; it serves \(served.map(\.id).joined(separator: ", "))", status: .deviceNotFound)
             }
             watchId = match.id
@@ -167,9 +161,7 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             let client = try await DaemonConnection.require()
             defer { client.close() }
-            var options = try ConnectionOptions.parse([])
-            options.device = device
-            guard let remote = try await WatchAccessor.daemonWatch(client, options) else {
+            guard let remote = try await WatchAccessor.daemonWatch(client, device: device) else {
                 throw CLIFailure("tsgateway serve has no watch \"\(device ?? "")\"", status: .deviceNotFound)
             }
             let report = try await DaemonConnection.call { try await remote.remote.session() }

@@ -28,16 +28,7 @@ struct ConnectionOptions: ParsableArguments {
 
     var databasePath: String { db ?? GatewayStore.defaultPath() }
 
-    func makeLogger() -> Logger {
-        Logging.bootstrapOnce
-        var logger = Logger(label: "tsgateway")
-        logger.logLevel = switch verbose {
-        case 0: .warning
-        case 1: .info
-        default: .trace
-        }
-        return logger
-    }
+    func makeLogger() -> Logger { Logging.logger("tsgateway", verbose: verbose, quiet: .warning) }
 }
 
 enum Logging {
@@ -46,6 +37,18 @@ enum Logging {
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = .trace
         return handler
+    }
+
+    /// A logger at `quiet` by default, info with -v, everything with -vv.
+    static func logger(_ label: String, verbose: Int, quiet: Logger.Level) -> Logger {
+        bootstrapOnce
+        var logger = Logger(label: label)
+        logger.logLevel = switch verbose {
+        case 0: quiet
+        case 1: .info
+        default: .trace
+        }
+        return logger
     }
 }
 

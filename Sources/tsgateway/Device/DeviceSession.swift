@@ -130,7 +130,7 @@ struct SimulatedWatchMemory: Codable {
     static func load(from path: String) throws -> SimulatedWatchMemory {
         guard FileManager.default.fileExists(atPath: path) else {
             return SimulatedWatchMemory(seed: 20_251_119, timeZone: TimeZone.current.identifier, alarms: [
-                Alarm(slot: 0, label: "Work", hour: 6, minute: 45, snoozeAllowed: true, repeatDays: .workdays),
+                .simulatorDefault,
             ], monitors: [])
         }
         do {

@@ -30,7 +30,7 @@ enum WatchAccessor {
     static func run<T>(_ options: ConnectionOptions, _ body: (any WatchAccess) async throws -> T) async throws -> T {
         if !options.simulate, let client = await GatewayClient.ifRunning() {
             defer { client.close() }
-            if let remote = try await daemonWatch(client, options) {
+            if let remote = try await daemonWatch(client, device: options.device) {
                 options.makeLogger().info("\(remote.watchId) is served by tsgateway serve; going through its D-Bus API")
                 do {
                     return try await body(remote)
@@ -47,11 +47,11 @@ enum WatchAccessor {
 
     /// The daemon's watch for `--device` (address or name), or its only watch; nil when the
     /// daemon does not serve the watch asked for.
-    static func daemonWatch(_ client: GatewayClient, _ options: ConnectionOptions) async throws -> DaemonWatchAccess? {
+    static func daemonWatch(_ client: GatewayClient, device: String?) async throws -> DaemonWatchAccess? {
         let served: [WatchStatus]
         do { served = try await client.watches() } catch { throw CLIFailure.fromDaemon(error) }
-        if let device = options.device {
-            guard let match = served.first(where: { $0.id.caseInsensitiveCompare(device) == .orderedSame || $0.name == device }) else { return nil }
+        if let device {
+            guard let match = served.first(where: { $0.isMeant(by: device) }) else { return nil }
             return DaemonWatchAccess(remote: client.watch(match.id))
         }
         guard served.count == 1, let only = served.first else {
@@ -59,6 +59,13 @@ enum WatchAccessor {
             throw CLIFailure("tsgateway serve holds several watches (\(list)); choose one with --device", status: .usage)
         }
         return DaemonWatchAccess(remote: client.watch(only.id))
+    }
+}
+
+extension WatchStatus {
+    /// `--device` names this watch: its address (any case) or its configured name.
+    func isMeant(by device: String) -> Bool {
+        id.caseInsensitiveCompare(device) == .orderedSame || name == device
     }
 }
 
@@ -132,7 +139,9 @@ struct DaemonWatchAccess: WatchAccess {
     let remote: RemoteWatch
     var watchId: String { remote.id }
 
+    /// From the daemon's status; only a watch it has not reached yet costs a connect.
     func info() async throws -> DeviceInfo {
+        if let info = try await remote.knownStatus()?.info { return info }
         guard let info = try await remote.status().info else {
             throw CLIFailure("tsgateway serve has not reached \(remote.id) yet; see `journalctl -u tsgateway`", status: .unavailable)
         }
@@ -147,7 +156,7 @@ struct DaemonWatchAccess: WatchAccess {
         return BatteryStatus(level: UInt8(clamping: level), state: state)
     }
 
-    func lastSync() async throws -> Date? { try await remote.status().lastSync }
+    func lastSync() async throws -> Date? { try await remote.knownStatus()?.lastSync }
     func syncTime() async throws { try await remote.syncTime() }
     func alarms() async throws -> [Alarm] { try await remote.alarms() }
     func setAlarms(_ alarms: [Alarm]) async throws { try await remote.setAlarms(alarms) }

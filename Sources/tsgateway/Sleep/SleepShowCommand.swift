@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSDevice
 import TSModels
 import TSSleep
 import TSGatewayService
@@ -62,11 +63,7 @@ struct SleepShowCommand: AsyncParsableCommand {
             watchId = storedId
             statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
                 ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
-            // Records of the dates asked for: from 20:00 two days before the first date.
-            let from = Int64((calendar.date(byAdding: .day, value: -2, to: wanted.lowerBound) ?? wanted.lowerBound).timeIntervalSince1970)
-            let to = Int64((calendar.date(byAdding: .day, value: 1, to: wanted.upperBound) ?? wanted.upperBound).timeIntervalSince1970)
-            let records = try await store.sleepRecords(watch: watchId, start: from, end: to)
-            days = SleepProcessor.process(records, rule: statisticsRule, timeZone: zone).filter { $0.date >= first && $0.date <= lastDay }
+            days = try await store.dailySleep(watch: watchId, first: first, last: lastDay, rule: statisticsRule, timeZone: zone)
         }
         if json {
             struct Output: Encodable { var watch: String; var timeZone: String; var rule: Int; var days: [DailySleepModel] }
@@ -92,9 +89,7 @@ extension SleepShowCommand {
     func daemonDays(first: LocalDate, last: LocalDate, zone: TimeZone) async throws -> (String, StatisticsRule, [DailySleepModel])? {
         guard !source.simulate, source.db == nil, let client = await GatewayClient.ifRunning() else { return nil }
         defer { client.close() }
-        var options = try ConnectionOptions.parse([])
-        options.device = source.device
-        guard let served = try await WatchAccessor.daemonWatch(client, options) else { return nil }
+        guard let served = try await WatchAccessor.daemonWatch(client, device: source.device) else { return nil }
         let report = try await DaemonConnection.call {
             try await served.remote.dailySleep(first: first.description, last: last.description, timeZone: zone.identifier, rule: rule)
         }
