@@ -33,7 +33,7 @@ let package = Package(
         // An MQTT client on libmosquitto: background connection with reconnects, QoS 1 publish with acknowledgements, subscriptions.
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // Typed BlueZ client on TSDBus: adapters, discovery, devices.
-        .target(name: "TSBlueZ", dependencies: ["TSDBus"]),
+        .target(name: "TSBlueZ", dependencies: ["TSModels", "TSDBus"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data and fault injection.
@@ -42,12 +42,15 @@ let package = Package(
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
+        // The watch service both front doors use: alarm, monitor, sync and daily-report operations
+        // with their persistence, one sync policy, one rule for naming a watch.
+        .target(name: "TSWatchService", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSDBus", "TSMQTT",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -56,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSBlueZ", "TSGatewayService", "TSDBus",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSGatewayService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -86,7 +89,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSTestSupport", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSSleepTests",

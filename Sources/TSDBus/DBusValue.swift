@@ -94,6 +94,7 @@ extension DBusValue {
     // Typed reads; nil when the value has another type. Variants are looked through.
     public var unwrapped: DBusValue { if case let .variant(inner) = self { inner.unwrapped } else { self } }
     public var stringValue: String? { if case let .string(v) = unwrapped { v } else if case let .objectPath(v) = unwrapped { v } else { nil } }
+    public var byteValue: UInt8? { if case let .byte(v) = unwrapped { v } else { nil } }
     public var boolValue: Bool? { if case let .boolean(v) = unwrapped { v } else { nil } }
     public var int16Value: Int16? { if case let .int16(v) = unwrapped { v } else { nil } }
     public var uint16Value: UInt16? { if case let .uint16(v) = unwrapped { v } else { nil } }

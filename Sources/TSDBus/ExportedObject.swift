@@ -31,14 +31,24 @@ public struct DBusMethod: Sendable {
 public struct DBusProperty: Sendable {
     public var name: String
     public var signature: String
-    public var get: @Sendable () -> DBusValue
+    /// nil: the property has no value now; GetAll leaves it out and Get fails (as BlueZ does
+    /// for values it has not learnt yet), so no sentinel such as −1 stands in for "unknown".
+    public var get: @Sendable () -> DBusValue?
     public var set: (@Sendable (DBusValue) throws -> Void)?
 
     public init(_ name: String, _ signature: String, get: @escaping @Sendable () -> DBusValue, set: (@Sendable (DBusValue) throws -> Void)? = nil) {
         self.name = name
         self.signature = signature
-        self.get = get
+        self.get = { get() }
         self.set = set
+    }
+
+    /// A read-only property that may have no value.
+    public init(_ name: String, _ signature: String, optional get: @escaping @Sendable () -> DBusValue?) {
+        self.name = name
+        self.signature = signature
+        self.get = get
+        self.set = nil
     }
 }
 
@@ -62,7 +72,7 @@ public struct DBusInterface: Sendable {
     }
 
     func currentProperties() -> DBusProperties {
-        Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.get()) })
+        Dictionary(uniqueKeysWithValues: properties.compactMap { property in property.get().map { (property.name, $0) } })
     }
 }
 
@@ -148,7 +158,10 @@ struct ExportedObjects {
             guard let property = interface?.properties.first(where: { $0.name == name }) else {
                 return fail(BusError(name: BusError.unknownProperty, message: "no property \(interfaceName).\(name) on \(path)"))
             }
-            reply([.variant(property.get())])
+            guard let value = property.get() else {
+                return fail(BusError(name: BusError.failed, message: "\(interfaceName).\(name) has no value yet"))
+            }
+            reply([.variant(value)])
         case ("Set", "ssv"):
             let name = arguments[1].stringValue ?? ""
             guard let property = interface?.properties.first(where: { $0.name == name }) else {

@@ -73,7 +73,7 @@ public actor Watch {
             opened = try await transport.open()
             connectTimings.linkOpen = .now - started
         } catch {
-            throw WatchError.connectFailed(String(describing: error))
+            throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
         }
         connection = opened
         connectionGeneration += 1

@@ -2,9 +2,10 @@ import TSModels
 import TSProtocol
 
 /// Why a watch operation failed, in words a person can act on.
-public enum WatchError: Error, Sendable, CustomStringConvertible {
+public enum WatchError: CategorizedError, Sendable, CustomStringConvertible {
     case notConnected
-    case connectFailed(String)
+    /// Opening the link failed; the category is the failure's own (no adapter, unknown device, …).
+    case connectFailed(String, ErrorCategory)
     case disconnected(String)
     case timeout(command: String, attempts: Int)
     /// The watch answered with an ERROR.
@@ -20,7 +21,7 @@ public enum WatchError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notConnected: "the watch is not connected"
-        case let .connectFailed(reason): "could not connect to the watch: \(reason)"
+        case let .connectFailed(reason, _): "could not connect to the watch: \(reason)"
         case let .disconnected(reason): "the watch disconnected: \(reason)"
         case let .timeout(command, attempts): "the watch did not answer \(command) (\(attempts) attempts); is it in range and awake?"
         case let .rejected(command, status, message):
@@ -31,6 +32,17 @@ public enum WatchError: Error, Sendable, CustomStringConvertible {
             problems.map(\.description).joined(separator: "; ")
         case let .invalidMonitorConfig(type, problem): "\(type.name) monitor: \(problem)"
         case let .unsupported(what): "this watch does not support \(what)"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case let .connectFailed(_, category): category == .failed ? .unavailable : category
+        case .notConnected, .disconnected: .unavailable
+        case .timeout, .transferAbandoned: .timeout
+        case .rejected, .protocolViolation: .protocolError
+        case .invalidAlarms, .invalidMonitorConfig: .invalidInput
+        case .unsupported: .notSupported
         }
     }
 }

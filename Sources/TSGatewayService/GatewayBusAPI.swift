@@ -1,18 +1,20 @@
 import Foundation
 import TSDBus
-import TSDevice
 import TSModels
 import TSStore
-import TSSleep
+import TSWatchService
 
-/// Names and encodings of the daemon's D-Bus API (documented in protocol-spec/dbus-api.md).
-/// Documents with nested structure (alarm tables, monitor configs, daily sleep, sessions)
-/// travel as JSON strings in the same shape as the CLI's `--json` output; flat state is typed.
+/// Names and encodings of the daemon's D-Bus API, version 2 (protocol-spec/dbus-api.md). Flat
+/// state, options and results are typed (properties, `a{sv}`); documents with nested structure
+/// (alarm tables, monitor configs, daily reports, sessions, events) travel as JSON strings in
+/// the one shape the CLI's `--json` output and MQTT use.
 public enum GatewayBusAPI {
+    /// Raised with every incompatible change of the interfaces (whose names carry it too).
+    public static let apiVersion: UInt32 = 2
     public static let busName = "org.tsgateway"
     public static let rootPath = "/org/tsgateway"
-    public static let gatewayInterface = "org.tsgateway.Gateway1"
-    public static let watchInterface = "org.tsgateway.Watch1"
+    public static let gatewayInterface = "org.tsgateway.Gateway2"
+    public static let watchInterface = "org.tsgateway.Watch2"
     public static let errorPrefix = "org.tsgateway.Error."
 
     /// `/org/tsgateway/watch_AABBCCDDEEFF` for AA:BB:CC:DD:EE:FF.
@@ -20,36 +22,167 @@ public enum GatewayBusAPI {
         rootPath + "/watch_" + id.uppercased().filter { $0.isHexDigit }
     }
 
-    /// Error names the service replies with; the CLI maps each to an exit status.
-    public enum ErrorName: String, Sendable, CaseIterable {
-        case notConnected = "NotConnected"
-        case timeout = "Timeout"
-        case protocolError = "Protocol"
-        case invalidArguments = "InvalidArguments"
-        case notSupported = "NotSupported"
-        case storage = "Storage"
-        case failed = "Failed"
+    // MARK: Errors
 
-        public var fullName: String { GatewayBusAPI.errorPrefix + rawValue }
+    /// `org.tsgateway.Error.<category>`: the error category is the name, so a client gets the
+    /// same category (and the CLI the same exit status) as the daemon had.
+    public static func busError(_ error: any Error) -> BusError {
+        if let busError = error as? BusError { return busError }
+        let category = ErrorCategory.of(error)
+        let message = switch error {
+        case is DecodingError: "the JSON argument is not valid: \(JSONErrorText.describe(error))"
+        case is CancellationError: "the gateway is stopping"
+        default: String(describing: error)
+        }
+        return BusError(name: errorPrefix + category.rawValue, message: message)
     }
 
-    static func busError(_ error: any Error) -> BusError {
-        switch error {
-        case let busError as BusError: return busError
-        case let watchError as WatchError:
-            let name: ErrorName = switch watchError {
-            case .notConnected, .connectFailed, .disconnected: .notConnected
-            case .timeout, .transferAbandoned: .timeout
-            case .rejected, .protocolViolation: .protocolError
-            case .invalidAlarms, .invalidMonitorConfig: .invalidArguments
-            case .unsupported: .notSupported
-            }
-            return BusError(name: name.fullName, message: watchError.description)
-        case let storeError as StoreError: return BusError(name: ErrorName.storage.fullName, message: storeError.description)
-        case is DecodingError: return BusError(name: ErrorName.invalidArguments.fullName, message: "the JSON argument is not valid: \(error)")
-        case is CancellationError: return BusError(name: ErrorName.failed.fullName, message: "the gateway is stopping")
-        default: return BusError(name: ErrorName.failed.fullName, message: String(describing: error))
+    /// The category of an error a call to the daemon failed with.
+    public static func failure(_ error: BusError) -> CategorizedFailure {
+        if error.name.hasPrefix(errorPrefix), let category = ErrorCategory(rawValue: String(error.name.dropFirst(errorPrefix.count))) {
+            return CategorizedFailure(category, error.message)
         }
+        switch error.name {
+        case BusError.accessDenied:
+            return CategorizedFailure(.permission, "tsgateway serve refused the change: only root and members of the tsgateway group may change the watch "
+                                      + "(sudo usermod -aG tsgateway $USER, then log in again; or run with sudo)")
+        case BusError.noReply, BusError.timeout:
+            return CategorizedFailure(.timeout, "tsgateway serve did not answer in time (\(error.message))")
+        case BusError.serviceUnknown, BusError.nameHasNoOwner, BusError.disconnected:
+            return CategorizedFailure(.unavailable, "tsgateway serve went away (\(error.message)); check `systemctl status tsgateway`")
+        default:
+            return CategorizedFailure(.failed, error.message.isEmpty ? error.name : error.message)
+        }
+    }
+
+    static func invalid(_ message: String) -> BusError {
+        BusError(name: errorPrefix + ErrorCategory.invalidInput.rawValue, message: message)
+    }
+
+    // MARK: Typed values
+
+    /// A watch's status as `a{sv}`: the Watch2 property names, unknown values left out.
+    static func dictionary(_ status: WatchStatus) -> DBusProperties {
+        var values: DBusProperties = [
+            "Address": .string(status.id), "Simulated": .boolean(status.simulated),
+            "Connected": .boolean(status.connected), "Syncing": .boolean(status.syncing),
+            "Capabilities": .properties(status.info.map { capabilities($0.capabilities) } ?? [:]),
+        ]
+        values["Name"] = status.name.map(DBusValue.string)
+        values["BatteryLevel"] = status.batteryLevel.map { .byte(UInt8(clamping: $0)) }
+        values["BatteryState"] = status.batteryState.map { .string($0.rawValue) }
+        values["LastSync"] = status.lastSync.map { .int64(Int64($0.timeIntervalSince1970)) }
+        values["Model"] = status.info.map { .string($0.model) }
+        values["Firmware"] = status.info.map { .string($0.firmware) }
+        values["LastError"] = status.lastError.map(DBusValue.string)
+        values["SessionState"] = status.sessionState.map { .string($0.rawValue) }
+        return values
+    }
+
+    /// The status back from `a{sv}`; nil when a required key is missing or of another type.
+    public static func status(_ values: DBusProperties) -> WatchStatus? {
+        guard let id = values["Address"]?.stringValue, let simulated = values["Simulated"]?.boolValue else { return nil }
+        var status = WatchStatus(id: id, name: values["Name"]?.stringValue, simulated: simulated)
+        status.connected = values["Connected"]?.boolValue ?? false
+        status.syncing = values["Syncing"]?.boolValue ?? false
+        status.batteryLevel = values["BatteryLevel"]?.byteValue.map(Int.init)
+        status.batteryState = values["BatteryState"]?.stringValue.flatMap(BatteryState.init(rawValue:))
+        status.lastSync = values["LastSync"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        if let model = values["Model"]?.stringValue, let firmware = values["Firmware"]?.stringValue,
+           let capabilities = values["Capabilities"]?.propertiesValue.flatMap(capabilities) {
+            status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities)
+        }
+        status.lastError = values["LastError"]?.stringValue
+        status.sessionState = values["SessionState"]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
+        return status
+    }
+
+    static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
+        [
+            "MaxAlarms": .uint32(UInt32(capabilities.maxAlarms)),
+            "LabelMaxBytes": .uint32(UInt32(capabilities.labelMaxBytes)),
+            "RemarkMaxBytes": .uint32(UInt32(capabilities.remarkMaxBytes)),
+            "StatisticsRule": .byte(capabilities.statisticsRule.rawValue),
+            "SupportsNaps": .boolean(capabilities.supportsNaps),
+            "DeletesSyncedRecords": .boolean(capabilities.deletesSyncedRecords),
+            "SupportsLiveSleep": .boolean(capabilities.supportsLiveSleep),
+            "MonitorTypes": .strings(capabilities.monitorTypes.map(\.name)),
+        ]
+    }
+
+    static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
+        guard let maxAlarms = values["MaxAlarms"]?.uint32Value, let label = values["LabelMaxBytes"]?.uint32Value,
+              let remark = values["RemarkMaxBytes"]?.uint32Value,
+              let rule = values["StatisticsRule"]?.byteValue.flatMap(StatisticsRule.init(rawValue:)),
+              let naps = values["SupportsNaps"]?.boolValue, let deletes = values["DeletesSyncedRecords"]?.boolValue,
+              let live = values["SupportsLiveSleep"]?.boolValue, let types = values["MonitorTypes"]?.stringArrayValue
+        else { return nil }
+        return DeviceCapabilities(maxAlarms: Int(maxAlarms), labelMaxBytes: Int(label), remarkMaxBytes: Int(remark), statisticsRule: rule,
+                                  supportsNaps: naps, deletesSyncedRecords: deletes, supportsLiveSleep: live,
+                                  monitorTypes: types.compactMap(MonitorType.init(name:)))
+    }
+
+    /// SyncSleep's options: `from`, `to` (x, Unix seconds), `reconnects` (u); each may be left out.
+    public static func syncOptions(_ request: SyncRequest) -> DBusProperties {
+        var options: DBusProperties = [:]
+        options["from"] = request.from.map(DBusValue.int64)
+        options["to"] = request.to.map(DBusValue.int64)
+        options["reconnects"] = request.reconnects.map { .uint32(UInt32(clamping: $0)) }
+        return options
+    }
+
+    static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
+        var request = SyncRequest()
+        for (key, value) in options {
+            switch (key, value) {
+            case let ("from", .int64(from)): request.from = from
+            case let ("to", .int64(to)): request.to = to
+            case let ("reconnects", .uint32(count)): request.reconnects = Int(count)
+            default: throw invalid("SyncSleep option \"\(key)\" of type \(value.signature) is not known; options are from (x), to (x), reconnects (u)")
+            }
+        }
+        if let from = request.from, from < 0 { throw invalid("SyncSleep: from must not be negative; got \(from)") }
+        if let from = request.from, let to = request.to, to <= from { throw invalid("SyncSleep: to (\(to)) must be after from (\(from))") }
+        if let reconnects = request.reconnects, reconnects > 100 { throw invalid("SyncSleep: reconnects must be 0…100; got \(reconnects)") }
+        return request
+    }
+
+    /// SyncSleep's result: `fetched`, `stored`, `deletedOnWatch`, `reconnects`, `enqueued` (u).
+    static func dictionary(_ result: SyncResult) -> DBusProperties {
+        ["fetched": .uint32(UInt32(clamping: result.fetched)), "stored": .uint32(UInt32(clamping: result.stored)),
+         "deletedOnWatch": .uint32(UInt32(clamping: result.deletedOnWatch)), "reconnects": .uint32(UInt32(clamping: result.reconnects)),
+         "enqueued": .uint32(UInt32(clamping: result.enqueued))]
+    }
+
+    static func syncResult(_ values: DBusProperties) -> SyncResult? {
+        guard let fetched = values["fetched"]?.uint32Value, let stored = values["stored"]?.uint32Value,
+              let deleted = values["deletedOnWatch"]?.uint32Value, let reconnects = values["reconnects"]?.uint32Value else { return nil }
+        return SyncResult(fetched: Int(fetched), stored: Int(stored), deletedOnWatch: Int(deleted), reconnects: Int(reconnects),
+                          enqueued: Int(values["enqueued"]?.uint32Value ?? 0))
+    }
+
+    /// DailySleep's options: `time_zone` (s, an IANA name), `rule` (y, 0–3); each may be left out.
+    public static func dailySleepOptions(timeZone: TimeZone?, rule: StatisticsRule?) -> DBusProperties {
+        var options: DBusProperties = [:]
+        options["time_zone"] = timeZone.map { .string($0.identifier) }
+        options["rule"] = rule.map { .byte($0.rawValue) }
+        return options
+    }
+
+    static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
+        var zone: TimeZone?, rule: StatisticsRule?
+        for (key, value) in options {
+            switch (key, value) {
+            case let ("time_zone", .string(name)):
+                guard let named = TimeZone(identifier: name) else { throw invalid("unknown time zone \"\(name)\"; use an IANA name such as Europe/Berlin") }
+                zone = named
+            case let ("rule", .byte(number)):
+                guard let chosen = StatisticsRule(rawValue: number) else { throw invalid("rule must be 0…3; got \(number)") }
+                rule = chosen
+            default: throw invalid("DailySleep option \"\(key)\" of type \(value.signature) is not known; options are time_zone (s), rule (y)")
+            }
+        }
+        return (zone, rule)
     }
 
     // MARK: JSON
@@ -70,29 +203,6 @@ public enum GatewayBusAPI {
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(type, from: Data(json.utf8))
     }
-}
-
-/// SyncSleep's answer.
-public struct SyncResult: Sendable, Codable, Hashable {
-    public var fetched: Int
-    public var stored: Int
-    public var deletedOnWatch: Int
-    public var reconnects: Int
-
-    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int) {
-        self.fetched = fetched
-        self.stored = stored
-        self.deletedOnWatch = deletedOnWatch
-        self.reconnects = reconnects
-    }
-}
-
-/// DailySleep's answer, the shape of `sleep show --json`.
-public struct DailySleepReport: Sendable, Codable {
-    public var watch: String
-    public var timeZone: String
-    public var rule: Int
-    public var days: [DailySleepModel]
 }
 
 /// GetSession's answer: the open or latest session and its stage events.

@@ -3,9 +3,11 @@ import TSDBus
 import TSModels
 import TSProtocol
 import TSSleep
+import TSWatchService
 
 /// A client of a running `tsgateway serve`, over its D-Bus API. The CLI uses it so that two
-/// processes never fight over one BLE link.
+/// processes never fight over one BLE link. Failures come out as `CategorizedFailure`s with the
+/// daemon's own error category, never as raw D-Bus errors.
 public final class GatewayClient: Sendable {
     public let connection: BusConnection
 
@@ -17,6 +19,11 @@ public final class GatewayClient: Sendable {
     /// DBUS_SYSTEM_BUS_ADDRESS moves the system bus, as for every libdbus program).
     public static func preferredBus(environment: [String: String] = ProcessInfo.processInfo.environment) -> BusConnection.Bus {
         environment["TSGATEWAY_BUS"] == "session" ? .session : .system
+    }
+
+    /// "session" or "system", for messages.
+    public static func preferredBusName(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        preferredBus(environment: environment) == .session ? "session" : "system"
     }
 
     /// A client when a daemon owns the name on the preferred bus; nil when none runs (or there
@@ -36,21 +43,37 @@ public final class GatewayClient: Sendable {
 
     func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
               timeout: Duration = .seconds(60)) async throws -> [DBusValue] {
-        try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: interface, member: member, arguments, timeout: timeout)
+        do {
+            return try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: interface, member: member, arguments, timeout: timeout)
+        } catch let error as BusError {
+            throw GatewayBusAPI.failure(error)
+        }
+    }
+
+    /// The single reply value of `member`, which must have `signature`.
+    func value(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [], signature: String,
+               timeout: Duration = .seconds(60)) async throws -> DBusValue {
+        let reply = try await call(path, interface, member, arguments, timeout: timeout)
+        guard reply.count == 1, let value = reply.first, value.signature == signature else {
+            throw CategorizedFailure(.protocolError, "tsgateway serve answered \(member) with \"\(reply.map(\.signature).joined())\", expected \"\(signature)\"; is it of another version?")
+        }
+        return value
     }
 
     func string(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(60)) async throws -> String {
-        let reply = try await call(path, interface, member, arguments, timeout: timeout)
-        guard let text = reply.first?.stringValue else {
-            throw BusError.unexpectedReply(member, expected: "s", got: reply.map(\.signature).joined())
-        }
-        return text
+        try await value(path, interface, member, arguments, signature: "s", timeout: timeout).stringValue ?? ""
     }
 
     // MARK: Gateway
 
     public func watches() async throws -> [WatchStatus] {
-        try GatewayBusAPI.decode([WatchStatus].self, json: try await string(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface, "ListWatches"))
+        let reply = try await value(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface, "ListWatches", signature: "aa{sv}")
+        return try (reply.arrayValue ?? []).map { entry in
+            guard let status = entry.propertiesValue.flatMap(GatewayBusAPI.status) else {
+                throw CategorizedFailure(.protocolError, "tsgateway serve listed a watch without address: \(entry)")
+            }
+            return status
+        }
     }
 
     /// Every event of the daemon, until the daemon leaves the bus (then the stream throws).
@@ -63,19 +86,24 @@ public final class GatewayClient: Sendable {
     /// The daemon's signals matching `match`, mapped by `transform` (nil skips one), until the
     /// daemon leaves the bus: then the stream throws, so that a client never waits forever.
     func signals<Value: Sendable>(_ match: SignalMatch, _ transform: @escaping @Sendable (DBusSignal) -> Value?) async throws -> AsyncThrowingStream<Value, any Error> {
-        let signals = try await connection.signals(match)
-        let owner = try await connection.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        let signals: AsyncStream<DBusSignal>, owner: AsyncStream<DBusSignal>
+        do {
+            signals = try await connection.signals(match)
+            owner = try await connection.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        } catch let error as BusError {
+            throw GatewayBusAPI.failure(error)
+        }
         let connection = self.connection
         return AsyncThrowingStream { continuation in
             let forward = Task {
                 for await signal in signals {
                     if let value = transform(signal) { continuation.yield(value) }
                 }
-                continuation.finish(throwing: connection.isClosed ? BusError(name: BusError.disconnected, message: "the connection to the bus was lost") : nil)
+                continuation.finish(throwing: connection.isClosed ? CategorizedFailure(.unavailable, "the connection to the bus was lost") : nil)
             }
             let watchOwner = Task {
                 for await signal in owner where signal.arguments.first?.stringValue == GatewayBusAPI.busName && signal.arguments.last?.stringValue == "" {
-                    continuation.finish(throwing: BusError(name: BusError.nameHasNoOwner, message: "the gateway daemon (tsgateway serve) stopped"))
+                    continuation.finish(throwing: CategorizedFailure(.unavailable, "the gateway daemon (tsgateway serve) stopped"))
                     return
                 }
             }
@@ -98,7 +126,11 @@ public struct RemoteWatch: Sendable {
 
     /// Connects if needed and reads the battery, then the status.
     public func status() async throws -> WatchStatus {
-        try GatewayBusAPI.decode(WatchStatus.self, json: try await string("GetInfo"))
+        let reply = try await client.value(path, GatewayBusAPI.watchInterface, "GetInfo", signature: "a{sv}")
+        guard let status = reply.propertiesValue.flatMap(GatewayBusAPI.status) else {
+            throw CategorizedFailure(.protocolError, "tsgateway serve answered GetInfo without the watch's address")
+        }
+        return status
     }
 
     /// What the daemon already knows, without a round trip to the watch.
@@ -107,7 +139,7 @@ public struct RemoteWatch: Sendable {
     }
 
     public func alarms() async throws -> [Alarm] {
-        try GatewayBusAPI.decode([Alarm].self, json: try await string("GetAlarms"))
+        try AlarmJSON.table(from: try await string("GetAlarms").utf8)
     }
 
     public func setAlarms(_ alarms: [Alarm]) async throws {
@@ -127,22 +159,26 @@ public struct RemoteWatch: Sendable {
     }
 
     /// Syncs through the daemon; `progress` gets its SyncProgress signals.
-    public func syncSleep(from: Int64, to: Int64?, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> SyncResult {
-        let updates = try await client.connection.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "SyncProgress"))
+    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> SyncResult {
+        let updates = try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "SyncProgress")) { signal in
+            signal.arguments.count == 2 ? (signal.arguments[0].uint32Value, signal.arguments[1].uint32Value) : nil
+        }
         let forward = Task {
-            for await signal in updates {
-                if let received = signal.arguments.first?.int32Value, let total = signal.arguments.last?.int32Value {
-                    progress?(Int(received), Int(total))
-                }
-            }
+            for try await case let (received?, total?) in updates { progress?(Int(received), Int(total)) }
         }
         defer { forward.cancel() }
-        return try GatewayBusAPI.decode(SyncResult.self, json: try await string("SyncSleep", [.int64(from), .int64(to ?? 0)], timeout: .seconds(3600)))
+        let reply = try await client.value(path, GatewayBusAPI.watchInterface, "SyncSleep", [.properties(GatewayBusAPI.syncOptions(request))],
+                                           signature: "a{sv}", timeout: .seconds(3600))
+        guard let result = reply.propertiesValue.flatMap(GatewayBusAPI.syncResult) else {
+            throw CategorizedFailure(.protocolError, "tsgateway serve answered SyncSleep without its counts")
+        }
+        return result
     }
 
-    /// Daily sleep models from the daemon's database; `rule` nil: the configured or the watch's own.
-    public func dailySleep(first: String, last: String, timeZone: String, rule: Int?) async throws -> DailySleepReport {
-        try GatewayBusAPI.decode(DailySleepReport.self, json: try await string("DailySleep", [.string(first), .string(last), .string(timeZone), .int32(Int32(rule ?? -1))]))
+    /// Daily reports from the daemon's database; nil zone and rule: the configured ones (or the watch's own rule).
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule: StatisticsRule?) async throws -> DailySleepReport {
+        try GatewayBusAPI.decode(DailySleepReport.self, json: try await string(
+            "DailySleep", [.string(first.description), .string(last.description), .properties(GatewayBusAPI.dailySleepOptions(timeZone: timeZone, rule: rule))]))
     }
 
     public func session() async throws -> SessionReport {
@@ -150,10 +186,11 @@ public struct RemoteWatch: Sendable {
     }
 
     /// Alarm tables as the watch reports them changed (AlarmsChanged signals).
-    public func alarmChanges() async throws -> AsyncThrowingStream<(origin: String, alarms: [Alarm]), any Error> {
+    public func alarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {
         try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "AlarmsChanged")) { signal in
-            guard let json = signal.arguments.first?.stringValue, let alarms = try? GatewayBusAPI.decode([Alarm].self, json: json) else { return nil }
-            return (signal.arguments.last?.stringValue ?? "", alarms)
+            guard signal.arguments.count == 2, let json = signal.arguments[0].stringValue, let alarms = try? AlarmJSON.table(from: json.utf8),
+                  let origin = signal.arguments[1].stringValue.flatMap(AlarmTableOrigin.init(rawValue:)) else { return nil }
+            return (origin, alarms)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSWatchService
 import Yams
 
 /// What `tsgateway serve` reads from its YAML file (udev/config.example.yaml documents each key).
@@ -48,6 +49,13 @@ public struct GatewayConfiguration: Sendable {
     public var upload: UploadSettings?
     /// The MQTT broker the daemon publishes to; nil: no MQTT.
     public var mqtt: MQTTSettings?
+
+    /// The watch service's policy from this file.
+    public var watchPolicy: WatchPolicy {
+        var policy = WatchPolicy(timeZone: timeZone, statisticsRule: statisticsRule)
+        policy.firstSyncDays = firstSyncDays
+        return policy
+    }
 
     /// `upload:` — POST each synced night to an HTTP endpoint, through the store's outbox.
     public struct UploadSettings: Sendable, Hashable {

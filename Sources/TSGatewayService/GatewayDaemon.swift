@@ -27,8 +27,22 @@ public final class GatewayDaemon: Service {
         self.onReady = onReady
     }
 
+    /// Fails with a `CategorizedError`: permission when the bus policy refuses the name,
+    /// unavailable when the bus cannot be reached or another daemon owns the name.
     public func run() async throws {
+        do {
+            try await serve()
+        } catch let error as BusError {
+            throw CategorizedFailure(error.name == BusError.accessDenied ? .permission : .unavailable, error.message)
+        }
+    }
+
+    private func serve() async throws {
         let store = try GatewayStore(path: configuration.database)
+        // Every sync into this database, the CLI's too, feeds the outbox while `upload:` is set.
+        try await store.setUploadSetting(configuration.upload.map { _ in
+            UploadSetting(timeZone: configuration.timeZone, statisticsRule: configuration.statisticsRule)
+        })
         let supervisors = try makeSupervisors(store: store)
         let bus: BusConnection
         do {

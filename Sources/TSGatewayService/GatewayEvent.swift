@@ -1,49 +1,122 @@
 import Foundation
 import TSModels
+import TSProtocol
 import TSStore
 
 /// Something that happened to a watch the daemon serves. `tsgateway events` prints these as
-/// JSON lines; the D-Bus service sends each as a typed signal and as Gateway1.Event(json).
-public struct GatewayEvent: Sendable, Codable, Hashable {
-    public enum Kind: String, Sendable, Codable, Hashable, CaseIterable {
-        /// `connected` says which way; `reason` why a link ended or a connect failed.
-        case connection
-        case alarmsChanged
-        case sleepSynced
-        case battery
-        /// A live stage event from the watch (`stage`, `liveKind`).
-        case liveStage
-        case fellAsleep
-        case wokeUp
-        /// A live session changed state: `session` holds it, `change` says how.
-        case session
+/// JSON lines, `{"type", "watch", "time", …}` with the fields of each kind (protocol-spec/dbus-api.md);
+/// the D-Bus service sends each as a typed signal and as Gateway2.Event(json).
+public struct GatewayEvent: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// The link came up, or ended / a connect failed (`reason`).
+        case connection(connected: Bool, reason: String?)
+        case alarmsChanged(alarms: [Alarm], origin: AlarmTableOrigin)
+        case sleepSynced(fetched: Int, stored: Int)
+        case battery(level: Int)
+        /// A live stage event from the watch.
+        case liveStage(stage: SleepStage, kind: LiveStageKind)
+        case fellAsleep(session: LiveSleepSession)
+        case wokeUp(session: LiveSleepSession)
+        /// A live session changed state.
+        case session(change: SessionChange, session: LiveSleepSession, reason: String?)
     }
 
-    public var type: Kind
+    /// How a live session changed.
+    public enum SessionChange: String, Sendable, Hashable, Codable, CaseIterable {
+        case opened, interrupted, resumed, closed, completed, unexpectedEnd
+    }
+
+    /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
+    public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
+        case connection, alarmsChanged, sleepSynced, battery, liveStage, fellAsleep, wokeUp, session
+    }
+
     public var watch: String
     public var time: Date
-    public var connected: Bool?
-    public var reason: String?
-    public var alarms: [Alarm]?
-    public var origin: String?
-    public var fetched: Int?
-    public var stored: Int?
-    public var battery: Int?
-    public var stage: SleepStage?
-    public var liveKind: String?
-    /// opened, interrupted, resumed, closed, completed, unexpectedEnd
-    public var change: String?
-    public var session: LiveSleepSession?
+    public var kind: Kind
 
-    public init(_ type: Kind, watch: String, time: Date = Date()) {
-        self.type = type
+    public init(_ kind: Kind, watch: String, time: Date = Date()) {
+        self.kind = kind
         self.watch = watch
         self.time = time
+    }
+
+    public var type: KindName {
+        switch kind {
+        case .connection: .connection
+        case .alarmsChanged: .alarmsChanged
+        case .sleepSynced: .sleepSynced
+        case .battery: .battery
+        case .liveStage: .liveStage
+        case .fellAsleep: .fellAsleep
+        case .wokeUp: .wokeUp
+        case .session: .session
+        }
     }
 
     public func json() -> String { (try? GatewayBusAPI.json(self)) ?? "{}" }
 
     public static func decode(json: String) throws -> GatewayEvent { try GatewayBusAPI.decode(GatewayEvent.self, json: json) }
+}
+
+extension GatewayEvent: Codable {
+    enum CodingKeys: String, CodingKey {
+        case type, watch, time, connected, reason, alarms, origin, fetched, stored, battery, stage, liveKind, change, session
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(watch, forKey: .watch)
+        try container.encode(time, forKey: .time)
+        switch kind {
+        case let .connection(connected, reason):
+            try container.encode(connected, forKey: .connected)
+            try container.encodeIfPresent(reason, forKey: .reason)
+        case let .alarmsChanged(alarms, origin):
+            try container.encode(alarms, forKey: .alarms)
+            try container.encode(origin, forKey: .origin)
+        case let .sleepSynced(fetched, stored):
+            try container.encode(fetched, forKey: .fetched)
+            try container.encode(stored, forKey: .stored)
+        case let .battery(level):
+            try container.encode(level, forKey: .battery)
+        case let .liveStage(stage, kind):
+            try container.encode(stage, forKey: .stage)
+            try container.encode(kind, forKey: .liveKind)
+        case let .fellAsleep(session), let .wokeUp(session):
+            try container.encode(session, forKey: .session)
+        case let .session(change, session, reason):
+            try container.encode(change, forKey: .change)
+            try container.encode(session, forKey: .session)
+            try container.encodeIfPresent(reason, forKey: .reason)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        watch = try container.decode(String.self, forKey: .watch)
+        time = try container.decode(Date.self, forKey: .time)
+        switch try container.decode(KindName.self, forKey: .type) {
+        case .connection:
+            kind = .connection(connected: try container.decode(Bool.self, forKey: .connected), reason: try container.decodeIfPresent(String.self, forKey: .reason))
+        case .alarmsChanged:
+            kind = .alarmsChanged(alarms: try container.decode([Alarm].self, forKey: .alarms), origin: try container.decode(AlarmTableOrigin.self, forKey: .origin))
+        case .sleepSynced:
+            kind = .sleepSynced(fetched: try container.decode(Int.self, forKey: .fetched), stored: try container.decode(Int.self, forKey: .stored))
+        case .battery:
+            kind = .battery(level: try container.decode(Int.self, forKey: .battery))
+        case .liveStage:
+            kind = .liveStage(stage: try container.decode(SleepStage.self, forKey: .stage), kind: try container.decode(LiveStageKind.self, forKey: .liveKind))
+        case .fellAsleep:
+            kind = .fellAsleep(session: try container.decode(LiveSleepSession.self, forKey: .session))
+        case .wokeUp:
+            kind = .wokeUp(session: try container.decode(LiveSleepSession.self, forKey: .session))
+        case .session:
+            kind = .session(change: try container.decode(SessionChange.self, forKey: .change), session: try container.decode(LiveSleepSession.self, forKey: .session),
+                            reason: try container.decodeIfPresent(String.self, forKey: .reason))
+        }
+    }
 }
 
 /// What the daemon knows of one watch right now; read by D-Bus property getters from any thread.
@@ -58,8 +131,12 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var info: DeviceInfo?
     public var lastError: String?
     public var syncing = false
-    /// The live session: "" (none yet), open, interrupted, closed or complete.
-    public var sessionState = ""
+    /// The latest live session's state; nil before the first.
+    public var sessionState: SessionState?
+
+    public enum SessionState: String, Sendable, Codable, Hashable, CaseIterable {
+        case open, interrupted, closed, complete
+    }
 
     public init(id: String, name: String?, simulated: Bool) {
         self.id = id
@@ -69,8 +146,12 @@ public struct WatchStatus: Sendable, Codable, Hashable {
 }
 
 extension WatchStatus {
-    public static func sessionState(_ session: LiveSleepSession?) -> String {
-        guard let session else { return "" }
-        return session.state == .open && session.interrupted ? "interrupted" : session.state.rawValue
+    public static func sessionState(_ session: LiveSleepSession?) -> SessionState? {
+        guard let session else { return nil }
+        switch session.state {
+        case .open: return session.interrupted ? .interrupted : .open
+        case .closed: return .closed
+        case .complete: return .complete
+        }
     }
 }

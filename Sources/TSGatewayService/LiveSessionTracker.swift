@@ -35,12 +35,12 @@ public actor LiveSessionTracker {
                 session.endTime = session.lastActivity
                 session.state = .closed
                 try await store.saveSession(session)
-                announce(session, change: "unexpectedEnd", time: now)
+                announce(session, change: .unexpectedEnd, time: now)
             } else if nowSeconds - session.lastActivity > resumeWindow {
                 session.endTime = session.lastActivity
                 session.state = .closed
                 try await store.saveSession(session)
-                announce(session, change: "closed", time: now)
+                announce(session, change: .closed, time: now)
             } else if current == nil {
                 current = session
             }
@@ -51,9 +51,7 @@ public actor LiveSessionTracker {
     public func handle(_ event: LiveStageEvent) async throws {
         let time = Int64(event.time)
         let record = LiveStageRecord(time: time, stage: event.stage, kind: event.kind.rawValue)
-        var stageEvent = GatewayEvent(.liveStage, watch: watchId, time: Date(timeIntervalSince1970: TimeInterval(time)))
-        stageEvent.stage = event.stage
-        stageEvent.liveKind = event.kind.rawValue
+        let stageEvent = GatewayEvent(.liveStage(stage: event.stage, kind: event.kind), watch: watchId, time: Date(timeIntervalSince1970: TimeInterval(time)))
 
         guard var session = current, session.state == .open else {
             guard event.kind != .wokeUp, event.stage != .awake else {
@@ -66,10 +64,8 @@ public actor LiveSessionTracker {
             session.currentStage = event.stage
             current = session
             publish(stageEvent)
-            announce(session, change: "opened", time: stageEvent.time)
-            var fell = GatewayEvent(.fellAsleep, watch: watchId, time: stageEvent.time)
-            fell.session = session
-            publish(fell)
+            announce(session, change: .opened, time: stageEvent.time)
+            publish(GatewayEvent(.fellAsleep(session: session), watch: watchId, time: stageEvent.time))
             return
         }
         let resumed = session.interrupted
@@ -84,13 +80,11 @@ public actor LiveSessionTracker {
         }
         try await store.saveSession(session, appending: record)
         current = session.state == .open ? session : nil
-        if resumed { announce(session, change: "resumed", time: stageEvent.time) }
+        if resumed { announce(session, change: .resumed, time: stageEvent.time) }
         publish(stageEvent)
         if event.kind == .wokeUp {
-            var woke = GatewayEvent(.wokeUp, watch: watchId, time: stageEvent.time)
-            woke.session = session
-            publish(woke)
-            announce(session, change: "closed", time: stageEvent.time)
+            publish(GatewayEvent(.wokeUp(session: session), watch: watchId, time: stageEvent.time))
+            announce(session, change: .closed, time: stageEvent.time)
         }
     }
 
@@ -102,7 +96,7 @@ public actor LiveSessionTracker {
         session.lastActivity = max(session.lastActivity, Int64(now.timeIntervalSince1970))
         try await store.saveSession(session)
         current = session
-        announce(session, change: "interrupted", time: now, reason: reason)
+        announce(session, change: .interrupted, time: now, reason: reason)
     }
 
     /// Keeps the open session's last-known-alive time fresh, for the unexpected-end time.
@@ -119,7 +113,7 @@ public actor LiveSessionTracker {
             guard let end = session.endTime, end <= upTo else { continue }
             session.state = .complete
             try await store.saveSession(session)
-            announce(session, change: "completed", time: now)
+            announce(session, change: .completed, time: now)
         }
     }
 
@@ -129,11 +123,7 @@ public actor LiveSessionTracker {
         return try await store.sessions(watch: watchId, limit: 1).first
     }
 
-    private func announce(_ session: LiveSleepSession, change: String, time: Date, reason: String? = nil) {
-        var event = GatewayEvent(.session, watch: watchId, time: time)
-        event.session = session
-        event.change = change
-        event.reason = reason
-        publish(event)
+    private func announce(_ session: LiveSleepSession, change: GatewayEvent.SessionChange, time: Date, reason: String? = nil) {
+        publish(GatewayEvent(.session(change: change, session: session, reason: reason), watch: watchId, time: time))
     }
 }

@@ -5,6 +5,7 @@ import TSModels
 import TSMQTT
 import TSSleep
 import TSStore
+import TSWatchService
 
 /// Publishes the daemon's watches to an MQTT broker: a retained state document per watch,
 /// Home Assistant discovery configs, availability with a last will, event messages, and a
@@ -133,11 +134,11 @@ public actor MQTTBridge {
 
     private func publish(_ event: GatewayEvent) async {
         guard let supervisor = supervisors.first(where: { $0.id == event.watch }) else { return }
-        switch event.type {
+        switch event.kind {
         case .sleepSynced: nights[event.watch] = nil
-        case .alarmsChanged: alarms[event.watch] = event.alarms
+        case let .alarmsChanged(changed, _): alarms[event.watch] = changed
         // The supervisor reads the table at each connect, without an event.
-        case .connection where event.connected == true: alarms[event.watch] = nil
+        case .connection(connected: true, _): alarms[event.watch] = nil
         default: break
         }
         var messages = [await state(of: supervisor)]
@@ -200,17 +201,12 @@ public actor MQTTBridge {
     /// Last night's figures, computed from the store when a sync brings records (not at every event).
     private func lastNight(of supervisor: WatchSupervisor) async -> [String: Any] {
         if let cached = nights[supervisor.id] { return cached }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        func localDate(_ date: Date) -> LocalDate {
-            let parts = calendar.dateComponents([.year, .month, .day], from: date)
-            return LocalDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
-        }
-        let today = localDate(Date())
-        let before = localDate(calendar.date(byAdding: .day, value: -2, to: Date()) ?? Date())
+        let clock = LocalDayClock(timeZone: timeZone)
+        let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
+        let before = clock.adding(days: -2, to: today)
         var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "naps", "nap_minutes"].map { ($0, NSNull()) })
-        if let (_, days) = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
-           let night = days.last(where: { !$0.nightSleeps.isEmpty }) {
+        if let report = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
+           let night = report.days.last(where: { !$0.nightSleeps.isEmpty }) {
             figures["night_date"] = night.date.description
             figures["night_sleep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
             figures["night_quality"] = Int(night.dailySummary.qualityScore)
@@ -315,12 +311,12 @@ public actor MQTTBridge {
         do {
             switch name {
             case "alarms/set":
-                let alarms = try Self.alarms(fromCommand: message.payload)
+                let alarms = try AlarmJSON.table(from: message.payload)
                 try await supervisor.setAlarms(alarms)
                 logger.info("MQTT: \(supervisor.id): alarms set from a command (\(alarms.count) alarm\(alarms.count == 1 ? "" : "s"))")
                 await reply(nil)
             case "sleep/sync":
-                _ = try await supervisor.syncSleep(from: nil, to: nil)
+                _ = try await supervisor.syncSleep(SyncRequest())
                 await reply(nil)
             default:
                 await reply("unknown command \"\(name)\"; known: alarms/set, sleep/sync")
@@ -329,24 +325,6 @@ public actor MQTTBridge {
             await reply(error.message)
         } catch {
             await reply(String(describing: error))
-        }
-    }
-
-    /// The alarm table of an `alarms/set` command, in the CLI's JSON form (`alarms get --json`):
-    /// `{"alarms": [...]}` or a bare array; checked like the CLI checks an alarm file.
-    static func alarms(fromCommand payload: [UInt8]) throws -> [Alarm] {
-        struct Wrapped: Decodable { var alarms: [AlarmJSON] }
-        let data = Data(payload)
-        let entries: [AlarmJSON]
-        if let wrapped = try? JSONDecoder().decode(Wrapped.self, from: data) {
-            entries = wrapped.alarms
-        } else if let bare = try? JSONDecoder().decode([AlarmJSON].self, from: data) {
-            entries = bare
-        } else {
-            throw AlarmTextError("the command is not JSON of the form {\"id\": \"…\", \"alarms\": [{\"time\": \"07:00\", \"repeat\": [\"mon\"], \"label\": \"Work\"}]}")
-        }
-        return try entries.enumerated().map { index, entry in
-            do { return try entry.alarm(defaultSlot: UInt8(clamping: index)) } catch { throw AlarmTextError("alarm \(index + 1): \(error)") }
         }
     }
 }

@@ -7,6 +7,7 @@ import TSProtocol
 import TSSleep
 import TSStore
 import TSTransport
+import TSWatchService
 
 /// Keeps one watch connected for the daemon: connects at start and again with backoff after
 /// every loss, syncs sleep on a schedule and on demand (one sync at a time), sets the watch's
@@ -16,9 +17,11 @@ import TSTransport
 public actor WatchSupervisor {
     public let entry: GatewayConfiguration.WatchEntry
     public nonisolated var id: String { entry.address }
-    public let watch: Watch
+    /// The watch service's operations on this watch; every operation of the daemon goes through them.
+    public let operations: WatchOperations
+    public nonisolated var watch: Watch { operations.watch }
     public let sessions: LiveSessionTracker
-    let store: GatewayStore
+    nonisolated var store: GatewayStore { operations.store }
     let settings: GatewayConfiguration
     let publish: @Sendable (GatewayEvent) -> Void
     let logger: Logger
@@ -43,8 +46,8 @@ public actor WatchSupervisor {
         var configuration = WatchConfiguration()
         configuration.timeZone = settings.timeZone
         configuration.syncTimeOnConnect = false
-        self.watch = Watch(transport: transport, configuration: configuration)
-        self.store = store
+        operations = WatchOperations(watch: Watch(transport: transport, configuration: configuration), store: store,
+                                     watchId: entry.address, name: entry.name, policy: settings.watchPolicy)
         self.settings = settings
         self.simulated = simulated
         self.logger = logger
@@ -52,7 +55,7 @@ public actor WatchSupervisor {
         let cell = StatusCell(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
         statusCell = cell
         sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone) { event in
-            if event.type == .session { cell.update { $0.sessionState = WatchStatus.sessionState(event.session) } }
+            if case let .session(_, session, _) = event.kind { cell.update { $0.sessionState = WatchStatus.sessionState(session) } }
             publish(event)
         }
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -91,10 +94,7 @@ public actor WatchSupervisor {
                 let reason = String(describing: error)
                 updateStatus { $0.lastError = reason }
                 logger.warning("\(id): cannot connect (\(reason)); next try in \(Self.format(backoff))")
-                var event = GatewayEvent(.connection, watch: id)
-                event.connected = false
-                event.reason = reason
-                publish(event)
+                publish(GatewayEvent(.connection(connected: false, reason: reason), watch: id))
                 await sleepOrWake(for: backoff.jittered())
                 backoff = min(backoff * 2, settings.reconnectMaximum)
                 continue
@@ -149,7 +149,7 @@ public actor WatchSupervisor {
             if now >= nextScheduledSync {
                 nextScheduledSync = now + settings.syncInterval
                 do {
-                    _ = try await syncSleep(from: nil, to: nil)
+                    _ = try await syncSleep(SyncRequest())
                 } catch is CancellationError {
                     return
                 } catch {
@@ -184,11 +184,7 @@ public actor WatchSupervisor {
             let battery = try await watch.battery()
             let changed = status.batteryLevel != Int(battery.level)
             updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
-            if changed {
-                var event = GatewayEvent(.battery, watch: id)
-                event.battery = Int(battery.level)
-                publish(event)
-            }
+            if changed { publish(GatewayEvent(.battery(level: Int(battery.level)), watch: id)) }
         } catch {
             logger.info("\(id): battery not read: \(error)")
         }
@@ -196,22 +192,16 @@ public actor WatchSupervisor {
 
     private func alarmsChanged(_ change: AlarmsChanged) async {
         do {
-            try await store.saveAlarmSnapshot(change.alarms, watch: id, origin: change.origin.rawValue)
+            try await operations.recordWatchSideChange(change)
         } catch {
             logger.error("\(id): alarm change not saved: \(error)")
         }
-        var event = GatewayEvent(.alarmsChanged, watch: id)
-        event.alarms = change.alarms
-        event.origin = change.origin.rawValue
-        publish(event)
+        publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: AlarmTableOrigin(change.origin)), watch: id))
     }
 
     private func linkEnded(reason: String) async {
         updateStatus { $0.connected = false }
-        var event = GatewayEvent(.connection, watch: id)
-        event.connected = false
-        event.reason = reason
-        publish(event)
+        publish(GatewayEvent(.connection(connected: false, reason: reason), watch: id))
         await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: reason) }
     }
 
@@ -251,24 +241,21 @@ public actor WatchSupervisor {
             _ = try await connectTask.value
             return
         }
-        let task = Task { try await watch.connect() }
+        let task = Task { [operations] in try await operations.connect() }
         connectTask = task
         defer { connectTask = nil }
         let info = try await task.value
-        try await store.saveWatch(id: id, name: entry.name, info: info)
         // The alarm table as the link comes up: the history and the next alarm start from it.
         if info.capabilities.maxAlarms > 0 {
             do {
-                try await store.saveAlarmSnapshot(try await watch.alarms(), watch: id, origin: "read")
+                _ = try await operations.alarms()
             } catch {
                 logger.info("\(id): alarm table not read at connect: \(error)")
             }
         }
         updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
         logger.info("\(id): connected to \(info.model) firmware \(info.firmware)")
-        var event = GatewayEvent(.connection, watch: id)
-        event.connected = true
-        publish(event)
+        publish(GatewayEvent(.connection(connected: true, reason: nil), watch: id))
         if info.capabilities.supportsLiveSleep {
             do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
         }
@@ -283,72 +270,49 @@ public actor WatchSupervisor {
 
     public func battery() async throws -> BatteryStatus {
         try await ensureConnected()
-        let battery = try await watch.battery()
+        let battery = try await operations.battery()
         updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
         return battery
     }
 
     public func syncTime() async throws {
         try await ensureConnected()
-        try await watch.syncTime()
+        try await operations.syncTime()
         lastTimeSync = .now
     }
 
     public func alarms() async throws -> [Alarm] {
         try await ensureConnected()
-        let alarms = try await watch.alarms()
-        try await store.saveAlarmSnapshot(alarms, watch: id, origin: "read")
-        return alarms
+        return try await operations.alarms()
     }
 
     public func setAlarms(_ alarms: [Alarm]) async throws {
         try await ensureConnected()
-        try await watch.setAlarms(alarms)
-        if try await store.saveAlarmSnapshot(alarms, watch: id, origin: "set") {
-            var event = GatewayEvent(.alarmsChanged, watch: id)
-            event.alarms = alarms
-            event.origin = "gateway"
-            publish(event)
+        if try await operations.setAlarms(alarms) {
+            publish(GatewayEvent(.alarmsChanged(alarms: alarms, origin: .gateway), watch: id))
         }
     }
 
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
         try await ensureConnected()
-        let config = try await watch.monitorConfig(type)
-        try await store.saveMonitorConfig(config, watch: id)
-        return config
+        return try await operations.monitorConfig(type)
     }
 
     public func setMonitorConfig(_ config: MonitorConfig) async throws {
         try await ensureConnected()
-        try await watch.setMonitorConfig(config)
-        try await store.saveMonitorConfig(config, watch: id)
+        try await operations.setMonitorConfig(config)
     }
 
-    /// Syncs records with start in [from, to); from nil: since the last sync (or
-    /// `firstSyncDays` back). Waits for a sync already running, then runs its own.
-    public func syncSleep(from: Int64?, to: Int64?, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
+    /// Syncs as `request` asks (the watch service's policy fills what it leaves open). Waits
+    /// for a sync already running, then runs its own.
+    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
         while let running = syncTask {
             _ = try? await running.value
             if syncTask == running { syncTask = nil }
         }
         try await ensureConnected()
-        let start: Int64
-        if let from {
-            start = from
-        } else if let cursor = try await store.syncCursor(watch: id) {
-            start = cursor.rangeStart
-        } else {
-            start = Int64(Date().timeIntervalSince1970) - Int64(settings.firstSyncDays) * 86_400
-        }
         let started = Int64(Date().timeIntervalSince1970)
-        var sync = SleepSync(watch: watch, store: store, watchId: id)
-        sync.maxReconnects = 3
-        sync.progress = progress
-        if settings.upload != nil {
-            sync.outbox = OutboxPolicy(timeZone: settings.timeZone, statisticsRule: settings.statisticsRule)
-        }
-        let task = Task { try await sync.run(from: start, to: to) }
+        let task = Task { [operations] in try await operations.syncSleep(request, progress: progress) }
         syncTask = task
         updateStatus { $0.syncing = true }
         defer {
@@ -360,20 +324,15 @@ public actor WatchSupervisor {
         updateStatus { $0.lastSync = now }
         logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)\(report.enqueued > 0 ? "; \(report.enqueued) night\(report.enqueued == 1 ? "" : "s") to upload" : "")")
         if report.enqueued > 0 { await uploads?.wake() }
-        var event = GatewayEvent(.sleepSynced, watch: id, time: now)
-        event.fetched = report.fetched
-        event.stored = report.stored
-        publish(event)
+        publish(GatewayEvent(.sleepSynced(fetched: report.fetched, stored: report.stored), watch: id, time: now))
         // The watch has handed over everything it held up to `to`, or up to when this sync began.
-        try await sessions.syncedUpTo(to ?? started)
+        try await sessions.syncedUpTo(request.to ?? started)
         return report
     }
 
-    /// Daily sleep models from the stored records of the local dates [first, last], under the
-    /// rule asked for, the configured one, or else the watch's own.
-    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule chosen: StatisticsRule? = nil) async throws -> (rule: StatisticsRule, days: [DailySleepModel]) {
-        let rule = chosen ?? settings.statisticsRule ?? status.info?.capabilities.statisticsRule ?? .withNap
-        return (rule, try await store.dailySleep(watch: id, first: first, last: last, rule: rule, timeZone: timeZone ?? settings.timeZone))
+    /// Daily reports of the local dates [first, last] from the stored records.
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone? = nil, rule: StatisticsRule? = nil) async throws -> DailySleepReport {
+        try await operations.dailySleep(first: first, last: last, timeZone: timeZone, rule: rule)
     }
 
     static func format(_ duration: Duration) -> String {

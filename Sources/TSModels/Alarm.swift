@@ -37,7 +37,7 @@ public struct AlarmRepeat: OptionSet, Sendable, Hashable, Codable {
 }
 
 /// One alarm of the watch's alarm table (TopStep `TSAlarmClockModel`).
-public struct Alarm: Sendable, Hashable, Codable {
+public struct Alarm: Sendable, Hashable {
     /// The longest label the protocol carries, in UTF-8 bytes.
     public static let maxLabelBytes = 32
 
@@ -93,10 +93,6 @@ public struct Alarm: Sendable, Hashable, Codable {
             found.append(.remarkTooLong(slot: slot, bytes: remarkBytes, limit: limits.remarkMaxBytes))
         }
         return found
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case slot, identifier, label, hour, minute, isEnabled = "enabled", snoozeAllowed = "snooze", remark, repeatDays = "repeat"
     }
 }
 
@@ -158,5 +154,21 @@ extension Array where Element == Alarm {
         }
         for alarm in self { found += alarm.problems(limits: limits) }
         return found
+    }
+}
+
+/// Why an alarm table is what it is: read from the watch, written by this gateway, or changed
+/// on the watch side (by the person on the wrist, by another phone app, or by a one-time alarm
+/// switching itself off after it rang).
+public enum AlarmTableOrigin: String, Sendable, Hashable, Codable, CaseIterable {
+    case read
+    case gateway
+    case watch
+    case app
+    case onceAlarmFired
+
+    /// The origin stored in alarm histories written by tsgateway 0.2 (`set` for the gateway's writes).
+    public init?(stored text: String) {
+        if text == "set" { self = .gateway } else { self.init(rawValue: text) }
     }
 }

@@ -53,9 +53,13 @@ public enum AlarmText {
     }
 }
 
-/// The JSON form of an alarm in `alarms get --json` and in files for `alarms set --file`.
+/// The one JSON form of an alarm, everywhere: `alarms get --json`, `alarms set --file`, the
+/// daemon's GetAlarms/SetAlarms and AlarmsChanged, events, MQTT commands and the store's alarm
+/// history. `{"slot": 0, "time": "07:00", "repeat": ["mon", …], "enabled": true,
+/// "snooze": false, "label": "Work", "remark": ""}`; on input only `time` is required.
 public struct AlarmJSON: Codable, Sendable, Equatable {
     public var slot: UInt8?
+    public var identifier: String?
     public var time: String
     public var enabled: Bool?
     public var snooze: Bool?
@@ -64,11 +68,12 @@ public struct AlarmJSON: Codable, Sendable, Equatable {
     public var remark: String?
 
     enum CodingKeys: String, CodingKey {
-        case slot, time, enabled, snooze, repeatDays = "repeat", label, remark
+        case slot, identifier, time, enabled, snooze, repeatDays = "repeat", label, remark
     }
 
     public init(_ alarm: Alarm) {
         slot = alarm.slot
+        identifier = alarm.identifier
         time = AlarmText.formatTime(hour: alarm.hour, minute: alarm.minute)
         enabled = alarm.isEnabled
         snooze = alarm.snoozeAllowed
@@ -80,15 +85,84 @@ public struct AlarmJSON: Codable, Sendable, Equatable {
     public func alarm(defaultSlot: UInt8) throws(AlarmTextError) -> Alarm {
         let (hour, minute) = try AlarmText.parseTime(time)
         let days = try AlarmText.parseRepeat((repeatDays ?? []).joined(separator: ","))
-        return Alarm(slot: slot ?? defaultSlot, label: label ?? "", hour: hour, minute: minute, isEnabled: enabled ?? true,
+        return Alarm(slot: slot ?? defaultSlot, identifier: identifier, label: label ?? "", hour: hour, minute: minute, isEnabled: enabled ?? true,
                      snoozeAllowed: snooze ?? false, remark: remark ?? "", repeatDays: days)
+    }
+
+    /// An alarm table from JSON input: `{"alarms": [...], …}` (what `alarms get --json` prints,
+    /// other keys ignored) or a bare array. An entry without `slot` takes its position.
+    public static func table(from data: some Sequence<UInt8>) throws(AlarmTextError) -> [Alarm] {
+        try table(from: Data(data))
+    }
+
+    public static func table(from bytes: Data) throws(AlarmTextError) -> [Alarm] {
+        struct Wrapped: Decodable { var alarms: [AlarmJSON] }
+        let entries: [AlarmJSON]
+        if let wrapped = try? JSONDecoder().decode(Wrapped.self, from: bytes) {
+            entries = wrapped.alarms
+        } else {
+            do {
+                entries = try JSONDecoder().decode([AlarmJSON].self, from: bytes)
+            } catch {
+                throw AlarmTextError("not an alarm table (\(JSONErrorText.describe(error))); expected [{\"time\": \"07:00\", \"repeat\": [\"mon\"], \"label\": \"Work\"}] or {\"alarms\": [...]}")
+            }
+        }
+        var alarms: [Alarm] = []
+        for (index, entry) in entries.enumerated() {
+            do { alarms.append(try entry.alarm(defaultSlot: UInt8(clamping: index))) } catch { throw AlarmTextError("alarm \(index + 1): \(error.message)") }
+        }
+        return alarms
     }
 }
 
+extension Alarm: Codable {
+    public func encode(to encoder: any Encoder) throws {
+        try AlarmJSON(self).encode(to: encoder)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        // Alarm histories and simulated-watch files written by tsgateway 0.2 hold the older
+        // field-per-property form; it is still read, never written.
+        if let legacy = try? LegacyAlarm(from: decoder) {
+            self = legacy.alarm
+            return
+        }
+        let entry = try AlarmJSON(from: decoder)
+        guard let slot = entry.slot else {
+            throw DecodingError.keyNotFound(AlarmJSON.CodingKeys.slot, .init(codingPath: decoder.codingPath, debugDescription: "an alarm needs its slot"))
+        }
+        do {
+            self = try entry.alarm(defaultSlot: slot)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
+    /// tsgateway 0.2's form: hour, minute and the repeat bit mask as numbers.
+    private struct LegacyAlarm: Decodable {
+        var slot: UInt8
+        var identifier: String?
+        var label: String
+        var hour: UInt8
+        var minute: UInt8
+        var enabled: Bool
+        var snooze: Bool
+        var remark: String
+        var repeatMask: UInt8
+
+        enum CodingKeys: String, CodingKey { case slot, identifier, label, hour, minute, enabled, snooze, remark, repeatMask = "repeat" }
+
+        var alarm: Alarm {
+            Alarm(slot: slot, identifier: identifier, label: label, hour: hour, minute: minute, isEnabled: enabled, snoozeAllowed: snooze,
+                  remark: remark, repeatDays: AlarmRepeat(rawValue: repeatMask))
+        }
+    }
+}
 
 /// A time, repeat or alarm entry that does not parse; the message says what to write instead.
-public struct AlarmTextError: Error, Sendable, CustomStringConvertible {
+public struct AlarmTextError: CategorizedError, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+    public var category: ErrorCategory { .invalidInput }
 }

@@ -1,6 +1,10 @@
+import TSModels
+
 /// A defect in bytes received or in a value about to be sent: which rule was broken (`code`,
 /// stable, used by the test vectors) and a sentence for people (`message`).
-public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ProtocolError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
+    public var category: ErrorCategory { .protocolError }
+
     public enum Code: String, Sendable, Hashable, CaseIterable {
         case badStartMarker, unsupportedVersion, payloadTooLarge, truncatedFrame, lengthMismatch, crcMismatch
         case unknownCommand, unexpectedDirection, truncatedPayload, trailingBytes, invalidUTF8, stringTooLong

@@ -5,8 +5,7 @@ import TSModels
 /// One version of a watch's alarm table and why it changed.
 public struct AlarmSnapshot: Sendable, Hashable {
     public var takenAt: Date
-    /// `read` (ALARMS_GET), `set` (this gateway's ALARMS_SET), or an ALARMS_CHANGED origin.
-    public var origin: String
+    public var origin: AlarmTableOrigin
     public var alarms: [Alarm]
 }
 
@@ -47,7 +46,7 @@ extension GatewayStore {
 
     /// Adds a snapshot when the table differs from the latest one; returns whether it did.
     @discardableResult
-    public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: String) async throws -> Bool {
+    public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: AlarmTableOrigin) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -57,7 +56,7 @@ extension GatewayStore {
             let latest = try String.fetchOne(db, sql: "SELECT alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
             guard latest != json else { return false }
             try db.execute(sql: "INSERT INTO alarmSnapshot (watchId, takenAt, origin, alarms) VALUES (?, ?, ?, ?)",
-                           arguments: [watch, now, origin, json])
+                           arguments: [watch, now, origin.rawValue, json])
             return true
         }
     }
@@ -66,8 +65,9 @@ extension GatewayStore {
     public func alarmHistory(watch: String) async throws -> [AlarmSnapshot] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch]).map { row in
-                let json: String = row["alarms"]
-                return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: row["origin"],
+                let json: String = row["alarms"], originText: String = row["origin"]
+                guard let origin = AlarmTableOrigin(stored: originText) else { throw StoreError.corruptValue("alarm history origin \"\(originText)\"") }
+                return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: origin,
                                      alarms: try JSONDecoder().decode([Alarm].self, from: Data(json.utf8)))
             }
         }

@@ -47,7 +47,7 @@ public final class GatewayStore: Sendable {
     }
 }
 
-public enum StoreError: Error, Sendable, CustomStringConvertible {
+public enum StoreError: CategorizedError, Sendable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     case corruptValue(String)
 
@@ -57,6 +57,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case let .corruptValue(detail): "the database holds a value that cannot be read: \(detail)"
         }
     }
+
+    public var category: ErrorCategory { .storage }
 }
 
 /// Which records of a watch the store holds completely: every record the watch had with a
@@ -81,4 +83,8 @@ public struct StoredWatch: Sendable, Hashable {
     public var firstSeen: Date
     public var lastSeen: Date
     public var lastSync: Date?
+}
+
+extension DatabaseError: CategorizedError {
+    public var category: ErrorCategory { .storage }
 }

@@ -105,6 +105,17 @@ enum StoreMigrations {
                 t.column("createdAt", .integer).notNull()
             }
         }
+        migrator.registerMigration("v5: upload setting") { db in
+            // Whether nights synced into this database feed an upload outbox, and how nights are
+            // cut. Written by `tsgateway serve` from its `upload:` section, read by every writer
+            // (the CLI's own syncs too), so whoever syncs, the outbox gets the nights.
+            try db.create(table: "uploadSetting") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("timeZone", .text).notNull()
+                t.column("statisticsRule", .integer)
+                t.column("updatedAt", .integer).notNull()
+            }
+        }
         return migrator
     }
 }

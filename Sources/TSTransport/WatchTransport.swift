@@ -1,3 +1,4 @@
+import TSModels
 import TSProtocol
 
 /// What the device actor needs from a link to one watch: open it, write chunks to the watch's
@@ -24,7 +25,7 @@ public enum TransportEvent: Sendable, Hashable {
     case disconnected(reason: String)
 }
 
-public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     case notConnected
     case connectFailed(String)
     case chunkTooLarge(size: Int, limit: Int)
@@ -36,6 +37,13 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .connectFailed(reason): "could not connect to the watch: \(reason)"
         case let .chunkTooLarge(size, limit): "a write of \(size) bytes exceeds the link's \(limit)-byte limit (MTU − 3)"
         case let .captureExhausted(detail): "the capture has no more traffic: \(detail)"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case .notConnected, .connectFailed: .unavailable
+        case .chunkTooLarge, .captureExhausted: .protocolError
         }
     }
 }

@@ -76,17 +76,17 @@ private func callsPerSecond(bus: BenchBus) async throws {
     }
     let property = try await rate("Get") { connection, _ in
         _ = try await connection.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                      [.string("org.tsgateway.Watch1"), .string("Connected")])
+                                      [.string("org.tsgateway.Watch2"), .string("Connected")])
     }
     let alarms = try await rate("GetAlarms") { connection, index in
         _ = try await connection.call(destination: "org.tsgateway", path: "/org/tsgateway/watch_00005E00540\(index + 1)",
-                                      interface: "org.tsgateway.Watch1", member: "GetAlarms")
+                                      interface: "org.tsgateway.Watch2", member: "GetAlarms")
     }
     print("""
         D-Bus calls served by `tsgateway serve` (4 simulated watches, \(clients) concurrent clients, 3 s each)
           Peer.Ping (baseline):        \(formatRate(ping, unit: " calls"))
           Properties.Get Connected:    \(formatRate(property, unit: " calls")) = \(String(format: "%.2f", property / ping)) × Ping
-          Watch1.GetAlarms (to watch): \(formatRate(alarms, unit: " calls")) = \(String(format: "%.3f", alarms / ping)) × Ping
+          Watch2.GetAlarms (to watch): \(formatRate(alarms, unit: " calls")) = \(String(format: "%.3f", alarms / ping)) × Ping
         """)
 }
 
@@ -122,9 +122,9 @@ private final class ServedGateway {
             for index in 1...watches {
                 let path = "/org/tsgateway/watch_00005E00540\(index)"
                 let connected = try? await probe.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties",
-                                                      member: "Get", [.string("org.tsgateway.Watch1"), .string("Connected")]).first?.boolValue
+                                                      member: "Get", [.string("org.tsgateway.Watch2"), .string("Connected")]).first?.boolValue
                 let lastSync = try? await probe.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties",
-                                                     member: "Get", [.string("org.tsgateway.Watch1"), .string("LastSync")]).first?.int64Value
+                                                     member: "Get", [.string("org.tsgateway.Watch2"), .string("LastSync")]).first?.int64Value
                 if connected == true, (lastSync ?? 0) > 0 { ready += 1 }
             }
             if ready == watches { return }

@@ -1,3 +1,5 @@
+import TSModels
+
 /// Exit statuses of `tsgateway`, documented in README ("Exit codes"). Values follow sysexits(3)
 /// where one fits, so scripts can tell a usage error from a missing adapter from a timeout.
 enum ExitStatus: Int32, Sendable {
@@ -21,10 +23,19 @@ enum ExitStatus: Int32, Sendable {
     case permission = 77
     /// A configuration file is invalid.
     case config = 78
+    /// The watch lacks the feature asked for.
+    case notSupported = 79
     /// No known watch matches the address or name given.
     case deviceNotFound = 80
     /// The watch must be paired first (`tsgateway pair ADDRESS`).
     case notPaired = 81
+}
+
+extension ExitStatus {
+    /// The status of an error category (the table lives with the categories, in TSModels).
+    init(_ category: ErrorCategory) {
+        self = ExitStatus(rawValue: category.exitStatus) ?? .failure
+    }
 }
 
 /// An error the CLI reports as one line on stderr, with a specific exit status.

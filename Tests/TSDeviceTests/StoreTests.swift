@@ -36,12 +36,12 @@ import TSStore
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try GatewayStore(path: path)
         let first = [Alarm(slot: 0, label: "Work", hour: 7, minute: 0)]
-        #expect(try await store.saveAlarmSnapshot(first, watch: "w", origin: "read"))
-        #expect(try await store.saveAlarmSnapshot(first, watch: "w", origin: "read") == false)
+        #expect(try await store.saveAlarmSnapshot(first, watch: "w", origin: .read))
+        #expect(try await store.saveAlarmSnapshot(first, watch: "w", origin: .read) == false)
         let second = [Alarm(slot: 0, label: "Work", hour: 7, minute: 30)]
-        #expect(try await store.saveAlarmSnapshot(second, watch: "w", origin: "watch"))
+        #expect(try await store.saveAlarmSnapshot(second, watch: "w", origin: .watch))
         let history = try await store.alarmHistory(watch: "w")
-        #expect(history.map(\.origin) == ["read", "watch"])
+        #expect(history.map(\.origin) == [.read, .watch])
         #expect(history.map(\.alarms) == [first, second])
     }
 

@@ -129,7 +129,7 @@ import Testing
         (["alarms", "set", "--file", "/nonexistent/alarms.json", "--simulate"], 66, "cannot read alarm file /nonexistent/alarms.json"),
         (["alarms", "enable", "300", "--simulate"], 64, "300"),
         (["alarms", "get"], 80, "no watch known yet; pass --device ADDRESS"),
-        (["alarms", "get", "--device", "not-an-address"], 64, #""not-an-address" is neither a Bluetooth address"#),
+        (["alarms", "get", "--device", "not-an-address"], 80, #""not-an-address" is neither a Bluetooth address"#),
         (["monitor", "set", "sleep", "--window", "22:00-07:00", "--simulate"], 64, "cannot wrap past midnight"),
         (["monitor", "set", "spo2", "--interval", "7", "--simulate"], 64, "--interval 7: must be a multiple of 5"),
         (["monitor", "get", "bogus", "--simulate"], 64, #"unknown monitor type "bogus""#),
@@ -249,7 +249,7 @@ import Testing
         #expect(empty.stderr.contains("run `tsgateway sleep sync --since 7d --simulate` first"))
         let nobody = try cli.run(["sleep", "show"])
         #expect(nobody.status == 80)
-        #expect(nobody.stderr.contains("no watch has been synced yet"))
+        #expect(nobody.stderr.contains("no watch known yet"))
         let badDate = try cli.run(["sleep", "show", "--date", "2026-13-01", "--simulate"])
         #expect(badDate.status == 64)
         #expect(badDate.stderr.contains(#"--date "2026-13-01" is not a date"#))

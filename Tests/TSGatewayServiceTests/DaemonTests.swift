@@ -43,7 +43,7 @@ struct DaemonTests {
 
         // Several watches and no --device: the CLI says which to choose.
         let ambiguous = try await daemon.cli(["alarms", "get"])
-        #expect(ambiguous.status == 64)
+        #expect(ambiguous.status == 80)
         #expect(ambiguous.stderr.contains("several watches") && ambiguous.stderr.contains("sim-a (00:00:5E:00:54:01)"))
 
         // A change through one client is what the next client reads.
@@ -82,7 +82,7 @@ struct DaemonTests {
         #expect(lines.status == 0, "\(lines.stderr)")
         let decoded = try lines.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
         #expect(Set(decoded.map(\.watch)) == ["00:00:5E:00:54:01", "00:00:5E:00:54:02"])
-        #expect(decoded.allSatisfy { $0.type == .alarmsChanged && $0.origin == "watch" })
+        #expect(decoded.allSatisfy { $0.type == .alarmsChanged && $0.alarmOrigin == .watch })
         await daemon.cleanUp()
     }
 
@@ -183,7 +183,7 @@ struct DaemonTests {
         #expect(events.status == 0, "\(events.stderr)")
         let decoded = try events.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
         #expect(decoded.map(\.type) == [.session, .fellAsleep, .wokeUp, .session])
-        #expect(decoded.first?.change == "opened" && decoded.last?.change == "closed")
+        #expect(decoded.first?.sessionChange == .opened && decoded.last?.sessionChange == .closed)
         let closed = try #require(decoded.last?.session)
         #expect(closed.state == .closed && closed.fellAsleepAt != nil && closed.wokeUpAt != nil)
 
@@ -241,7 +241,7 @@ struct DaemonTests {
                                                    member: "GetAll", [.string(GatewayBusAPI.watchInterface)]).first?.propertiesValue)
         }
         // Connected, the first sync done and the battery read: the properties say so.
-        #expect(try await eventually { let p = try await properties(); return p["Connected"]?.boolValue == true && (p["LastSync"]?.int64Value ?? 0) > 0 && p["BatteryLevel"]?.int32Value == 82 })
+        #expect(try await eventually { let p = try await properties(); return p["Connected"]?.boolValue == true && (p["LastSync"]?.int64Value ?? 0) > 0 && p["BatteryLevel"]?.byteValue == 82 })
         let current = try await properties()
         #expect(current["Name"]?.stringValue == "sim-b" && current["Model"]?.stringValue == "TS-Sim W10" && current["Simulated"]?.boolValue == true)
         #expect(current["Capabilities"]?.propertiesValue?["MaxAlarms"]?.uint32Value == 10)
@@ -255,10 +255,10 @@ struct DaemonTests {
         let badJSON = await #expect(throws: BusError.self) {
             try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: GatewayBusAPI.watchInterface, member: "SetAlarms", [.string("{not json")])
         }
-        #expect(badJSON?.name == GatewayBusAPI.ErrorName.invalidArguments.fullName)
+        #expect(badJSON?.name == GatewayBusAPI.errorPrefix + ErrorCategory.invalidInput.rawValue)
         let badDates = await #expect(throws: BusError.self) {
             try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: GatewayBusAPI.watchInterface, member: "DailySleep",
-                                      [.string("2026-11-20"), .string("2026-11-01"), .string(""), .int32(-1)])
+                                      [.string("2026-11-20"), .string("2026-11-01"), .properties([:])])
         }
         #expect(badDates?.message.contains("the first not after the second") == true)
         await daemon.cleanUp()

@@ -11,7 +11,7 @@ struct LiveSessionTests {
     final class Recorder: Sendable {
         let events = Mutex<[GatewayEvent]>([])
         func record(_ event: GatewayEvent) { events.withLock { $0.append(event) } }
-        var changes: [String] { events.withLock { $0.compactMap { $0.type == .session ? $0.change : $0.type.rawValue } } }
+        var changes: [String] { events.withLock { $0.compactMap { $0.type == .session ? $0.sessionChange?.rawValue : $0.type.rawValue } } }
     }
 
     func makeStore() throws -> (GatewayStore, URL) {

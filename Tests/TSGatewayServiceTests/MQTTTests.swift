@@ -277,7 +277,7 @@ struct MQTTTests {
         }
         // Not even JSON: the reply has no id to echo, but says what was wrong.
         try subscriber.publish("\(base)/command/alarms/set", #"{"id": "c4", "alarms": "#)
-        #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("is not JSON of the form") } })
+        #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("not an alarm table") } })
         #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Gym"])
         try subscriber.publish("home/gw1/watch/ffffffffffff/command/alarms/set", #"{"id": "c5", "alarms": []}"#)
         #expect(try await eventually { subscriber.last("home/gw1/watch/ffffffffffff/command/reply")?.text.contains("no watch ffffffffffff") == true })
@@ -303,7 +303,7 @@ struct MQTTTests {
                     "the alarm event of \(key) never arrived")
         }
         let event = try #require(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/alarms_changed").first)
-        #expect(try GatewayEvent.decode(json: event.text).origin == "watch")
+        #expect(try GatewayEvent.decode(json: event.text).alarmOrigin == .watch)
         #expect(try await eventually { try await store.queuedMQTTCount() == 0 })
 
         // Again, and this time the gateway stops too before the broker is back: the queue is in

@@ -6,26 +6,12 @@ import TSProtocol
 /// Runs a BlueZ operation, turning its errors into CLI failures.
 func withBlueZ<T>(_ body: (BlueZ) async throws -> T) async throws -> T {
     let bluez: BlueZ
-    do { bluez = try BlueZ.connect() } catch let error as BlueZError { throw CLIFailure.from(bluez: error) }
+    do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
     defer { bluez.bus.close() }
     do {
         return try await body(bluez)
-    } catch let error as BlueZError {
-        throw CLIFailure.from(bluez: error)
-    }
-}
-
-extension CLIFailure {
-    static func from(bluez error: BlueZError) -> CLIFailure {
-        let status: ExitStatus = switch error {
-        case .noSystemBus, .noBluetoothd, .noAdapter, .adapterPoweredOff: .unavailable
-        case .permissionDenied: .permission
-        case .inProgress, .connectTimedOut, .disconnected: .timeout
-        case .deviceNotFound: .deviceNotFound
-        case .authenticationFailed: .notPaired
-        case .failed: .failure
-        }
-        return CLIFailure(error.description, status: status)
+    } catch {
+        throw CLIFailure.from(error)
     }
 }
 

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
-import TSDBus
 import TSGatewayService
+import TSWatchService
 import TSStore
 
 struct ServeCommand: AsyncParsableCommand {
@@ -72,12 +72,8 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         } catch let error as ServiceGroupError {
             throw CLIFailure("stopped: \(error)", status: .software)
-        } catch let error as BusError {
-            throw CLIFailure(error.message, status: error.name == BusError.accessDenied ? .permission : .unavailable)
-        } catch let error as StoreError {
-            throw CLIFailure(error.description, status: .ioError)
         } catch {
-            throw CLIFailure(String(describing: error), status: .software)
+            throw CLIFailure.from(error)
         }
     }
 }
@@ -103,8 +99,8 @@ struct EventsCommand: AsyncParsableCommand {
     var count: Int?
 
     func validate() throws {
-        for name in type where GatewayEvent.Kind(rawValue: name) == nil {
-            throw ValidationError("unknown event type \"\(name)\"; one of \(GatewayEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        for name in type where GatewayEvent.KindName(rawValue: name) == nil {
+            throw ValidationError("unknown event type \"\(name)\"; one of \(GatewayEvent.KindName.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
     }
@@ -115,12 +111,12 @@ struct EventsCommand: AsyncParsableCommand {
         var watchId: String?
         if let device {
             let served = try await DaemonConnection.call { try await client.watches() }
-            guard let match = served.first(where: { $0.isMeant(by: device) }) else {
+            guard let match = served.first(where: { WatchIdentity(id: $0.id, name: $0.name).isNamed(by: device) }) else {
                 throw CLIFailure("tsgateway serve has no watch \"\(device)\"; it serves \(served.map(\.id).joined(separator: ", "))", status: .deviceNotFound)
             }
             watchId = match.id
         }
-        let kinds = Set(type.compactMap(GatewayEvent.Kind.init(rawValue:)))
+        let kinds = Set(type.compactMap(GatewayEvent.KindName.init(rawValue:)))
         let events = try await DaemonConnection.call { try await client.events() }
         var seen = 0
         do {
@@ -133,7 +129,7 @@ struct EventsCommand: AsyncParsableCommand {
                 if let count, seen >= count { break }
             }
         } catch {
-            throw CLIFailure.fromDaemon(error)
+            throw CLIFailure.from(error)
         }
     }
 }
@@ -196,7 +192,7 @@ struct SessionCommand: AsyncParsableCommand {
 enum DaemonConnection {
     static func require() async throws -> GatewayClient {
         guard let client = await GatewayClient.ifRunning() else {
-            let bus = GatewayClient.preferredBus() == .session ? "session" : "system"
+            let bus = GatewayClient.preferredBusName()
             throw CLIFailure("tsgateway serve is not running on the \(bus) bus (start it: sudo systemctl start tsgateway; "
                              + "for a development daemon on the session bus set TSGATEWAY_BUS=session)", status: .unavailable)
         }
@@ -204,6 +200,6 @@ enum DaemonConnection {
     }
 
     static func call<T>(_ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch { throw CLIFailure.fromDaemon(error) }
+        do { return try await body() } catch { throw CLIFailure.from(error) }
     }
 }

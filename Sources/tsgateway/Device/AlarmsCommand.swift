@@ -144,8 +144,8 @@ struct AlarmsCommand: AsyncParsableCommand {
 
 func printAlarms(_ alarms: [Alarm], json: Bool, watchId: String) throws {
     if json {
-        struct Output: Encodable { var watch: String; var alarms: [AlarmJSON] }
-        try JSONOutput.print(Output(watch: watchId, alarms: alarms.sorted { $0.slot < $1.slot }.map(AlarmJSON.init)))
+        struct Output: Encodable { var watch: String; var alarms: [Alarm] }
+        try JSONOutput.print(Output(watch: watchId, alarms: alarms.sorted { $0.slot < $1.slot }))
     } else {
         print(AlarmText.table(alarms))
     }
@@ -186,19 +186,10 @@ enum AlarmFile {
             }
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         }
-        struct Wrapped: Decodable { var alarms: [AlarmJSON] }
-        let entries: [AlarmJSON]
         do {
-            entries = try (try? JSONDecoder().decode(Wrapped.self, from: data).alarms) ?? JSONDecoder().decode([AlarmJSON].self, from: data)
+            return try AlarmJSON.table(from: data)
         } catch {
-            throw CLIFailure("alarm file \(path): \(JSONErrorText.describe(error)); expected [{\"time\": \"07:00\", …}]", status: .dataError)
-        }
-        return try entries.enumerated().map { index, entry in
-            do {
-                return try entry.alarm(defaultSlot: UInt8(clamping: index))
-            } catch {
-                throw CLIFailure("alarm file \(path), alarm \(index + 1): \(error)", status: .dataError)
-            }
+            throw CLIFailure("alarm file \(path): \(error.message)", status: .dataError)
         }
     }
 }
@@ -226,12 +217,12 @@ extension AlarmsCommand {
                 var seen = 0
                 for try await change in changesUntilLoss {
                     if json {
-                        struct Output: Encodable { var origin: String; var alarms: [AlarmJSON] }
+                        struct Output: Encodable { var origin: AlarmTableOrigin; var alarms: [Alarm] }
                         let encoder = JSONEncoder()
                         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                        print(String(decoding: try encoder.encode(Output(origin: change.origin, alarms: change.alarms.map(AlarmJSON.init))), as: UTF8.self))
+                        print(String(decoding: try encoder.encode(Output(origin: change.origin, alarms: change.alarms)), as: UTF8.self))
                     } else {
-                        print("alarms changed (\(change.origin)):")
+                        print("alarms changed (\(change.origin.rawValue)):")
                         print(AlarmText.table(change.alarms))
                     }
                     fflush(nil)

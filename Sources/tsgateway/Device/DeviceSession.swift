@@ -7,15 +7,15 @@ import TSSimulator
 import TSStore
 import TSTransport
 import TSBlueZ
+import TSWatchService
 
-/// The store and a connected device actor for one command, and what must happen after it.
+/// The watch service's operations on one watch for one command (own link, own store), and what
+/// must happen after it.
 struct DeviceSession {
     static let simulatedWatchId = "00:00:5E:00:53:01"
     static let simulatedHistoryDays = 90
 
-    let store: GatewayStore
-    let watch: Watch
-    let watchId: String
+    let operations: WatchOperations
     let logger: Logger
     private let simulator: SimulatedWatch?
     private let simulatorPath: String?
@@ -32,29 +32,31 @@ struct DeviceSession {
         let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
         logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
-        return DeviceSession(store: store, watch: watch, watchId: simulatedWatchId, logger: logger, simulator: simulator, simulatorPath: path)
+        let operations = WatchOperations(watch: watch, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
+        return DeviceSession(operations: operations, logger: logger, simulator: simulator, simulatorPath: path)
     }
 
     /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
     static func openBluetooth(_ options: ConnectionOptions, store: GatewayStore, logger: Logger) async throws -> DeviceSession {
-        let known = try await store.watches().filter { $0.id != simulatedWatchId }
+        let known = try await store.watches().filter { $0.id != simulatedWatchId }.map { WatchIdentity(id: $0.id, name: $0.name) }
         let address: String
-        if let device = options.device {
-            address = known.first { $0.name == device }?.id ?? device
-        } else if known.count == 1, let only = known.first {
-            address = only.id
-        } else {
-            throw CLIFailure(known.isEmpty ? "no watch known yet; pass --device ADDRESS (find it with `tsgateway scan`), or add --simulate"
-                                           : "several watches are known; choose one with --device", status: .deviceNotFound)
-        }
-        guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
-            throw CLIFailure("\"\(address)\" is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor the name of a known watch", status: .usage)
+        do {
+            if let chosen = try WatchSelection.choose(options.device, among: known) {
+                address = chosen.id
+            } else if let device = options.device, WatchSelection.isAddress(device) {
+                address = device
+            } else {
+                throw WatchSelectionError.unknown(options.device ?? "")
+            }
+        } catch {
+            throw CLIFailure.from(error)
         }
         let bluez: BlueZ
-        do { bluez = try BlueZ.connect() } catch let error as BlueZError { throw CLIFailure.from(bluez: error) }
+        do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
         let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
         logger.info("using \(address) over BlueZ")
-        return DeviceSession(store: store, watch: watch, watchId: address.uppercased(), logger: logger, simulator: nil, simulatorPath: nil)
+        let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy())
+        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil)
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
@@ -68,10 +70,9 @@ struct DeviceSession {
     /// Connects and records the watch in the store.
     @discardableResult
     func connect() async throws -> DeviceInfo {
-        let info = try await watch.connect()
-        try await store.saveWatch(id: watchId, name: simulator != nil ? "Simulated watch" : nil, info: info)
-        let mtu = await watch.mtu?.value ?? 0
-        let timings = await watch.connectTimings
+        let info = try await operations.connect()
+        let mtu = await operations.watch.mtu?.value ?? 0
+        let timings = await operations.watch.connectTimings
         func milliseconds(_ duration: Duration?) -> String { duration.map { "\(Int(($0 / .milliseconds(1)).rounded())) ms" } ?? "–" }
         logger.info("connected to \(info.model) firmware \(info.firmware), MTU \(mtu); link open after \(milliseconds(timings.linkOpen)), first byte after \(milliseconds(timings.firstByte))")
         return info
@@ -79,7 +80,7 @@ struct DeviceSession {
 
     /// Disconnects and saves what the simulated watch now remembers.
     func finish() async throws {
-        await watch.disconnect()
+        await operations.watch.disconnect()
         if let simulator, let simulatorPath {
             let state = await simulator.state
             var memory = try SimulatedWatchMemory.load(from: simulatorPath)
@@ -150,24 +151,16 @@ struct SimulatedWatchMemory: Codable {
 }
 
 extension CLIFailure {
-    /// The exit status and message for an error from the lower layers.
+    /// The exit status and message for an error from the lower layers or the daemon: the
+    /// status is the error's category's (README "Exit codes").
     static func from(_ error: any Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure: return failure
+        // Alarm text comes from this command's own arguments.
         case let mistake as AlarmTextError: return CLIFailure(mistake.message, status: .usage)
-        case let bluezError as BlueZError: return CLIFailure.from(bluez: bluezError)
-        case let watchError as WatchError:
-            let status: ExitStatus = switch watchError {
-            case let .connectFailed(reason) where reason.contains("no device"): .deviceNotFound
-            case .notConnected, .connectFailed, .disconnected: .unavailable
-            case .timeout, .transferAbandoned: .timeout
-            case .rejected, .protocolViolation: .protocolError
-            case .invalidAlarms, .invalidMonitorConfig: .dataError
-            case .unsupported: .dataError
-            }
-            return CLIFailure(watchError.description, status: status)
-        case let storeError as StoreError: return CLIFailure(storeError.description, status: .ioError)
         case is CancellationError: return CLIFailure("interrupted", status: .failure)
+        case let categorized as any CategorizedError:
+            return CLIFailure(String(describing: categorized), status: ExitStatus(categorized.category))
         default: return CLIFailure(String(describing: error), status: .software)
         }
     }

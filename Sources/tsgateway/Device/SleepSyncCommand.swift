@@ -3,6 +3,7 @@ import Foundation
 import TSDevice
 import TSStore
 import TSGatewayService
+import TSWatchService
 
 struct SleepSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +26,7 @@ struct SleepSyncCommand: AsyncParsableCommand {
     var to: String?
     @Option(help: ArgumentHelp("Reconnect at most this many times when the link drops mid-sync; 0 stops at the first drop (the next sync resumes).", valueName: "n"))
     var reconnects = 5
-    @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects}.")
+    @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects, enqueued}.")
     var json = false
 
     func validate() throws {
@@ -46,20 +47,21 @@ struct SleepSyncCommand: AsyncParsableCommand {
         if let end, end <= start { throw CLIFailure("--to \(to ?? "") is before --from \(from ?? "")", status: .usage) }
         let progress = ProgressLine(label: "syncing sleep records")
         let report = try await WatchAccessor.run(connection) { watch in
-            let report = try await watch.syncSleep(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) },
-                                                   reconnects: reconnects) { done, total in progress.update(done: done, total: total) }
+            let request = SyncRequest(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) }, reconnects: reconnects)
+            let report = try await watch.syncSleep(request) { done, total in progress.update(done: done, total: total) }
             return (watch.watchId, report)
         }
         progress.finish()
         let (watchId, result) = report
         if json {
-            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects: Int }
+            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued: Int }
             try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, fetched: result.fetched, stored: result.stored,
-                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects))
+                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects, enqueued: result.enqueued))
         } else {
             var line = "synced \(result.fetched) record\(result.fetched == 1 ? "" : "s") (\(result.stored) new) since \(start.formatted(date: .abbreviated, time: .shortened))"
             if result.deletedOnWatch > 0 { line += "; the watch freed \(result.deletedOnWatch)" }
             if result.reconnects > 0 { line += "; reconnected \(result.reconnects)×" }
+            if result.enqueued > 0 { line += "; \(result.enqueued) night\(result.enqueued == 1 ? "" : "s") queued for upload" }
             print(line)
         }
     }

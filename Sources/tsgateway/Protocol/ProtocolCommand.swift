@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSModels
 import TSProtocol
 
 struct ProtocolCommand: ParsableCommand {
@@ -112,21 +113,5 @@ enum HexInput {
 
     static func format(_ bytes: [UInt8]) -> String {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
-    }
-}
-
-enum JSONErrorText {
-    static func describe(_ error: any Error) -> String {
-        guard let decodingError = error as? DecodingError else { return String(describing: error) }
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.isEmpty ? "top level" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch decodingError {
-        case let .dataCorrupted(context): return "\(context.debugDescription) at \(path(context.codingPath))"
-        case let .keyNotFound(key, context): return "missing key \"\(key.stringValue)\" at \(path(context.codingPath))"
-        case let .typeMismatch(type, context): return "expected \(type) at \(path(context.codingPath))"
-        case let .valueNotFound(type, context): return "missing \(type) value at \(path(context.codingPath))"
-        @unknown default: return String(describing: error)
-        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import TSModels
 import TSSleep
 import TSStore
+import TSWatchService
 
 struct SleepExportCommand: AsyncParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable { case json, csv, healthkit }
@@ -46,7 +47,7 @@ struct SleepExportCommand: AsyncParsableCommand {
         if let out, FileManager.default.fileExists(atPath: out), !force {
             throw CLIFailure("\(out) exists; add --force to overwrite it", status: .ioError)
         }
-        let (store, watches, watchId) = try await source.open()
+        let (store, watchId) = try await source.open()
         let records = try await store.sleepRecords(watch: watchId, start: Int64(start.timeIntervalSince1970), end: Int64(end.timeIntervalSince1970))
         let data: Data
         switch format {
@@ -63,7 +64,7 @@ struct SleepExportCommand: AsyncParsableCommand {
             }
             data = Data(text.utf8)
         case .healthkit:
-            let rule = watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
+            let rule = WatchPolicy().rule(asked: nil, watch: try await store.watches().first { $0.id == watchId }?.info?.capabilities)
             let samples = SleepProcessor.process(records, rule: rule, timeZone: .current)
                 .flatMap { $0.nightSleeps + $0.daytimeSleeps }.flatMap(\.healthKitSamples)
             struct Output: Encodable { var watch: String; var samples: [HealthKitSleepSample] }

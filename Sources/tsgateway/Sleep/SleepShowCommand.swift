@@ -5,6 +5,7 @@ import TSModels
 import TSSleep
 import TSGatewayService
 import TSStore
+import TSWatchService
 
 struct SleepShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,20 +56,16 @@ struct SleepShowCommand: AsyncParsableCommand {
         }
         let first = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.lowerBound))
         let lastDay = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.upperBound))
-        let watchId: String, statisticsRule: StatisticsRule, days: [DailySleepModel]
-        if let served = try await daemonDays(first: first, last: lastDay, zone: zone) {
-            (watchId, statisticsRule, days) = served
+        let askedRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
+        let report: DailySleepReport
+        if let served = try await daemonReport(first: first, last: lastDay, zone: zone, rule: askedRule) {
+            report = served
         } else {
-            let (store, watches, storedId) = try await source.open()
-            watchId = storedId
-            statisticsRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
-                ?? watches.first { $0.id == watchId }?.info?.capabilities.statisticsRule ?? .withNap
-            days = try await store.dailySleep(watch: watchId, first: first, last: lastDay, rule: statisticsRule, timeZone: zone)
+            let (store, storedId) = try await source.open()
+            report = try await store.dailySleepReport(watch: storedId, first: first, last: lastDay, policy: WatchPolicy(timeZone: zone), rule: askedRule)
         }
-        if json {
-            struct Output: Encodable { var watch: String; var timeZone: String; var rule: Int; var days: [DailySleepModel] }
-            return try JSONOutput.print(Output(watch: watchId, timeZone: zone.identifier, rule: Int(statisticsRule.rawValue), days: days))
-        }
+        if json { return try JSONOutput.print(report) }
+        let watchId = report.watch, statisticsRule = report.statisticsRule, days = report.days
         guard !days.isEmpty else {
             throw CLIFailure("no sleep records for \(watchId) in that range; run `tsgateway sleep sync --since 7d\(source.simulate ? " --simulate" : "")` first", status: .failure)
         }
@@ -86,14 +83,11 @@ struct SleepShowCommand: AsyncParsableCommand {
 extension SleepShowCommand {
     /// When `tsgateway serve` runs and serves the watch (and no --db or --simulate points
     /// elsewhere), its database holds the records: the days come from its DailySleep.
-    func daemonDays(first: LocalDate, last: LocalDate, zone: TimeZone) async throws -> (String, StatisticsRule, [DailySleepModel])? {
+    func daemonReport(first: LocalDate, last: LocalDate, zone: TimeZone, rule: StatisticsRule?) async throws -> DailySleepReport? {
         guard !source.simulate, source.db == nil, let client = await GatewayClient.ifRunning() else { return nil }
         defer { client.close() }
         guard let served = try await WatchAccessor.daemonWatch(client, device: source.device) else { return nil }
-        let report = try await DaemonConnection.call {
-            try await served.remote.dailySleep(first: first.description, last: last.description, timeZone: zone.identifier, rule: rule)
-        }
-        return (report.watch, StatisticsRule(rawValue: UInt8(clamping: report.rule)) ?? .withNap, report.days)
+        return try await DaemonConnection.call { try await served.remote.dailySleep(first: first, last: last, timeZone: zone, rule: rule) }
     }
 }
 
@@ -106,30 +100,19 @@ struct StoredWatchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var db: String?
 
-    /// The store and the id of the watch meant.
-    func open() async throws -> (store: GatewayStore, watches: [StoredWatch], watchId: String) {
+    /// The store and the id of the watch meant: the simulated one, the one named by --device,
+    /// or the only known watch.
+    func open() async throws -> (store: GatewayStore, watchId: String) {
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
-        let watches = try await store.watches()
-        return (store, watches, try StoredWatch.resolve(watches, simulate: simulate, device: device))
-    }
-}
-
-extension StoredWatch {
-    /// The watch a database-only command means: the simulated one, the one named by --device,
-    /// or the only known watch.
-    static func resolve(_ watches: [StoredWatch], simulate: Bool, device: String?) throws -> String {
-        if simulate { return DeviceSession.simulatedWatchId }
-        if let device {
-            guard let found = watches.first(where: { $0.id.uppercased() == device.uppercased() || $0.name == device }) else {
-                throw CLIFailure("no known watch \"\(device)\"; see `tsgateway devices`", status: .deviceNotFound)
-            }
-            return found.id
+        if simulate { return (store, DeviceSession.simulatedWatchId) }
+        let known = try await store.watches().map { WatchIdentity(id: $0.id, name: $0.name) }
+        do {
+            guard let chosen = try WatchSelection.choose(device, among: known) else { throw WatchSelectionError.unknown(device ?? "") }
+            return (store, chosen.id)
+        } catch {
+            throw CLIFailure.from(error)
         }
-        guard watches.count == 1, let only = watches.first else {
-            throw CLIFailure(watches.isEmpty ? "no watch has been synced yet; run `tsgateway sleep sync` (or add --simulate)" : "several watches are known; choose one with --device", status: .deviceNotFound)
-        }
-        return only.id
     }
 }
 

@@ -1,0 +1,176 @@
+import Foundation
+import TSDevice
+import TSModels
+import TSProtocol
+import TSSleep
+import TSStore
+
+/// How a gateway treats its watches: the same for the CLI's own link and for `tsgateway serve`.
+public struct WatchPolicy: Sendable {
+    /// The zone nights and daily reports are computed in.
+    public var timeZone: TimeZone
+    /// The statistics rule chosen by the configuration; nil: each watch's own.
+    public var statisticsRule: StatisticsRule?
+    /// How far back the first sync of a watch reaches when no start is given.
+    public var firstSyncDays = 30
+    /// Reconnects allowed during one sync when a request does not say.
+    public var syncReconnects = 5
+
+    public init(timeZone: TimeZone = .current, statisticsRule: StatisticsRule? = nil) {
+        self.timeZone = timeZone
+        self.statisticsRule = statisticsRule
+    }
+
+    /// The rule a daily report uses: the one asked for, else the configured one, else the
+    /// watch's own, else rule 1 (a watch never reached yet).
+    public func rule(asked: StatisticsRule?, watch capabilities: DeviceCapabilities?) -> StatisticsRule {
+        asked ?? statisticsRule ?? capabilities?.statisticsRule ?? .withNap
+    }
+}
+
+/// A sleep sync asked for: records with start in [from, to); nil `from`: from where the last
+/// sync of this watch began (or `firstSyncDays` back); nil `to`: up to now; nil `reconnects`:
+/// the policy's.
+public struct SyncRequest: Sendable, Hashable {
+    public var from: Int64?
+    public var to: Int64?
+    public var reconnects: Int?
+
+    public init(from: Int64? = nil, to: Int64? = nil, reconnects: Int? = nil) {
+        self.from = from
+        self.to = to
+        self.reconnects = reconnects
+    }
+}
+
+/// What a sleep sync did, as `sleep sync --json`, SyncSleep and MQTT replies report it.
+public struct SyncResult: Sendable, Codable, Hashable {
+    public var fetched: Int
+    public var stored: Int
+    public var deletedOnWatch: Int
+    public var reconnects: Int
+    /// Nights put in the upload outbox by this sync.
+    public var enqueued: Int
+
+    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, enqueued: Int = 0) {
+        self.fetched = fetched
+        self.stored = stored
+        self.deletedOnWatch = deletedOnWatch
+        self.reconnects = reconnects
+        self.enqueued = enqueued
+    }
+
+    public init(_ report: SleepSyncReport) {
+        self.init(fetched: report.fetched, stored: report.stored, deletedOnWatch: report.deletedOnWatch,
+                  reconnects: report.reconnects, enqueued: report.enqueued)
+    }
+}
+
+/// The operations on one watch, each with what it must leave in the store. The CLI's own link
+/// and `tsgateway serve` both go through here, so an alarm read, a sync or a daily report is
+/// the same whoever asks; the front doors add only their own concerns (a daemon's events and
+/// schedules, a command's output).
+public struct WatchOperations: Sendable {
+    public let watch: Watch
+    public let store: GatewayStore
+    public let watchId: String
+    /// The configured name, kept in the store when the watch connects.
+    public let name: String?
+    public let policy: WatchPolicy
+
+    public init(watch: Watch, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy) {
+        self.watch = watch
+        self.store = store
+        self.watchId = watchId
+        self.name = name
+        self.policy = policy
+    }
+
+    /// Connects (when not connected) and records what the watch said about itself.
+    @discardableResult
+    public func connect() async throws -> DeviceInfo {
+        let info = try await watch.connect()
+        try await store.saveWatch(id: watchId, name: name, info: info)
+        return info
+    }
+
+    public func battery() async throws -> BatteryStatus { try await watch.battery() }
+
+    public func syncTime() async throws { try await watch.syncTime() }
+
+    public func lastSync() async throws -> Date? {
+        try await store.watches().first { $0.id == watchId }?.lastSync
+    }
+
+    /// The table as the watch holds it; kept in the alarm history.
+    public func alarms() async throws -> [Alarm] {
+        let alarms = try await watch.alarms()
+        try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .read)
+        return alarms
+    }
+
+    /// Replaces the table (checked against the watch's limits first); returns whether the
+    /// history changed.
+    @discardableResult
+    public func setAlarms(_ alarms: [Alarm]) async throws -> Bool {
+        try await watch.setAlarms(alarms)
+        return try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .gateway)
+    }
+
+    /// A table the watch announced as changed on its side; returns whether the history changed.
+    @discardableResult
+    public func recordWatchSideChange(_ change: AlarmsChanged) async throws -> Bool {
+        try await store.saveAlarmSnapshot(change.alarms, watch: watchId, origin: AlarmTableOrigin(change.origin))
+    }
+
+    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
+        let config = try await watch.monitorConfig(type)
+        try await store.saveMonitorConfig(config, watch: watchId)
+        return config
+    }
+
+    public func setMonitorConfig(_ config: MonitorConfig) async throws {
+        try await watch.setMonitorConfig(config)
+        try await store.saveMonitorConfig(config, watch: watchId)
+    }
+
+    /// Copies the records of `request` into the store (SleepSync: acknowledged to the watch only
+    /// once stored). When the database feeds an upload outbox (`tsgateway serve` with an
+    /// `upload:` section wrote its setting), the nights the sync completes enter it in the same
+    /// transactions, whichever front door ran the sync.
+    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
+        let start: Int64
+        if let from = request.from {
+            start = from
+        } else if let cursor = try await store.syncCursor(watch: watchId) {
+            start = cursor.rangeStart
+        } else {
+            start = Int64(Date().timeIntervalSince1970) - Int64(policy.firstSyncDays) * 86_400
+        }
+        var sync = SleepSync(watch: watch, store: store, watchId: watchId)
+        sync.maxReconnects = request.reconnects ?? policy.syncReconnects
+        sync.progress = progress
+        if let uploads = try await store.uploadSetting() {
+            sync.outbox = OutboxPolicy(timeZone: uploads.timeZone, statisticsRule: uploads.statisticsRule)
+        }
+        return try await sync.run(from: start, to: request.to)
+    }
+
+    /// Daily reports of the local dates [first, last] from the stored records.
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone? = nil, rule: StatisticsRule? = nil) async throws -> DailySleepReport {
+        var policy = self.policy
+        if let timeZone { policy.timeZone = timeZone }
+        return try await store.dailySleepReport(watch: watchId, first: first, last: last, policy: policy, rule: rule)
+    }
+}
+
+extension AlarmTableOrigin {
+    /// The origin of a watch-side change (ALARMS_CHANGED).
+    public init(_ origin: AlarmChangeOrigin) {
+        switch origin {
+        case .watch: self = .watch
+        case .otherCentral: self = .app
+        case .onceAlarmFired: self = .onceAlarmFired
+        }
+    }
+}
