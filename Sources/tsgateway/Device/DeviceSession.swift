@@ -7,6 +7,7 @@ import TSSimulator
 import TSStore
 import TSTransport
 import TSBlueZ
+import TSBlueZTransport
 
 /// The store and a connected device actor for one command, and what must happen after it.
 struct DeviceSession {
