@@ -10,12 +10,6 @@ public struct GattWriteOptions: Sendable, Hashable {
     /// The central that wrote, when BlueZ says.
     public var device: DeviceHandle?
 
-    public init(type: String? = nil, mtu: Int? = nil, device: DeviceHandle? = nil) {
-        self.type = type
-        self.mtu = mtu
-        self.device = device
-    }
-
     init(_ options: DBusProperties) {
         type = options["type"]?.stringValue
         mtu = options["mtu"]?.uint16Value.map(Int.init)
