@@ -16,6 +16,14 @@ final class FakePeripheralManager: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var application: (sender: String, objects: [String: [String: DBusProperties]])?
     private(set) var advertisement: DBusProperties?
+    private(set) var applicationRegistrations = 0
+    private(set) var advertisementRegistrations = 0
+    /// Answer RegisterApplication with AlreadyExists, as bluetoothd does for a path it already has.
+    var applicationAlreadyExists: Bool {
+        get { lock.withLock { alreadyExists } }
+        set { lock.withLock { alreadyExists = newValue } }
+    }
+    private var alreadyExists = false
 
     init() async throws {
         bus = try PrivateBus()
@@ -29,6 +37,7 @@ final class FakePeripheralManager: @unchecked Sendable {
             ]),
             DBusInterface(BlueZInterface.gattManager, methods: [
                 DBusMethod("RegisterApplication", in: "oa{sv}") { [weak self] arguments, call in
+                    if self?.applicationAlreadyExists == true { throw BusError(name: BlueZErrorName.alreadyExists, message: "Already Exists") }
                     let root = arguments[0].objectPathValue ?? "/"
                     let objects = try await server.managedObjects(destination: call.sender, path: root)
                     self?.record(application: (call.sender, objects))
@@ -47,8 +56,20 @@ final class FakePeripheralManager: @unchecked Sendable {
         ])
     }
 
-    func record(application value: (String, [String: [String: DBusProperties]])) { lock.lock(); application = value; lock.unlock() }
-    func record(advertisement value: DBusProperties) { lock.lock(); advertisement = value; lock.unlock() }
+    func record(application value: (String, [String: [String: DBusProperties]])) {
+        lock.withLock { application = value; applicationRegistrations += 1 }
+    }
+
+    func record(advertisement value: DBusProperties) {
+        lock.withLock { advertisement = value; advertisementRegistrations += 1 }
+    }
+
+    /// bluetoothd restarting as a client sees it: the name leaves the bus and comes back.
+    func restartBluetoothd() async throws {
+        _ = try await server.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                  member: "ReleaseName", [.string(BlueZ.service)])
+        try await server.requestName(BlueZ.service)
+    }
 
     func stop() {
         server.close()
