@@ -32,12 +32,17 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // An MQTT client on libmosquitto: background connection with reconnects, QoS 1 publish with acknowledgements, subscriptions.
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
-        // Typed BlueZ client on TSDBus: adapters, discovery, devices.
+        // Typed BlueZ on TSDBus, every BlueZ D-Bus name in BlueZNames.swift. Central side: adapters,
+        // discovery, devices, pairing agent, GATT client. Peripheral side: GATT application and LE advertisement.
         .target(name: "TSBlueZ", dependencies: ["TSModels", "TSDBus"]),
-        // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay.
-        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSBlueZ"]),
-        // The watch side of protocol v1 with deterministic data and fault injection.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ", "TSDBus"]),
+        // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay. No D-Bus.
+        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
+        // The transport to a real watch: BlueZ GATT on the wire protocol's service.
+        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
+        // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSProtocol", "TSSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
@@ -50,7 +55,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -59,12 +64,14 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSGatewayService",
+                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
+                "TSWatchService", "TSBlueZ", "TSGatewayService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The D-Bus benchmarks need TSDBus and CDBus; the protocol, sleep and sync ones need no D-Bus.
         .executableTarget(
             name: "tsgateway-bench",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus"]
@@ -85,7 +92,7 @@ let package = Package(
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),
         .testTarget(
             name: "TSDBusTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice"]
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",

@@ -8,8 +8,8 @@ extension BlueZ {
     public static let agentPath = "/org/tsgateway/agent"
 
     public func registerAgent() async throws {
-        let rejected = BusError(name: "org.bluez.Error.Rejected", message: "this gateway has no display or keyboard")
-        try bus.export(path: Self.agentPath, interfaces: [DBusInterface("org.bluez.Agent1", methods: [
+        let rejected = BusError(name: BlueZErrorName.rejected, message: "this gateway has no display or keyboard")
+        try bus.export(path: Self.agentPath, interfaces: [DBusInterface(BlueZInterface.agent, methods: [
             DBusMethod("Release") { _, _ in [] },
             DBusMethod("RequestPinCode", in: "o", out: "s") { _, _ in throw rejected },
             DBusMethod("DisplayPinCode", in: "os") { _, _ in [] },
@@ -21,11 +21,11 @@ extension BlueZ {
             DBusMethod("Cancel") { _, _ in [] },
         ])])
         do {
-            _ = try await bus.call(destination: Self.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RegisterAgent",
+            _ = try await bus.call(destination: Self.service, path: Self.managerPath, interface: BlueZInterface.agentManager, member: "RegisterAgent",
                                    [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: .seconds(5))
-            _ = try await bus.call(destination: Self.service, path: "/org/bluez", interface: "org.bluez.AgentManager1", member: "RequestDefaultAgent",
+            _ = try await bus.call(destination: Self.service, path: Self.managerPath, interface: BlueZInterface.agentManager, member: "RequestDefaultAgent",
                                    [.objectPath(Self.agentPath)], timeout: .seconds(5))
-        } catch let error as BusError where error.name != "org.bluez.Error.AlreadyExists" {
+        } catch let error as BusError where error.name != BlueZErrorName.alreadyExists {
             throw BlueZError.from(error)
         }
     }
@@ -33,7 +33,7 @@ extension BlueZ {
     /// Forgets a device (and its bond).
     public func remove(_ device: DeviceHandle, adapter: AdapterInfo) async throws {
         do {
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: "org.bluez.Adapter1", member: "RemoveDevice",
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "RemoveDevice",
                                    [.objectPath(device.path)], timeout: .seconds(10))
         } catch let error as BusError { throw BlueZError.from(error) }
     }

@@ -36,11 +36,11 @@ public enum BlueZError: Error, Sendable, CustomStringConvertible {
         switch error.name {
         case BusError.serviceUnknown, BusError.nameHasNoOwner: .noBluetoothd
         case BusError.accessDenied: .permissionDenied(error.message)
-        case "org.bluez.Error.NotReady": .adapterPoweredOff(adapter ?? "hci0")
-        case "org.bluez.Error.InProgress": .inProgress("that operation")
-        case "org.bluez.Error.DoesNotExist": .deviceNotFound(error.message)
-        case "org.bluez.Error.AuthenticationFailed", "org.bluez.Error.AuthenticationCanceled", "org.bluez.Error.AuthenticationRejected",
-             "org.bluez.Error.AuthenticationTimeout", "org.bluez.Error.ConnectionAttemptFailed": .authenticationFailed(error.message)
+        case BlueZErrorName.notReady: .adapterPoweredOff(adapter ?? "hci0")
+        case BlueZErrorName.inProgress: .inProgress("that operation")
+        case BlueZErrorName.doesNotExist: .deviceNotFound(error.message)
+        case BlueZErrorName.authenticationFailed, BlueZErrorName.authenticationCanceled, BlueZErrorName.authenticationRejected,
+             BlueZErrorName.authenticationTimeout, BlueZErrorName.connectionAttemptFailed: .authenticationFailed(error.message)
         case BusError.unknownObject, BusError.unknownMethod: .noAdapter(adapter)
         default: .failed(name: error.name, message: error.message)
         }
@@ -67,7 +67,6 @@ public struct DiscoveredDevice: Sendable, Hashable, Codable {
 
 /// The typed BlueZ client (org.bluez on the system bus).
 public struct BlueZ: Sendable {
-    public static let service = "org.bluez"
     public let bus: BusConnection
 
     public init(bus: BusConnection) { self.bus = bus }
@@ -94,7 +93,7 @@ public struct BlueZ: Sendable {
 
     public func adapters() async throws -> [AdapterInfo] {
         try await managedObjects().compactMap { path, interfaces in
-            guard let adapter = interfaces["org.bluez.Adapter1"] else { return nil }
+            guard let adapter = interfaces[BlueZInterface.adapter] else { return nil }
             return AdapterInfo(name: String(path.split(separator: "/").last ?? ""), path: path,
                                address: adapter["Address"]?.stringValue ?? "", alias: adapter["Alias"]?.stringValue ?? "",
                                powered: adapter["Powered"]?.boolValue ?? false, discovering: adapter["Discovering"]?.boolValue ?? false)
@@ -112,7 +111,7 @@ public struct BlueZ: Sendable {
 
     public func setPowered(_ on: Bool, adapter: AdapterInfo) async throws {
         do {
-            try await bus.setProperty(destination: Self.service, path: adapter.path, interface: "org.bluez.Adapter1", name: "Powered", value: .boolean(on), timeout: .seconds(10))
+            try await bus.setProperty(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, name: "Powered", value: .boolean(on), timeout: .seconds(10))
         } catch let error as BusError {
             throw BlueZError.from(error, adapter: adapter.name)
         }
@@ -133,16 +132,16 @@ public struct BlueZ: Sendable {
         do {
             var filter: DBusProperties = ["Transport": .string("le")]
             if !serviceUUIDs.isEmpty { filter["UUIDs"] = .strings(serviceUUIDs) }
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: "org.bluez.Adapter1", member: "SetDiscoveryFilter", [.properties(filter)], timeout: .seconds(5))
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: "org.bluez.Adapter1", member: "StartDiscovery", timeout: .seconds(5))
-        } catch let error as BusError where error.name != "org.bluez.Error.InProgress" {
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "SetDiscoveryFilter", [.properties(filter)], timeout: .seconds(5))
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: .seconds(5))
+        } catch let error as BusError where error.name != BlueZErrorName.inProgress {
             throw BlueZError.from(error, adapter: adapter.name)
         }
         let tracker = DeviceTracker(adapterPath: adapter.path, wanted: Set(serviceUUIDs.map { $0.lowercased() }))
         let bus = self.bus
         return AsyncStream { continuation in
             for (path, interfaces) in existing.sorted(by: { $0.key < $1.key }) {
-                if let device = tracker.update(path: path, properties: interfaces["org.bluez.Device1"]) { continuation.yield(device) }
+                if let device = tracker.update(path: path, properties: interfaces[BlueZInterface.device]) { continuation.yield(device) }
             }
             let work = Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -150,26 +149,25 @@ public struct BlueZ: Sendable {
                         for await signal in added where signal.arguments.count == 2 {
                             guard let path = signal.arguments[0].objectPathValue,
                                   let interfaces = signal.arguments[1].unwrapped.managedInterfaces else { continue }
-                            if let device = tracker.update(path: path, properties: interfaces["org.bluez.Device1"]) { continuation.yield(device) }
+                            if let device = tracker.update(path: path, properties: interfaces[BlueZInterface.device]) { continuation.yield(device) }
                         }
                     }
                     group.addTask {
-                        for await signal in changed where signal.arguments.first?.stringValue == "org.bluez.Device1" {
+                        for await signal in changed where signal.arguments.first?.stringValue == BlueZInterface.device {
                             if let device = tracker.update(path: signal.path, properties: signal.arguments[1].propertiesValue) { continuation.yield(device) }
                         }
                     }
                     group.addTask {
                         while (try? await Task.sleep(for: restartEvery)) != nil {
-                            let adapterInterface = "org.bluez.Adapter1"
-                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: adapterInterface, member: "StopDiscovery", timeout: .seconds(5))
-                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: adapterInterface, member: "StartDiscovery", timeout: .seconds(5))
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: .seconds(5))
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: .seconds(5))
                         }
                     }
                     group.addTask { try? await Task.sleep(for: duration) }
                     await group.next()
                     group.cancelAll()
                 }
-                _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: "org.bluez.Adapter1", member: "StopDiscovery", timeout: .seconds(5))
+                _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: .seconds(5))
                 continuation.finish()
             }
             continuation.onTermination = { _ in work.cancel() }

@@ -5,24 +5,33 @@ import TSDBus
 public struct DeviceHandle: Sendable, Hashable {
     public var path: String
     public var address: String
+
+    public init(path: String, address: String) {
+        self.path = path
+        self.address = address
+    }
+
+    /// The device at `path`, its address read from the path (…/dev_AA_BB_CC_DD_EE_FF).
+    public init(path: String) {
+        let name = path.split(separator: "/").last ?? ""
+        self.init(path: path, address: name.hasPrefix("dev_") ? name.dropFirst(4).replacingOccurrences(of: "_", with: ":") : "")
+    }
 }
 
 extension BlueZ {
-    static let deviceInterface = "org.bluez.Device1"
-
     /// The device with `address` under `adapter`, as BlueZ knows it now.
     public func device(address: String, adapter: AdapterInfo) async throws -> DeviceHandle {
         let objects: [String: [String: DBusProperties]]
         do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
         let wanted = address.uppercased()
         guard let path = objects.first(where: { path, interfaces in
-            path.hasPrefix(adapter.path + "/") && interfaces[Self.deviceInterface]?["Address"]?.stringValue?.uppercased() == wanted
+            path.hasPrefix(adapter.path + "/") && interfaces[BlueZInterface.device]?["Address"]?.stringValue?.uppercased() == wanted
         })?.key else { throw BlueZError.deviceNotFound(address) }
         return DeviceHandle(path: path, address: wanted)
     }
 
     public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
-        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: Self.deviceInterface, timeout: .seconds(5)) }
+        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: .seconds(5)) }
         catch let error as BusError { throw BlueZError.from(error) }
     }
 
@@ -45,11 +54,11 @@ extension BlueZ {
         var delay = backoff
         for attempt in 1...max(1, attempts) {
             do {
-                _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: member, timeout: .seconds(30))
+                _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: member, timeout: .seconds(30))
                 return
             } catch let error as BusError {
-                if error.name == "org.bluez.Error.AlreadyConnected" || error.name == "org.bluez.Error.AlreadyExists" { return }
-                let transient = error.name == "org.bluez.Error.InProgress" || error.message.contains("le-connection-abort-by-local")
+                if error.name == BlueZErrorName.alreadyConnected || error.name == BlueZErrorName.alreadyExists { return }
+                let transient = error.name == BlueZErrorName.inProgress || error.message.contains("le-connection-abort-by-local")
                 guard transient, attempt < attempts else { throw BlueZError.from(error) }
                 try await Task.sleep(for: delay)
                 delay = delay * 2
@@ -147,18 +156,18 @@ extension BlueZ {
 
     /// Stops a pairing in progress (BlueZ answers DoesNotExist when none is running; that is fine).
     public func cancelPairing(_ device: DeviceHandle) async throws {
-        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: "CancelPairing", timeout: .seconds(5)) }
-        catch let error as BusError where error.name != "org.bluez.Error.DoesNotExist" { throw BlueZError.from(error) }
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "CancelPairing", timeout: .seconds(5)) }
+        catch let error as BusError where error.name != BlueZErrorName.doesNotExist { throw BlueZError.from(error) }
     }
 
     public func disconnect(_ device: DeviceHandle) async throws {
-        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: Self.deviceInterface, member: "Disconnect", timeout: .seconds(10)) }
-        catch let error as BusError where error.name != "org.bluez.Error.NotConnected" { throw BlueZError.from(error) }
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "Disconnect", timeout: .seconds(10)) }
+        catch let error as BusError where error.name != BlueZErrorName.notConnected { throw BlueZError.from(error) }
     }
 
     /// Marks the device trusted so it may reconnect without asking.
     public func trust(_ device: DeviceHandle) async throws {
-        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: Self.deviceInterface, name: "Trusted", value: .boolean(true), timeout: .seconds(5)) }
+        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: BlueZInterface.device, name: "Trusted", value: .boolean(true), timeout: .seconds(5)) }
         catch let error as BusError { throw BlueZError.from(error) }
     }
 }

@@ -12,15 +12,13 @@ public struct GattCharacteristic: Sendable, Hashable {
 }
 
 extension BlueZ {
-    static let characteristicInterface = "org.bluez.GattCharacteristic1"
-
     /// The characteristics of a connected device, with the UUID of the service each belongs to.
     public func characteristics(of device: DeviceHandle) async throws -> [GattCharacteristic] {
         let objects: [String: [String: DBusProperties]]
         do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
-        let services = objects.compactMapValues { $0["org.bluez.GattService1"]?["UUID"]?.stringValue }
+        let services = objects.compactMapValues { $0[BlueZInterface.gattService]?["UUID"]?.stringValue }
         return objects.compactMap { path, interfaces -> GattCharacteristic? in
-            guard path.hasPrefix(device.path + "/"), let properties = interfaces[Self.characteristicInterface],
+            guard path.hasPrefix(device.path + "/"), let properties = interfaces[BlueZInterface.gattCharacteristic],
                   let uuid = properties["UUID"]?.stringValue else { return nil }
             let servicePath = properties["Service"]?.objectPathValue ?? ""
             let mtu = properties["MTU"]?.uint16Value.map(Int.init) ?? 23
@@ -33,7 +31,7 @@ extension BlueZ {
     public func characteristic(of device: DeviceHandle, service serviceUUID: String, uuid: String) async throws -> GattCharacteristic {
         let all = try await characteristics(of: device)
         guard let found = all.first(where: { $0.serviceUUID == serviceUUID.lowercased() && $0.uuid == uuid.lowercased() }) else {
-            throw BlueZError.failed(name: "org.bluez.Error.DoesNotExist",
+            throw BlueZError.failed(name: BlueZErrorName.doesNotExist,
                                     message: "\(device.address) has no characteristic \(uuid) in service \(serviceUUID); is it a TopStep-family watch?")
         }
         return found
@@ -42,7 +40,7 @@ extension BlueZ {
     /// WriteValue with `type` command (write without response) or request.
     public func write(_ bytes: [UInt8], to characteristic: GattCharacteristic, withResponse: Bool) async throws {
         do {
-            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "WriteValue",
+            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "WriteValue",
                                    [.bytes(bytes), .properties(["type": .string(withResponse ? "request" : "command")])], timeout: .seconds(10))
         } catch let error as BusError { throw BlueZError.from(error) }
     }
@@ -50,7 +48,7 @@ extension BlueZ {
     public func read(_ characteristic: GattCharacteristic) async throws -> [UInt8] {
         let reply: [DBusValue]
         do {
-            reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "ReadValue",
+            reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "ReadValue",
                                        [.properties([:])], timeout: .seconds(10))
         } catch let error as BusError { throw BlueZError.from(error) }
         guard reply.count == 1, reply[0].signature == "ay", let bytes = reply[0].byteArrayValue else {
@@ -63,13 +61,13 @@ extension BlueZ {
     /// does not (then use `write(_:to:withResponse:)`). The caller owns and closes the socket.
     public func acquireWrite(_ characteristic: GattCharacteristic) async throws -> (fd: Int32, mtu: Int)? {
         do {
-            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface,
+            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic,
                                            member: "AcquireWrite", [.properties([:])], timeout: .seconds(10))
             guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
                 throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireWrite replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
             }
             return (fd, Int(reply[1].uint16Value ?? 23))
-        } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
+        } catch let error as BusError where [BusError.unknownMethod, BlueZErrorName.notSupported, BlueZErrorName.notPermitted, BlueZErrorName.failed].contains(error.name) {
             return nil
         } catch let error as BusError {
             throw BlueZError.from(error)
@@ -80,13 +78,13 @@ extension BlueZ {
     /// notification, no D-Bus traffic per packet); otherwise `notifications(of:)`.
     public func acquiredOrSignalledNotifications(of characteristic: GattCharacteristic) async throws -> AsyncStream<[UInt8]> {
         do {
-            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface,
+            let reply = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic,
                                            member: "AcquireNotify", [.properties([:])], timeout: .seconds(10))
             guard reply.count == 2, case let .unixFD(fd) = reply[0] else {
                 throw BlueZError.failed(name: BusError.invalidSignature, message: "AcquireNotify replied with \"\(reply.map(\.signature).joined())\", expected \"hq\"")
             }
             return SocketReader.datagrams(from: fd, size: Int(reply[1].uint16Value ?? 517) + 8)
-        } catch let error as BusError where [BusError.unknownMethod, "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.Failed"].contains(error.name) {
+        } catch let error as BusError where [BusError.unknownMethod, BlueZErrorName.notSupported, BlueZErrorName.notPermitted, BlueZErrorName.failed].contains(error.name) {
             return try await notifications(of: characteristic)
         } catch let error as BusError {
             throw BlueZError.from(error)
@@ -100,21 +98,21 @@ extension BlueZ {
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: characteristic.path,
                                                         interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         do {
-            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "StartNotify", timeout: .seconds(10))
-        } catch let error as BusError where error.name != "org.bluez.Error.InProgress" {
+            _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "StartNotify", timeout: .seconds(10))
+        } catch let error as BusError where error.name != BlueZErrorName.inProgress {
             throw BlueZError.from(error)
         }
         let bus = self.bus
         return AsyncStream { continuation in
             let task = Task {
-                for await signal in changes where signal.arguments.first?.stringValue == Self.characteristicInterface {
+                for await signal in changes where signal.arguments.first?.stringValue == BlueZInterface.gattCharacteristic {
                     if let value = signal.arguments[1].propertiesValue?["Value"]?.byteArrayValue { continuation.yield(value) }
                 }
                 continuation.finish()
             }
             continuation.onTermination = { _ in
                 task.cancel()
-                Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: Self.characteristicInterface, member: "StopNotify", timeout: .seconds(5)) }
+                Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "StopNotify", timeout: .seconds(5)) }
             }
         }
     }

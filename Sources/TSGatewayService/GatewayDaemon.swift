@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TSBlueZ
+import TSBlueZTransport
 import TSDBus
 import TSDevice
 import TSModels

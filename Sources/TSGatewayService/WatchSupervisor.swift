@@ -4,6 +4,7 @@ import Synchronization
 import TSDevice
 import TSModels
 import TSProtocol
+import TSSimulator
 import TSSleep
 import TSStore
 import TSTransport

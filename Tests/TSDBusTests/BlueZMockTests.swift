@@ -10,6 +10,8 @@ final class MockBlueZ: @unchecked Sendable {
     let control: BusConnection
     private let mock: Process
     static let watchUUID = "54530001-6777-4e3b-9c2a-7473676174e5"
+    /// The bluez5 template's control interface (dbusmock's, not BlueZ's).
+    static let mockInterface = "org.bluez.Mock"
 
     init() async throws {
         bus = try PrivateBus()
@@ -24,36 +26,36 @@ final class MockBlueZ: @unchecked Sendable {
         try mock.run()
         control = try BusConnection(.address(bus.address))
         for _ in 0..<300 {
-            if try await control.nameHasOwner("org.bluez") { break }
+            if try await control.nameHasOwner(BlueZ.service) { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        guard try await control.nameHasOwner("org.bluez") else { throw BusTestError("dbusmock's bluez5 template did not start (is python3-dbusmock installed?)") }
+        guard try await control.nameHasOwner(BlueZ.service) else { throw BusTestError("dbusmock's bluez5 template did not start (is python3-dbusmock installed?)") }
     }
 
     func addAdapter(_ name: String) async throws {
-        _ = try await control.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.Mock", member: "AddAdapter", [.string(name), .string("gateway")])
+        _ = try await control.call(destination: BlueZ.service, path: BlueZ.managerPath, interface: Self.mockInterface, member: "AddAdapter", [.string(name), .string("gateway")])
     }
 
     /// Adds a device; with `uuids` it advertises those services and has an RSSI.
     func addDevice(adapter: String, address: String, alias: String, uuids: [String] = [], rssi: Int16 = -60) async throws {
-        let reply = try await control.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.Mock", member: "AddDevice",
+        let reply = try await control.call(destination: BlueZ.service, path: BlueZ.managerPath, interface: Self.mockInterface, member: "AddDevice",
                                            [.string(adapter), .string(address), .string(alias)])
         guard let path = reply.first?.stringValue else { throw BusTestError("AddDevice returned \(reply)") }
-        _ = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
-                                   [.string("org.bluez.Device1"), .properties(["UUIDs": .strings(uuids), "RSSI": .int16(rssi)])])
+        _ = try await control.call(destination: BlueZ.service, path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
+                                   [.string(BlueZInterface.device), .properties(["UUIDs": .strings(uuids), "RSSI": .int16(rssi)])])
     }
 
     /// Plays BlueZ's part after a connect: services resolved, or the link dropped.
     func setDeviceProperties(adapter: String, address: String, _ properties: DBusProperties) async throws {
         let path = "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
-        _ = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
-                                   [.string("org.bluez.Device1"), .properties(properties)])
+        _ = try await control.call(destination: BlueZ.service, path: path, interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
+                                   [.string(BlueZInterface.device), .properties(properties)])
     }
 
     /// How many times Device1.Connect was called on the device (dbusmock's call log).
     func connectCalls(address: String, adapter: String = "hci0") async throws -> Int {
         let path = "/org/bluez/\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_")
-        let reply = try await control.call(destination: "org.bluez", path: path, interface: "org.freedesktop.DBus.Mock", member: "GetMethodCalls", [.string("Connect")])
+        let reply = try await control.call(destination: BlueZ.service, path: path, interface: "org.freedesktop.DBus.Mock", member: "GetMethodCalls", [.string("Connect")])
         return reply.first?.arrayValue?.count ?? -1
     }
 

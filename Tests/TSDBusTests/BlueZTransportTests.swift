@@ -2,6 +2,7 @@ import TSTestSupport
 import Foundation
 import Testing
 import TSBlueZ
+import TSBlueZTransport
 import TSDevice
 import TSModels
 import TSProtocol
@@ -34,9 +35,9 @@ final class BridgedWatch: @unchecked Sendable {
         self.simulator = simulator
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
-        try await server.requestName("org.bluez")
+        try await server.requestName(BlueZ.service)
         server.exportObjectManager(at: "/")
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", methods: [
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface(BlueZInterface.adapter, methods: [
             DBusMethod("SetDiscoveryFilter", in: "a{sv}") { _, _ in [] },
             DBusMethod("StartDiscovery") { _, _ in [] },
             DBusMethod("StopDiscovery") { _, _ in [] },
@@ -44,19 +45,19 @@ final class BridgedWatch: @unchecked Sendable {
             DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
         ])])
         let server = self.server
-        try server.export(path: "/org/bluez", interfaces: [DBusInterface("org.bluez.AgentManager1", methods: [
+        try server.export(path: BlueZ.managerPath, interfaces: [DBusInterface(BlueZInterface.agentManager, methods: [
             DBusMethod("RegisterAgent", in: "os") { [weak self] arguments, call in
                 self?.setAgent((call.sender, arguments[0].objectPathValue ?? "", arguments[1].stringValue ?? ""))
                 return []
             },
             DBusMethod("RequestDefaultAgent", in: "o") { _, _ in [] },
         ])])
-        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", methods: [
+        try server.export(path: Self.device, interfaces: [DBusInterface(BlueZInterface.device, methods: [
             DBusMethod("Disconnect") { _, _ in [] },
             DBusMethod("Pair") { [weak self] _, _ in
                 // As bluetoothd does for Just Works with confirmation: ask the default agent.
-                guard let self, let agent = self.agent else { throw BusError(name: "org.bluez.Error.AuthenticationFailed", message: "no agent") }
-                _ = try await server.call(destination: agent.sender, path: agent.path, interface: "org.bluez.Agent1", member: "RequestConfirmation",
+                guard let self, let agent = self.agent else { throw BusError(name: BlueZErrorName.authenticationFailed, message: "no agent") }
+                _ = try await server.call(destination: agent.sender, path: agent.path, interface: BlueZInterface.agent, member: "RequestConfirmation",
                                           [.objectPath(BridgedWatch.device), .uint32(123_456)])
                 self.setConfirmed()
                 self.setFlag("Paired", true)
@@ -69,10 +70,10 @@ final class BridgedWatch: @unchecked Sendable {
             DBusProperty("Trusted", "b", get: { [weak self] in .boolean(self?.flag("Trusted") ?? false) }, set: { [weak self] in self?.setFlag("Trusted", $0.boolValue ?? false) }),
         ])])
         let servicePath = DBusValue.objectPath(Self.device + "/service0010")
-        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface("org.bluez.GattService1", properties: [
+        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface(BlueZInterface.gattService, properties: [
             DBusProperty("UUID", "s", get: { .string(WatchGATT.service) }),
         ])])
-        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
                 return []
@@ -103,11 +104,11 @@ final class BridgedWatch: @unchecked Sendable {
             DBusProperty("UUID", "s", get: { .string(WatchGATT.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
-        try server.export(path: Self.notifyPath, interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+        try server.export(path: Self.notifyPath, interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("StartNotify") { _, _ in
                 let attMTU = try ATTMTU(Int(mtu))
                 await simulator.centralConnected(mtu: attMTU) { chunk in
-                    try? server.emitPropertiesChanged(path: BridgedWatch.notifyPath, interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(chunk)])
+                    try? server.emitPropertiesChanged(path: BridgedWatch.notifyPath, interface: BlueZInterface.gattCharacteristic, changed: ["Value": .bytes(chunk)])
                 }
                 return []
             },

@@ -19,22 +19,22 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
     init(failures: Int, resolve: Bool) async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
-        try await server.requestName("org.bluez")
+        try await server.requestName(BlueZ.service)
         server.exportObjectManager(at: "/")
         let server = self.server
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface(BlueZInterface.adapter, properties: [
             DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
         ])])
-        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", methods: [
+        try server.export(path: Self.device, interfaces: [DBusInterface(BlueZInterface.device, methods: [
             DBusMethod("Connect") { [weak self] _, _ in
                 guard let self else { return [] }
                 let attempt = self.nextAttempt()
-                if attempt <= failures { throw BusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress") }
+                if attempt <= failures { throw BusError(name: BlueZErrorName.inProgress, message: "Operation already in progress") }
                 self.markConnected()
                 if resolve {
                     Task {
                         try await Task.sleep(for: .milliseconds(50))
-                        try server.emitPropertiesChanged(path: Self.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
+                        try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
                     }
                 }
                 return []
@@ -97,8 +97,8 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
         let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
         let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
         var losses = try await bluez.linkLoss(of: device).makeAsyncIterator()
-        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["RSSI": .int16(-60)])
-        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: BlueZInterface.device, changed: ["RSSI": .int16(-60)])
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
         #expect(await losses.next()?.contains("the watch ended the link") == true)
         #expect(await losses.next() == nil, "one reason, then the stream ends")
     }
@@ -109,7 +109,7 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
         let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
         var losses = try await bluez.linkLoss(of: device).makeAsyncIterator()
         // As a stopping bluetoothd does: the device disconnects, then the daemon leaves the bus.
-        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
         fake.server.close()
         let reason = await losses.next()
         #expect(reason?.contains("bluetoothd stopped") == true, "\(reason ?? "nil")")

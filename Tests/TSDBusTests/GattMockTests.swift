@@ -24,20 +24,20 @@ final class FakeGattBlueZ: @unchecked Sendable {
     init(offerAcquireNotify: Bool = false) async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
-        try await server.requestName("org.bluez")
+        try await server.requestName(BlueZ.service)
         server.exportObjectManager(at: "/")
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface("org.bluez.Adapter1", properties: [
+        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface(BlueZInterface.adapter, properties: [
             DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
         ])])
-        try server.export(path: Self.device, interfaces: [DBusInterface("org.bluez.Device1", properties: [
+        try server.export(path: Self.device, interfaces: [DBusInterface(BlueZInterface.device, properties: [
             DBusProperty("Address", "s", get: { .string("AA:BB:CC:DD:EE:01") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
             DBusProperty("ServicesResolved", "b", get: { .boolean(true) }),
         ])])
-        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface("org.bluez.GattService1", properties: [
+        try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface(BlueZInterface.gattService, properties: [
             DBusProperty("UUID", "s", get: { .string(Self.service) }), DBusProperty("Primary", "b", get: { .boolean(true) }),
         ])])
         let servicePath = DBusValue.objectPath(Self.device + "/service0010")
-        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+        try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
                 let type = arguments[1].propertiesValue?["type"]?.stringValue ?? ""
                 self?.record(arguments[0].byteArrayValue ?? [], type)
@@ -47,7 +47,7 @@ final class FakeGattBlueZ: @unchecked Sendable {
             DBusProperty("UUID", "s", get: { .string(Self.write.uppercased()) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(247) }),
         ])])
-        try server.export(path: Self.device + "/service0010/char0013", interfaces: [DBusInterface("org.bluez.GattCharacteristic1", methods: [
+        try server.export(path: Self.device + "/service0010/char0013", interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("StartNotify") { [weak self] _, _ in self?.setNotifying(true); return [] },
             DBusMethod("StopNotify") { [weak self] _, _ in self?.setNotifying(false); return [] },
             DBusMethod("ReadValue", in: "a{sv}", out: "ay") { _, _ in [.bytes([1, 2, 3])] },
@@ -74,7 +74,7 @@ final class FakeGattBlueZ: @unchecked Sendable {
 
     /// A notification: BlueZ reports it as a change of the characteristic's Value.
     func notify(_ bytes: [UInt8]) throws {
-        try server.emitPropertiesChanged(path: Self.device + "/service0010/char0013", interface: "org.bluez.GattCharacteristic1", changed: ["Value": .bytes(bytes)])
+        try server.emitPropertiesChanged(path: Self.device + "/service0010/char0013", interface: BlueZInterface.gattCharacteristic, changed: ["Value": .bytes(bytes)])
     }
 
     func stop() {

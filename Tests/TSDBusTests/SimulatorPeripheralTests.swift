@@ -5,6 +5,7 @@ import TSBlueZ
 import TSModels
 import TSProtocol
 import TSSimulator
+import TSSimulatorPeripheral
 @testable import TSDBus
 
 /// A fake bluetoothd with GattManager1 and LEAdvertisingManager1 that, like the real one, reads
@@ -15,19 +16,28 @@ final class FakePeripheralManager: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var application: (sender: String, objects: [String: [String: DBusProperties]])?
     private(set) var advertisement: DBusProperties?
+    private(set) var applicationRegistrations = 0
+    private(set) var advertisementRegistrations = 0
+    /// Answer RegisterApplication with AlreadyExists, as bluetoothd does for a path it already has.
+    var applicationAlreadyExists: Bool {
+        get { lock.withLock { alreadyExists } }
+        set { lock.withLock { alreadyExists = newValue } }
+    }
+    private var alreadyExists = false
 
     init() async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
-        try await server.requestName("org.bluez")
+        try await server.requestName(BlueZ.service)
         server.exportObjectManager(at: "/")
         let server = self.server
         try server.export(path: "/org/bluez/hci1", interfaces: [
-            DBusInterface("org.bluez.Adapter1", properties: [
+            DBusInterface(BlueZInterface.adapter, properties: [
                 DBusProperty("Address", "s", get: { .string("00:AA:BB:CC:DD:01") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
             ]),
-            DBusInterface("org.bluez.GattManager1", methods: [
+            DBusInterface(BlueZInterface.gattManager, methods: [
                 DBusMethod("RegisterApplication", in: "oa{sv}") { [weak self] arguments, call in
+                    if self?.applicationAlreadyExists == true { throw BusError(name: BlueZErrorName.alreadyExists, message: "Already Exists") }
                     let root = arguments[0].objectPathValue ?? "/"
                     let objects = try await server.managedObjects(destination: call.sender, path: root)
                     self?.record(application: (call.sender, objects))
@@ -35,9 +45,9 @@ final class FakePeripheralManager: @unchecked Sendable {
                 },
                 DBusMethod("UnregisterApplication", in: "o") { _, _ in [] },
             ]),
-            DBusInterface("org.bluez.LEAdvertisingManager1", methods: [
+            DBusInterface(BlueZInterface.leAdvertisingManager, methods: [
                 DBusMethod("RegisterAdvertisement", in: "oa{sv}") { [weak self] arguments, call in
-                    let properties = try await server.getAllProperties(destination: call.sender, path: arguments[0].objectPathValue ?? "/", interface: "org.bluez.LEAdvertisement1")
+                    let properties = try await server.getAllProperties(destination: call.sender, path: arguments[0].objectPathValue ?? "/", interface: BlueZInterface.leAdvertisement)
                     self?.record(advertisement: properties)
                     return []
                 },
@@ -46,8 +56,20 @@ final class FakePeripheralManager: @unchecked Sendable {
         ])
     }
 
-    func record(application value: (String, [String: [String: DBusProperties]])) { lock.lock(); application = value; lock.unlock() }
-    func record(advertisement value: DBusProperties) { lock.lock(); advertisement = value; lock.unlock() }
+    func record(application value: (String, [String: [String: DBusProperties]])) {
+        lock.withLock { application = value; applicationRegistrations += 1 }
+    }
+
+    func record(advertisement value: DBusProperties) {
+        lock.withLock { advertisement = value; advertisementRegistrations += 1 }
+    }
+
+    /// bluetoothd restarting as a client sees it: the name leaves the bus and comes back.
+    func restartBluetoothd() async throws {
+        _ = try await server.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                  member: "ReleaseName", [.string(BlueZ.service)])
+        try await server.requestName(BlueZ.service)
+    }
 
     func stop() {
         server.close()
@@ -64,9 +86,9 @@ final class FakePeripheralManager: @unchecked Sendable {
 
         // What bluetoothd read back: one primary service with the write and notify characteristics.
         let objects = try #require(fake.application?.objects)
-        let uuids = Set(objects.values.compactMap { $0["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue })
+        let uuids = Set(objects.values.compactMap { $0[BlueZInterface.gattCharacteristic]?["UUID"]?.stringValue })
         #expect(uuids == [WatchGATT.writeCharacteristic, WatchGATT.notifyCharacteristic])
-        #expect(objects.values.contains { $0["org.bluez.GattService1"]?["UUID"]?.stringValue == WatchGATT.service })
+        #expect(objects.values.contains { $0[BlueZInterface.gattService]?["UUID"]?.stringValue == WatchGATT.service })
         let advertisement = try #require(fake.advertisement)
         #expect(advertisement["ServiceUUIDs"]?.stringArrayValue == [WatchGATT.service])
         #expect(advertisement["Type"]?.stringValue == "peripheral")
@@ -74,12 +96,12 @@ final class FakePeripheralManager: @unchecked Sendable {
 
         // Play the central through bluetoothd's side: enable notifications, write a HELLO.
         let sender = try #require(fake.application?.sender)
-        let notifyPath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
-        let writePath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
+        let notifyPath = try #require(objects.first { $0.value[BlueZInterface.gattCharacteristic]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
+        let writePath = try #require(objects.first { $0.value[BlueZInterface.gattCharacteristic]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
         let values = try await fake.server.signals(SignalMatch(path: notifyPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: BlueZInterface.gattCharacteristic, member: "StartNotify")
         let hello = try Message.helloRequest(HelloRequest(attMTU: 185)).frame(sequence: 0).encoded()
-        _ = try await fake.server.call(destination: sender, path: writePath, interface: "org.bluez.GattCharacteristic1", member: "WriteValue",
+        _ = try await fake.server.call(destination: sender, path: writePath, interface: BlueZInterface.gattCharacteristic, member: "WriteValue",
                                        [.bytes(hello), .properties(["type": .string("command")])])
         var reassembler = FrameReassembler()
         var answer: Message?
@@ -96,7 +118,7 @@ final class FakePeripheralManager: @unchecked Sendable {
     @Test func theWatchFragmentsToTheMTUBlueZReportsAndStartsAgainOnAWriteAfterADisconnect() async throws {
         let fake = try await FakePeripheralManager(); defer { fake.stop() }
         let central = "/org/bluez/hci1/dev_00_AA_BB_CC_DD_02"
-        try fake.server.export(path: central, interfaces: [DBusInterface("org.bluez.Device1", properties: [
+        try fake.server.export(path: central, interfaces: [DBusInterface(BlueZInterface.device, properties: [
             DBusProperty("Address", "s", get: { .string("00:AA:BB:CC:DD:02") }), DBusProperty("Connected", "b", get: { .boolean(true) }),
         ])])
         let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
@@ -104,16 +126,16 @@ final class FakePeripheralManager: @unchecked Sendable {
         try await peripheral.start(mtu: 247)
         let objects = try #require(fake.application?.objects)
         let sender = try #require(fake.application?.sender)
-        let notifyPath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
-        let writePath = try #require(objects.first { $0.value["org.bluez.GattCharacteristic1"]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
-        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: "org.bluez.GattCharacteristic1", member: "StartNotify")
+        let notifyPath = try #require(objects.first { $0.value[BlueZInterface.gattCharacteristic]?["UUID"]?.stringValue == WatchGATT.notifyCharacteristic }?.key)
+        let writePath = try #require(objects.first { $0.value[BlueZInterface.gattCharacteristic]?["UUID"]?.stringValue == WatchGATT.writeCharacteristic }?.key)
+        _ = try await fake.server.call(destination: sender, path: notifyPath, interface: BlueZInterface.gattCharacteristic, member: "StartNotify")
 
         // BlueZ reports the link's MTU (here 30) with each write: chunks are MTU − 5 = 25 bytes at most.
         // Returns the notification chunks up to the HELLO response, or what came within 5 s.
         func hello() async throws -> [[UInt8]] {
             let values = try await fake.server.signals(SignalMatch(path: notifyPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
             let bytes = try Message.helloRequest(HelloRequest(attMTU: 247)).frame(sequence: 0).encoded()
-            _ = try await fake.server.call(destination: sender, path: writePath, interface: "org.bluez.GattCharacteristic1", member: "WriteValue",
+            _ = try await fake.server.call(destination: sender, path: writePath, interface: BlueZInterface.gattCharacteristic, member: "WriteValue",
                                            [.bytes(bytes), .properties(["type": .string("command"), "mtu": .uint16(30), "device": .objectPath(central)])])
             return await withTaskGroup(of: [[UInt8]]?.self) { group in
                 group.addTask {
@@ -139,7 +161,7 @@ final class FakePeripheralManager: @unchecked Sendable {
 
         // The central's link drops (no StopNotify: a bonded central keeps its subscription), then
         // it writes on a new link: the watch answers again.
-        try fake.server.emitPropertiesChanged(path: central, interface: "org.bluez.Device1", changed: ["Connected": .boolean(false)])
+        try fake.server.emitPropertiesChanged(path: central, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
         try await Task.sleep(for: .milliseconds(200))
         let second = try await hello()
         #expect(!second.isEmpty)

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import TSBlueZ
+import TSBlueZTransport
 import TSDevice
 import TSStore
-import TSTransport
 
 struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

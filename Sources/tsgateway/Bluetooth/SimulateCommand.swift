@@ -4,6 +4,7 @@ import TSBlueZ
 import TSModels
 import TSProtocol
 import TSSimulator
+import TSSimulatorPeripheral
 
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -7,6 +7,7 @@ import TSSimulator
 import TSStore
 import TSTransport
 import TSBlueZ
+import TSBlueZTransport
 import TSWatchService
 
 /// The watch service's operations on one watch for one command (own link, own store), and what

@@ -1,6 +1,5 @@
 import Foundation
 import TSProtocol
-import TSSimulator
 import TSModels
 
 /// Plays a night of live stage events on an in-process simulated watch while the daemon is

@@ -1,6 +1,7 @@
 import Foundation
 import TSBlueZ
 import TSProtocol
+import TSTransport
 
 /// The link to a real watch: BlueZ GATT on the wire protocol's service. `open()` connects
 /// (skipping Connect when BlueZ still holds the link), finds the two characteristics, takes
