@@ -40,10 +40,6 @@ public final class GatewayDaemon: Service {
 
     private func serve() async throws {
         let store = try GatewayStore(path: configuration.database)
-        // Every sync into this database, the CLI's too, feeds the outbox while `upload:` is set.
-        try await store.setUploadSetting(configuration.upload.map { _ in
-            UploadSetting(timeZone: configuration.timeZone, statisticsRule: configuration.statisticsRule)
-        })
         let supervisors = try makeSupervisors(store: store)
         let bus: BusConnection
         do {
@@ -56,6 +52,11 @@ public final class GatewayDaemon: Service {
         let service = GatewayBusService(connection: bus, supervisors: supervisors, logger: logger)
         let forwarded = events.subscribe()
         try await service.start()
+        // Only the instance that owns the name writes: every sync into this database, the
+        // CLI's too, feeds the outbox while `upload:` is set.
+        try await store.setUploadSetting(configuration.upload.map { _ in
+            UploadSetting(timeZone: configuration.timeZone, statisticsRule: configuration.statisticsRule)
+        })
         logger.notice("serving \(supervisors.count) watch\(supervisors.count == 1 ? "" : "es") as \(GatewayBusAPI.busName) on the \(configuration.bus.rawValue) bus; database \(configuration.database)")
         onReady?()
         let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)

@@ -23,7 +23,7 @@ final class DaemonProcess: @unchecked Sendable {
     static let binary: URL? = builtExecutable("tsgateway")
 
     /// `watches`: the YAML list entries (without the leading `- `), one per watch.
-    init(watches: [String], extraConfig: String = "", bus: PrivateBus? = nil) throws {
+    init(watches: [String], extraConfig: String = "", firstSyncDays: Int = 60, bus: PrivateBus? = nil) throws {
         self.bus = try bus ?? PrivateBus()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-daemon-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -37,7 +37,7 @@ final class DaemonProcess: @unchecked Sendable {
             database: \(databasePath)
             bus: system
             time-zone: UTC
-            first-sync-days: 60
+            first-sync-days: \(firstSyncDays)
             reconnect-min: 100ms
             reconnect-max: 2s
             \(extraConfig)
