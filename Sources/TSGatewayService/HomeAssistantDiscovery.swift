@@ -29,6 +29,9 @@ public enum HomeAssistantDiscovery {
         public var icon: String?
         /// The states of an `enum` sensor.
         public var options: [String]?
+        /// A timestamp or date that may be null in the state document: the entity is unavailable
+        /// while it is (Home Assistant 2024.3 reads "None" as an invalid timestamp and warns).
+        public var availableWhenSet = false
     }
 
     /// The session field's states: "none" stands for the state document's "" (no session yet).
@@ -41,7 +44,7 @@ public enum HomeAssistantDiscovery {
                valueTemplate: "{{ value_json.battery }}",
                deviceClass: "battery", unit: "%", stateClass: "measurement", category: "diagnostic"),
         Entity(component: "sensor", key: "battery_state", name: "Battery state", field: "battery_state",
-               valueTemplate: "{{ value_json.battery_state }}",
+               valueTemplate: "{{ value_json.battery_state or 'unknown' }}",
                deviceClass: "enum", category: "diagnostic", icon: "mdi:battery-charging",
                options: BatteryState.allCases.map(\.rawValue)),
         Entity(component: "binary_sensor", key: "connected", name: "Connected", field: "connected",
@@ -49,13 +52,13 @@ public enum HomeAssistantDiscovery {
                deviceClass: "connectivity", category: "diagnostic"),
         Entity(component: "sensor", key: "last_sync", name: "Last sync", field: "last_sync",
                valueTemplate: "{{ value_json.last_sync }}",
-               deviceClass: "timestamp", category: "diagnostic", icon: "mdi:cloud-sync"),
+               deviceClass: "timestamp", category: "diagnostic", icon: "mdi:cloud-sync", availableWhenSet: true),
         Entity(component: "sensor", key: "night_sleep", name: "Last night sleep", field: "night_sleep_minutes",
                valueTemplate: "{{ value_json.night_sleep_minutes }}",
                deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:sleep"),
         Entity(component: "sensor", key: "night_date", name: "Last night date", field: "night_date",
                valueTemplate: "{{ value_json.night_date }}",
-               deviceClass: "date", icon: "mdi:calendar-moon"),
+               deviceClass: "date", icon: "mdi:calendar-moon", availableWhenSet: true),
         Entity(component: "sensor", key: "night_quality", name: "Sleep quality", field: "night_quality",
                valueTemplate: "{{ value_json.night_quality }}",
                unit: "points", stateClass: "measurement", icon: "mdi:star-half-full"),
@@ -70,7 +73,7 @@ public enum HomeAssistantDiscovery {
                deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:bed-clock"),
         Entity(component: "sensor", key: "next_alarm", name: "Next alarm", field: "next_alarm",
                valueTemplate: "{{ value_json.next_alarm }}",
-               deviceClass: "timestamp", icon: "mdi:alarm"),
+               deviceClass: "timestamp", icon: "mdi:alarm", availableWhenSet: true),
         Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",
                valueTemplate: "{{ value_json.session or 'none' }}",
                deviceClass: "enum", icon: "mdi:bed", options: sessionStates),
@@ -120,12 +123,21 @@ public enum HomeAssistantDiscovery {
                 "object_id": "\(objectPrefix)_\(entity.key)",
                 "state_topic": stateTopic,
                 "value_template": entity.valueTemplate,
-                "availability_topic": "\(base)/status",
-                "payload_available": "online",
-                "payload_not_available": "offline",
                 "device": device,
                 "origin": ["name": "tsgateway", "sw_version": version],
             ]
+            if entity.availableWhenSet {
+                config["availability"] = [
+                    ["topic": "\(base)/status", "payload_available": "online", "payload_not_available": "offline"],
+                    ["topic": stateTopic, "value_template": "{{ 'online' if value_json.\(entity.field) else 'offline' }}",
+                     "payload_available": "online", "payload_not_available": "offline"],
+                ]
+                config["availability_mode"] = "all"
+            } else {
+                config["availability_topic"] = "\(base)/status"
+                config["payload_available"] = "online"
+                config["payload_not_available"] = "offline"
+            }
             if entity.component == "binary_sensor" {
                 config["payload_on"] = "ON"
                 config["payload_off"] = "OFF"
