@@ -378,7 +378,7 @@ async def main():
     options = parser.parse_args()
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
-    for name in ("home-assistant.log", "home-assistant.stdout.log", "gateway.log", "mosquitto.log", "dbus.log", "checker.log"):
+    for name in ("home-assistant.log", "home-assistant.log.1", "home-assistant.stdout.log", "gateway.log", "mosquitto.log", "dbus.log", "checker.log"):
         try:
             os.remove(os.path.join(out, name))
         except FileNotFoundError:
@@ -555,10 +555,13 @@ watches:
                     raise CheckFailed("the gateway did not log the birth message", gateway_log)
 
             with Phase("Home Assistant's log: no warning or error about tsgateway or MQTT discovery"):
-                problems = log_problems(ha.log_path)
+                # Home Assistant moves the log of its first start to home-assistant.log.1 when it starts again.
+                logs = [ha.log_path + ".1", ha.log_path]
+                problems = [problem for log in logs for problem in log_problems(log)]
                 if problems:
-                    raise CheckFailed(f"{len(problems)} warnings/errors about tsgateway in home-assistant.log:\n" + "\n".join(problems[:20]))
-                others = [line for line in open(ha.log_path, errors="replace") if re.search(r" (WARNING|ERROR) ", line)]
+                    raise CheckFailed(f"{len(problems)} warnings/errors about tsgateway or MQTT discovery in {' and '.join(logs)}:\n"
+                                      + "\n".join(problems[:20]))
+                others = [line for log in logs for line in open(log, errors="replace") if re.search(r" (WARNING|ERROR) ", line)]
                 say(f"none; {len(others)} other warnings/errors (Home Assistant's own, listed here):")
                 for line in others[:10]:
                     say(f"    {line.strip()[:220]}")

@@ -107,7 +107,7 @@ public enum HomeAssistantDiscovery {
                                 status: WatchStatus, version: String) -> [MQTTConnection.Message] {
         var device: [String: Any] = [
             "identifiers": ["tsgateway_\(watchKey)"],
-            "name": status.name ?? "TopStep watch \(status.id)",
+            "name": status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "TopStep watch \(status.id)",
             "manufacturer": "TopStep",
             "connections": [["bluetooth", status.id.lowercased()]],
         ]

@@ -295,9 +295,13 @@ struct MQTTTests {
         try await daemon.start()
         let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
         let state = "home/gw1/watch/\(Self.watchKey)/state"
-        #expect(try await eventually { !subscriber.messages(battery).isEmpty && !subscriber.messages(state).isEmpty })
-        // Let the start settle (the connection republishes once the watch is known), then count.
-        try await Task.sleep(for: .seconds(2))
+        // Let the start settle (discovery is published again once each watch is known), then count.
+        #expect(try await eventually {
+            !subscriber.messages(state).isEmpty && [Self.watchKey, "00005e005402"].allSatisfy { key in
+                (subscriber.json("homeassistant/sensor/tsgateway_\(key)/battery/config")?["device"] as? [String: Any])?["sw_version"] != nil
+            }
+        })
+        try await Task.sleep(for: .seconds(1))
         let configsBefore = subscriber.messages(battery).count
         let statesBefore = subscriber.messages(state).count
         try subscriber.publish("homeassistant/status", "offline")
@@ -368,6 +372,15 @@ struct MQTTTests {
             #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
             if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
         }
+        // A timestamp or date that is null in the state document makes its entity unavailable
+        // (Home Assistant 2024.3 warns about "None" as a timestamp); the others follow the gateway alone.
+        for key in ["last_sync", "night_date", "next_alarm"] {
+            let config = try #require(all[key])
+            #expect(config["availability_mode"] as? String == "all" && config["availability_topic"] == nil, "\(key)")
+            let topics = (config["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
+            #expect(topics == ["tsgateway/gw/status", "tsgateway/gw/watch/00005e005401/state"], "\(key)")
+        }
+        #expect(all["battery"]?["availability_topic"] as? String == "tsgateway/gw/status")
         #expect(all["battery_state"]?["options"] as? [String] == ["unknown", "discharging", "charging", "full"])
         #expect(all["session"]?["options"] as? [String] == ["none", "open", "interrupted", "closed", "complete"])
         // Without a name, or with one that makes no id, the address names the entities.
