@@ -71,7 +71,7 @@ def say(text):
 class CheckFailed(Exception):
     def __init__(self, message, log=None):
         super().__init__(message)
-        self.log = log  # the log whose tail explains it
+        self.log = log  # the log (or list of logs) whose tail explains it
 
 
 def free_port():
@@ -283,7 +283,7 @@ def valid_state(kind, state):
     return False
 
 
-async def check_all(ha, quiet=False):
+async def check_all(ha):
     """(ok, detail, rows): every watch a device with model and firmware, every entity as in ENTITIES."""
     devices, entities = await ha.websocket({"type": "config/device_registry/list"}, {"type": "config/entity_registry/list"})
     states = await ha.states()
@@ -485,7 +485,7 @@ watches:
                     ok, detail, rows = await check_all(ha)
                     probe.rows = rows
                     return ok, detail
-                await wait_for(what, probe, timeout, 1, gateway_log)
+                await wait_for(what, probe, timeout, 1, [gateway_log, ha.log_path])
                 return probe.rows
 
             with Phase("tsgateway serve: two watches appear in Home Assistant"):
@@ -529,13 +529,13 @@ watches:
             with Phase("SIGTERM of the gateway: every entity unavailable; a restart brings them back"):
                 stop(gateway, signal.SIGTERM)
                 say(f"tsgateway serve stopped, status {gateway.returncode}")
-                await wait_for("all entities unavailable after SIGTERM", lambda: all_states(ha, "unavailable"), 30, 0.5, gateway_log)
+                await wait_for("all entities unavailable after SIGTERM", lambda: all_states(ha, "unavailable"), 30, 0.5, [gateway_log, ha.log_path])
                 gateway = start_gateway()
                 await everything("everything back after the gateway's restart")
 
             with Phase("kill -9 of the gateway: the last will makes every entity unavailable; a restart brings them back"):
                 stop(gateway, signal.SIGKILL)
-                await wait_for("all entities unavailable after kill -9 (last will)", lambda: all_states(ha, "unavailable"), 30, 0.5, gateway_log)
+                await wait_for("all entities unavailable after kill -9 (last will)", lambda: all_states(ha, "unavailable"), 30, 0.5, [gateway_log, ha.log_path])
                 gateway = start_gateway()
                 await everything("everything back after the gateway's restart")
 
@@ -586,9 +586,9 @@ if __name__ == "__main__":
         asyncio.run(main())
     except CheckFailed as failure:
         say(f"ha-check: FAILED: {failure}")
-        if failure.log:
-            say(f"---- last lines of {failure.log}")
-            print(tail(failure.log), flush=True)
+        for log in ([failure.log] if isinstance(failure.log, str) else failure.log or []):
+            say(f"---- last lines of {log}")
+            print(tail(log), flush=True)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
