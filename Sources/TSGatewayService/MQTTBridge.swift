@@ -21,7 +21,9 @@ import TSWatchService
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
 ///   P/watch/W/command/reply                {"id", "command", "ok", "error"?}
-///   DISCOVERY/sensor|binary_sensor/tsgateway_W/NAME/config   (retained)
+///   DISCOVERY/sensor|binary_sensor/tsgateway_W/NAME/config   (retained; again when the watch's
+///                                          model or firmware becomes known or changes, and when
+///                                          DISCOVERY/status says online: Home Assistant's birth)
 public actor MQTTBridge {
     let settings: GatewayConfiguration.MQTTSettings
     let store: GatewayStore
@@ -36,6 +38,8 @@ public actor MQTTBridge {
     /// Per watch: last night's figures and the alarm table, for the state document.
     private var nights: [String: [String: Any]] = [:]
     private var alarms: [String: [Alarm]] = [:]
+    /// Per watch: the identity (name, model, firmware) its discovery configs were last published with.
+    private var publishedIdentity: [String: String] = [:]
 
     public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
                 timeZone: TimeZone, logger: Logger) {
@@ -103,13 +107,13 @@ public actor MQTTBridge {
             logger.info("MQTT: connected to \(settings.host):\(settings.port)")
             do {
                 try connection?.subscribe("\(base)/watch/+/command/#", qos: 1)
+                // Home Assistant's birth message: an HA that starts after the gateway gets discovery again.
+                if let prefix = settings.discoveryPrefix { try connection?.subscribe("\(prefix)/status", qos: 1) }
                 try connection?.publish(MQTTConnection.Message(topic: "\(base)/status", text: "online", qos: 1, retain: true))
-                for supervisor in supervisors {
-                    for message in discovery(for: supervisor) { try connection?.publish(message) }
-                }
             } catch {
                 logger.warning("MQTT: \(error)")
             }
+            publishDiscovery(supervisors)
             for supervisor in supervisors { await enqueue([await state(of: supervisor)]) }
             await flush()
         case let .disconnected(reason):
@@ -126,6 +130,15 @@ public actor MQTTBridge {
             guard let row = inFlight.removeValue(forKey: mid) else { return }
             do { try await store.removeQueuedMQTT(ids: [row]) } catch { logger.error("MQTT queue: \(error)") }
         case let .message(message):
+            if let prefix = settings.discoveryPrefix, message.topic == "\(prefix)/status" {
+                // Home Assistant (re)started: discovery and every state document again.
+                guard String(decoding: message.payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "online" else { return }
+                logger.info("MQTT: Home Assistant is online; publishing discovery again")
+                publishDiscovery(supervisors)
+                for supervisor in supervisors { await enqueue([await state(of: supervisor)]) }
+                await flush()
+                return
+            }
             await command(message)
         }
     }
@@ -138,7 +151,10 @@ public actor MQTTBridge {
         case .sleepSynced: nights[event.watch] = nil
         case let .alarmsChanged(changed, _): alarms[event.watch] = changed
         // The supervisor reads the table at each connect, without an event.
-        case .connection(connected: true, _): alarms[event.watch] = nil
+        case .connection(connected: true, _):
+            alarms[event.watch] = nil
+            // The watch has just reported its model and firmware: the device block follows.
+            if publishedIdentity[event.watch] != HomeAssistantDiscovery.identity(supervisor.status) { publishDiscovery([supervisor]) }
         default: break
         }
         var messages = [await state(of: supervisor)]
@@ -190,7 +206,7 @@ public actor MQTTBridge {
             "battery": status.batteryLevel ?? NSNull(),
             "battery_state": status.batteryState?.rawValue ?? NSNull(),
             "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
-            "session": status.sessionState,
+            "session": status.sessionState?.rawValue ?? NSNull(),
         ]
         document.merge(await lastNight(of: supervisor)) { $1 }
         let alarms = await alarmTable(of: supervisor)
@@ -238,52 +254,25 @@ public actor MQTTBridge {
         return formatter.string(from: date)
     }
 
-    /// Home Assistant MQTT discovery: one config per sensor, retained, all on one device per watch.
+    /// Home Assistant MQTT discovery of one watch (`HomeAssistantDiscovery`), as it is known now.
     func discovery(for supervisor: WatchSupervisor) -> [MQTTConnection.Message] {
         guard let prefix = settings.discoveryPrefix else { return [] }
-        let key = Self.key(supervisor.id)
-        let status = supervisor.status
-        let device: [String: Any] = [
-            "identifiers": ["tsgateway_\(key)"],
-            "name": status.name ?? "TopStep watch \(supervisor.id)",
-            "manufacturer": "TopStep",
-            "model": status.info?.model ?? "TopStep watch",
-            "sw_version": status.info?.firmware ?? NSNull(),
-            "connections": [["bluetooth", supervisor.id.lowercased()]],
-        ]
-        struct Sensor { var component: String; var name: String; var id: String; var template: String; var extra: [String: String] }
-        let sensors = [
-            Sensor(component: "sensor", name: "Battery", id: "battery", template: "{{ value_json.battery }}",
-                   extra: ["device_class": "battery", "unit_of_measurement": "%", "state_class": "measurement"]),
-            Sensor(component: "sensor", name: "Last night sleep", id: "night_sleep", template: "{{ value_json.night_sleep_minutes }}",
-                   extra: ["device_class": "duration", "unit_of_measurement": "min", "icon": "mdi:sleep"]),
-            Sensor(component: "sensor", name: "Sleep quality", id: "night_quality", template: "{{ value_json.night_quality }}",
-                   extra: ["state_class": "measurement", "icon": "mdi:star-half-full"]),
-            Sensor(component: "sensor", name: "Deep sleep share", id: "night_deep_share", template: "{{ value_json.night_deep_share }}",
-                   extra: ["unit_of_measurement": "%", "state_class": "measurement", "icon": "mdi:power-sleep"]),
-            Sensor(component: "sensor", name: "Naps", id: "naps", template: "{{ value_json.naps }}",
-                   extra: ["icon": "mdi:bed-clock"]),
-            Sensor(component: "sensor", name: "Next alarm", id: "next_alarm", template: "{{ value_json.next_alarm }}",
-                   extra: ["device_class": "timestamp", "icon": "mdi:alarm"]),
-            Sensor(component: "binary_sensor", name: "Connected", id: "connected", template: "{{ 'ON' if value_json.connected else 'OFF' }}",
-                   extra: ["device_class": "connectivity", "payload_on": "ON", "payload_off": "OFF"]),
-        ]
-        return sensors.map { sensor in
-            var config: [String: Any] = [
-                "name": sensor.name,
-                "unique_id": "tsgateway_\(key)_\(sensor.id)",
-                "object_id": "tsgateway_\(key)_\(sensor.id)",
-                "state_topic": "\(watchTopic(supervisor.id))/state",
-                "value_template": sensor.template,
-                "availability_topic": "\(base)/status",
-                "payload_available": "online",
-                "payload_not_available": "offline",
-                "device": device,
-                "origin": ["name": "tsgateway", "sw_version": GatewayBusService.version],
-            ]
-            config.merge(sensor.extra) { $1 }
-            return MQTTConnection.Message(topic: "\(prefix)/\(sensor.component)/tsgateway_\(key)/\(sensor.id)/config",
-                                          text: Self.json(config), qos: 1, retain: true)
+        return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state",
+                                               watchKey: Self.key(supervisor.id), status: supervisor.status,
+                                               version: GatewayBusService.version)
+    }
+
+    /// Publishes the discovery configs of `watches` (retained; not through the queue: they are
+    /// published again at every connection) and remembers what their device blocks said.
+    private func publishDiscovery(_ watches: [WatchSupervisor]) {
+        guard connected, settings.discoveryPrefix != nil, let connection else { return }
+        for supervisor in watches {
+            do {
+                for message in discovery(for: supervisor) { try connection.publish(message) }
+                publishedIdentity[supervisor.id] = HomeAssistantDiscovery.identity(supervisor.status)
+            } catch {
+                logger.warning("MQTT: discovery of \(supervisor.id) not published: \(error)")
+            }
         }
     }
 

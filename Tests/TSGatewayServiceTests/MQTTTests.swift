@@ -245,6 +245,150 @@ struct MQTTTests {
         await daemon.cleanUp()
     }
 
+    /// Every path to a JSON null in `value` ("device.sw_version", "options[2]"); Home Assistant
+    /// refuses a discovery config with any null in it.
+    static func nullPaths(_ value: Any, _ path: String = "") -> [String] {
+        switch value {
+        case is NSNull: return [path.isEmpty ? "(the payload)" : path]
+        case let object as [String: Any]: return object.flatMap { nullPaths($0.value, path.isEmpty ? $0.key : "\(path).\($0.key)") }
+        case let array as [Any]: return array.enumerated().flatMap { nullPaths($0.element, "\(path)[\($0.offset)]") }
+        default: return []
+        }
+    }
+
+    static func discoveryMessages(_ subscriber: Subscriber) -> [MQTTConnection.Message] {
+        subscriber.received.with { $0.filter { $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") } }
+    }
+
+    @Test("no discovery payload holds a null; discovery is published again with the model and firmware once the watch has reported them")
+    func discoveryWithoutNullsAndWithIdentity() async throws {
+        let broker = try Broker()
+        // The first watch answers slowly, so the bridge meets the broker before the watch has said
+        // what it is (a fresh database knows nothing of it either).
+        let daemon = try Self.daemon(broker: broker, watches: ["simulated: true\nname: sim-a\npacket-delay: 300ms", "simulated: true\nseed: 7"])
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
+        #expect(try await eventually {
+            (subscriber.json(battery)?["device"] as? [String: Any])?["sw_version"] as? String == "1.4.2"
+        }, "the battery config never carried the firmware: \(subscriber.last(battery)?.text ?? "nothing")")
+        let device = try #require(subscriber.json(battery)?["device"] as? [String: Any])
+        #expect(device["model"] as? String == "TS-Sim W10" && device["name"] as? String == "sim-a")
+        // The second watch (no configured name) gets its device block too.
+        #expect(try await eventually {
+            (subscriber.json("homeassistant/sensor/tsgateway_00005e005402/battery/config")?["device"] as? [String: Any])?["model"] as? String == "TS-Sim W10"
+        })
+        let messages = Self.discoveryMessages(subscriber)
+        #expect(messages.count >= 2 * HomeAssistantDiscovery.entities.count)
+        for message in messages {
+            let payload = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any], "\(message.topic): not a JSON object")
+            #expect(Self.nullPaths(payload).isEmpty, "\(message.topic) has null at \(Self.nullPaths(payload)): \(message.text)")
+        }
+        await daemon.cleanUp()
+    }
+
+    @Test("Home Assistant's birth message (homeassistant/status online) makes the bridge publish discovery and state again")
+    func birthMessage() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker)
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
+        let state = "home/gw1/watch/\(Self.watchKey)/state"
+        // Let the start settle (discovery is published again once each watch is known), then count.
+        #expect(try await eventually {
+            !subscriber.messages(state).isEmpty && [Self.watchKey, "00005e005402"].allSatisfy { key in
+                (subscriber.json("homeassistant/sensor/tsgateway_\(key)/battery/config")?["device"] as? [String: Any])?["sw_version"] != nil
+            }
+        })
+        try await Task.sleep(for: .seconds(1))
+        let configsBefore = subscriber.messages(battery).count
+        let statesBefore = subscriber.messages(state).count
+        try subscriber.publish("homeassistant/status", "offline")
+        try await Task.sleep(for: .seconds(1))
+        #expect(subscriber.messages(battery).count == configsBefore, "an offline Home Assistant is not a reason to publish discovery")
+        try subscriber.publish("homeassistant/status", "online")
+        #expect(try await eventually { subscriber.messages(battery).count > configsBefore },
+                "no discovery after the birth message; log:\n\(daemon.log())")
+        #expect(try await eventually { subscriber.messages("homeassistant/binary_sensor/tsgateway_00005e005402/connected/config").count >= 2 })
+        #expect(try await eventually { subscriber.messages(state).count > statesBefore })
+        await daemon.cleanUp()
+    }
+
+    @Test("discovery configs carry state classes, units and categories as Home Assistant expects, an entity per state field, and readable object ids")
+    func discoveryEntities() throws {
+        var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
+        func configs() throws -> [String: [String: Any]] {
+            let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
+                                                           watchKey: Self.watchKey, status: status, version: "1")
+            var result: [String: [String: Any]] = [:]
+            for message in messages {
+                let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+                #expect(Self.nullPaths(config).isEmpty, "\(message.topic): \(message.text)")
+                #expect(message.retain)
+                result[message.topic.split(separator: "/").dropLast().last.map(String.init) ?? ""] = config
+            }
+            return result
+        }
+        // Before the watch has said what it is: no model, no firmware, and no null for them.
+        var all = try configs()
+        var device = try #require(all["battery"]?["device"] as? [String: Any])
+        #expect(device["model"] == nil && device["sw_version"] == nil && device["name"] as? String == "Bedroom Watch")
+        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true, deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: []))
+        all = try configs()
+        device = try #require(all["battery"]?["device"] as? [String: Any])
+        #expect(device["model"] as? String == "TS-W10" && device["sw_version"] as? String == "2.0.1")
+
+        // Every field of the state document but the watch's own id and name has an entity.
+        let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
+                      "night_deep_share", "naps", "nap_minutes", "next_alarm", "session"]
+        for field in fields {
+            #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
+        }
+        // key: (device class, unit, state class, category)
+        let expected: [String: (String?, String?, String?, String?)] = [
+            "battery": ("battery", "%", "measurement", "diagnostic"),
+            "battery_state": ("enum", nil, nil, "diagnostic"),
+            "connected": ("connectivity", nil, nil, "diagnostic"),
+            "last_sync": ("timestamp", nil, nil, "diagnostic"),
+            "night_sleep": ("duration", "min", "measurement", nil),
+            "night_date": ("date", nil, nil, nil),
+            "night_quality": (nil, "points", "measurement", nil),
+            "night_deep_share": (nil, "%", "measurement", nil),
+            "naps": (nil, nil, "measurement", nil),
+            "nap_minutes": ("duration", "min", "measurement", nil),
+            "next_alarm": ("timestamp", nil, nil, nil),
+            "session": ("enum", nil, nil, nil),
+        ]
+        #expect(Set(all.keys) == Set(expected.keys))
+        for (key, (deviceClass, unit, stateClass, category)) in expected {
+            let config = try #require(all[key], "no config for \(key)")
+            #expect(config["device_class"] as? String == deviceClass, "\(key): device_class")
+            #expect(config["unit_of_measurement"] as? String == unit, "\(key): unit")
+            #expect(config["state_class"] as? String == stateClass, "\(key): state_class")
+            #expect(config["entity_category"] as? String == category, "\(key): entity_category")
+            // Unique ids as before; entity ids from the configured name.
+            #expect(config["unique_id"] as? String == "tsgateway_\(Self.watchKey)_\(key)")
+            #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
+            if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
+        }
+        // A timestamp or date that is null in the state document makes its entity unavailable
+        // (Home Assistant 2024.3 warns about "None" as a timestamp); the others follow the gateway alone.
+        for key in ["last_sync", "night_date", "next_alarm"] {
+            let config = try #require(all[key])
+            #expect(config["availability_mode"] as? String == "all" && config["availability_topic"] == nil, "\(key)")
+            let topics = (config["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
+            #expect(topics == ["tsgateway/gw/status", "tsgateway/gw/watch/00005e005401/state"], "\(key)")
+        }
+        #expect(all["battery"]?["availability_topic"] as? String == "tsgateway/gw/status")
+        #expect(all["battery_state"]?["options"] as? [String] == ["unknown", "discharging", "charging", "full"])
+        #expect(all["session"]?["options"] as? [String] == ["none", "open", "interrupted", "closed", "complete"])
+        // Without a name, or with one that makes no id, the address names the entities.
+        #expect(HomeAssistantDiscovery.objectPrefix(watchKey: Self.watchKey, name: nil) == "tsgateway_\(Self.watchKey)")
+        #expect(HomeAssistantDiscovery.objectPrefix(watchKey: Self.watchKey, name: "—") == "tsgateway_\(Self.watchKey)")
+        #expect(HomeAssistantDiscovery.objectPrefix(watchKey: Self.watchKey, name: " Anna's  watch! ") == "tsgateway_anna_s_watch")
+    }
+
     @Test("a command sets alarms and is answered on the reply topic; a bad command is refused with the reason")
     func commandRoundTrip() async throws {
         let broker = try Broker()

@@ -1,0 +1,155 @@
+import Foundation
+import TSModels
+import TSMQTT
+
+/// Home Assistant MQTT discovery for the watches a gateway serves: one retained config per
+/// entity, all on one device per watch, every entity reading the watch's retained state document.
+///
+/// Home Assistant validates every config against its schema and refuses the whole message when
+/// one value is wrong; a JSON null is never a valid value (it reads as "string value is None"),
+/// so a key whose value is not known is left out, never sent as null. The device block carries
+/// the watch's model and firmware once the watch has reported them (`identity` changes, and the
+/// bridge publishes again).
+public enum HomeAssistantDiscovery {
+    /// One Home Assistant entity of a watch.
+    public struct Entity: Sendable, Hashable {
+        /// `sensor` or `binary_sensor`.
+        public var component: String
+        /// The last part of the unique id and of the config topic; never changes for an entity.
+        public var key: String
+        /// The entity's name as Home Assistant shows it (after the device's name).
+        public var name: String
+        /// The state document field the entity shows.
+        public var field: String
+        public var valueTemplate: String
+        public var deviceClass: String?
+        public var unit: String?
+        public var stateClass: String?
+        public var category: String?
+        public var icon: String?
+        /// The states of an `enum` sensor.
+        public var options: [String]?
+        /// A timestamp or date that may be null in the state document: the entity is unavailable
+        /// while it is (Home Assistant 2024.3 reads "None" as an invalid timestamp and warns).
+        public var availableWhenSet = false
+    }
+
+    /// The session field's states: "none" stands for the state document's "" (no session yet).
+    public static let sessionStates = ["none", "open", "interrupted", "closed", "complete"]
+
+    /// Every entity of a watch. Figures of last night are `measurement`s: each night's value
+    /// stands alone (a night is not added to the one before).
+    public static let entities: [Entity] = [
+        Entity(component: "sensor", key: "battery", name: "Battery", field: "battery",
+               valueTemplate: "{{ value_json.battery }}",
+               deviceClass: "battery", unit: "%", stateClass: "measurement", category: "diagnostic"),
+        Entity(component: "sensor", key: "battery_state", name: "Battery state", field: "battery_state",
+               valueTemplate: "{{ value_json.battery_state or 'unknown' }}",
+               deviceClass: "enum", category: "diagnostic", icon: "mdi:battery-charging",
+               options: BatteryState.allCases.map(\.rawValue)),
+        Entity(component: "binary_sensor", key: "connected", name: "Connected", field: "connected",
+               valueTemplate: "{{ 'ON' if value_json.connected else 'OFF' }}",
+               deviceClass: "connectivity", category: "diagnostic"),
+        Entity(component: "sensor", key: "last_sync", name: "Last sync", field: "last_sync",
+               valueTemplate: "{{ value_json.last_sync }}",
+               deviceClass: "timestamp", category: "diagnostic", icon: "mdi:cloud-sync", availableWhenSet: true),
+        Entity(component: "sensor", key: "night_sleep", name: "Last night sleep", field: "night_sleep_minutes",
+               valueTemplate: "{{ value_json.night_sleep_minutes }}",
+               deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:sleep"),
+        Entity(component: "sensor", key: "night_date", name: "Last night date", field: "night_date",
+               valueTemplate: "{{ value_json.night_date }}",
+               deviceClass: "date", icon: "mdi:calendar-moon", availableWhenSet: true),
+        Entity(component: "sensor", key: "night_quality", name: "Sleep quality", field: "night_quality",
+               valueTemplate: "{{ value_json.night_quality }}",
+               unit: "points", stateClass: "measurement", icon: "mdi:star-half-full"),
+        Entity(component: "sensor", key: "night_deep_share", name: "Deep sleep share", field: "night_deep_share",
+               valueTemplate: "{{ value_json.night_deep_share }}",
+               unit: "%", stateClass: "measurement", icon: "mdi:power-sleep"),
+        Entity(component: "sensor", key: "naps", name: "Naps", field: "naps",
+               valueTemplate: "{{ value_json.naps }}",
+               stateClass: "measurement", icon: "mdi:bed-clock"),
+        Entity(component: "sensor", key: "nap_minutes", name: "Nap time", field: "nap_minutes",
+               valueTemplate: "{{ value_json.nap_minutes }}",
+               deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:bed-clock"),
+        Entity(component: "sensor", key: "next_alarm", name: "Next alarm", field: "next_alarm",
+               valueTemplate: "{{ value_json.next_alarm }}",
+               deviceClass: "timestamp", icon: "mdi:alarm", availableWhenSet: true),
+        Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",
+               valueTemplate: "{{ value_json.session or 'none' }}",
+               deviceClass: "enum", icon: "mdi:bed", options: sessionStates),
+    ]
+
+    /// What the device block says of a watch; discovery is published again when it changes.
+    public static func identity(_ status: WatchStatus) -> String {
+        [status.name ?? "", status.info?.model ?? "", status.info?.firmware ?? ""].joined(separator: "\u{1F}")
+    }
+
+    /// The first part of the entity ids Home Assistant gives a watch's entities: from the watch's
+    /// configured name when it has one that makes an id (`bedroom` → `tsgateway_bedroom`), from its
+    /// address otherwise. Lower-case ASCII letters, digits and single underscores only.
+    public static func objectPrefix(watchKey: String, name: String?) -> String {
+        var slug = ""
+        for scalar in (name ?? "").lowercased().unicodeScalars {
+            if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) {
+                slug.unicodeScalars.append(scalar)
+            } else if !slug.isEmpty, !slug.hasSuffix("_") {
+                slug += "_"
+            }
+        }
+        while slug.hasSuffix("_") { slug.removeLast() }
+        return "tsgateway_" + (slug.isEmpty ? watchKey : slug)
+    }
+
+    /// The retained config messages of one watch. `prefix`: the discovery prefix; `base`: the
+    /// gateway's topic base (its `status` is the availability topic); `stateTopic`: the watch's
+    /// state document.
+    public static func messages(prefix: String, base: String, stateTopic: String, watchKey: String,
+                                status: WatchStatus, version: String) -> [MQTTConnection.Message] {
+        var device: [String: Any] = [
+            "identifiers": ["tsgateway_\(watchKey)"],
+            "name": status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "TopStep watch \(status.id)",
+            "manufacturer": "TopStep",
+            "connections": [["bluetooth", status.id.lowercased()]],
+        ]
+        if let info = status.info {
+            if !info.model.isEmpty { device["model"] = info.model }
+            if !info.firmware.isEmpty { device["sw_version"] = info.firmware }
+        }
+        let objectPrefix = objectPrefix(watchKey: watchKey, name: status.name)
+        return entities.map { entity in
+            var config: [String: Any] = [
+                "name": entity.name,
+                "unique_id": "tsgateway_\(watchKey)_\(entity.key)",
+                "object_id": "\(objectPrefix)_\(entity.key)",
+                "state_topic": stateTopic,
+                "value_template": entity.valueTemplate,
+                "device": device,
+                "origin": ["name": "tsgateway", "sw_version": version],
+            ]
+            if entity.availableWhenSet {
+                config["availability"] = [
+                    ["topic": "\(base)/status", "payload_available": "online", "payload_not_available": "offline"],
+                    ["topic": stateTopic, "value_template": "{{ 'online' if value_json.\(entity.field) else 'offline' }}",
+                     "payload_available": "online", "payload_not_available": "offline"],
+                ]
+                config["availability_mode"] = "all"
+            } else {
+                config["availability_topic"] = "\(base)/status"
+                config["payload_available"] = "online"
+                config["payload_not_available"] = "offline"
+            }
+            if entity.component == "binary_sensor" {
+                config["payload_on"] = "ON"
+                config["payload_off"] = "OFF"
+            }
+            if let value = entity.deviceClass { config["device_class"] = value }
+            if let value = entity.unit { config["unit_of_measurement"] = value }
+            if let value = entity.stateClass { config["state_class"] = value }
+            if let value = entity.category { config["entity_category"] = value }
+            if let value = entity.icon { config["icon"] = value }
+            if let value = entity.options { config["options"] = value }
+            return MQTTConnection.Message(topic: "\(prefix)/\(entity.component)/tsgateway_\(watchKey)/\(entity.key)/config",
+                                          text: MQTTBridge.json(config), qos: 1, retain: true)
+        }
+    }
+}
