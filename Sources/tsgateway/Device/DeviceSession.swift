@@ -166,6 +166,7 @@ extension CLIFailure {
             case .unsupported: .dataError
             }
             return CLIFailure(watchError.description, status: status)
+        case StoreError.busy: return CLIFailure(String(describing: error), status: .timeout)
         case let storeError as StoreError: return CLIFailure(storeError.description, status: .ioError)
         case is CancellationError: return CLIFailure("interrupted", status: .failure)
         default: return CLIFailure(String(describing: error), status: .software)
