@@ -86,7 +86,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+                           // A second SQLite connection that holds the write lock, as another process would.
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),

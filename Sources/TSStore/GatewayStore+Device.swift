@@ -14,7 +14,7 @@ extension GatewayStore {
     public func saveWatch(id: String, name: String?, info: DeviceInfo) async throws {
         let now = Int64(Date().timeIntervalSince1970)
         let capabilities = String(decoding: try JSONEncoder().encode(info.capabilities), as: UTF8.self)
-        try await pool.write { db in
+        try await write { db in
             try Self.ensureWatch(db, id: id, now: now)
             try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, lastSeen = ? WHERE id = ?",
                            arguments: [name, info.model, info.firmware, capabilities, now, id])
@@ -22,7 +22,7 @@ extension GatewayStore {
     }
 
     public func markSynced(watch: String, at date: Date = Date()) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE watch SET lastSync = ? WHERE id = ?", arguments: [Int64(date.timeIntervalSince1970), watch])
         }
     }
@@ -51,7 +51,7 @@ extension GatewayStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: try encoder.encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
-        return try await pool.write { db in
+        return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             let latest = try String.fetchOne(db, sql: "SELECT alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
             guard latest != json else { return false }
@@ -76,7 +76,7 @@ extension GatewayStore {
     public func saveMonitorConfig(_ config: MonitorConfig, watch: String) async throws {
         let now = Int64(Date().timeIntervalSince1970)
         let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
-        try await pool.write { db in
+        try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             try db.execute(sql: """
                 INSERT INTO monitorConfig (watchId, type, config, updatedAt) VALUES (?, ?, ?, ?)

@@ -16,7 +16,7 @@ extension GatewayStore {
     /// Returns the new rows' ids, in order.
     @discardableResult
     public func enqueueMQTT(_ messages: [(topic: String, payload: [UInt8], retain: Bool)], now: Date = Date()) async throws -> [Int64] {
-        try await pool.write { db in
+        try await write { db in
             var ids: [Int64] = []
             for message in messages {
                 if message.retain {
@@ -43,7 +43,7 @@ extension GatewayStore {
     /// The broker acknowledged these.
     public func removeQueuedMQTT(ids: [Int64]) async throws {
         guard !ids.isEmpty else { return }
-        try await pool.write { db in
+        try await write { db in
             for id in ids { try db.execute(sql: "DELETE FROM mqttQueue WHERE id = ?", arguments: [id]) }
         }
     }

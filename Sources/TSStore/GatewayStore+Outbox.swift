@@ -70,7 +70,7 @@ extension GatewayStore {
     /// Returns how many were new.
     @discardableResult
     public func enqueueOutboxEvents(_ events: [OutboxEventDraft], now: Date = Date()) async throws -> Int {
-        try await pool.write { db in try Self.insertOutboxEvents(db, events, now: now) }
+        try await write { db in try Self.insertOutboxEvents(db, events, now: now) }
     }
 
     /// Moves the sync cursor and enqueues `events` in one transaction: either the cursor claims
@@ -81,7 +81,7 @@ extension GatewayStore {
     public func setSyncCursor(_ cursor: SyncCursor, watch: String, enqueueing events: [OutboxEventDraft], consideredUpTo: Int64) async throws -> Int {
         let now = Date()
         let seconds = Int64(now.timeIntervalSince1970)
-        return try await pool.write { db in
+        return try await write { db in
             try Self.ensureWatch(db, id: watch, now: seconds)
             try Self.writeCursor(db, watch: watch, cursor, now: seconds)
             let inserted = try Self.insertOutboxEvents(db, events, now: now)
@@ -137,7 +137,7 @@ extension GatewayStore {
 
     /// The server has the event: 2xx (with the id it gave, if any) or 409 (with a note).
     public func markOutboxSynced(id: Int64, httpStatus: Int, backendId: String? = nil, note: String? = nil, now: Date = Date()) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE uploadOutbox SET status = 'synced', attempts = attempts + 1, syncedAt = ?, httpStatus = ?,
                     backendId = ?, lastError = ?, nextAttemptAt = NULL WHERE id = ?
@@ -147,7 +147,7 @@ extension GatewayStore {
 
     /// The server refused the event for good (400): kept with the reason, not retried.
     public func markOutboxFailed(id: Int64, httpStatus: Int?, reason: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE uploadOutbox SET status = 'failed', attempts = attempts + 1, httpStatus = ?, lastError = ?, nextAttemptAt = NULL
                 WHERE id = ?
@@ -157,7 +157,7 @@ extension GatewayStore {
 
     /// The attempt failed in a way that may pass (5xx, timeout, no connection): stays pending.
     public func markOutboxRetry(id: Int64, httpStatus: Int?, error: String, nextAttemptAt: Date) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE uploadOutbox SET attempts = attempts + 1, httpStatus = ?, lastError = ?, nextAttemptAt = ?
                 WHERE id = ? AND status = 'pending'
@@ -169,7 +169,7 @@ extension GatewayStore {
     /// server or the data was fixed). Returns how many.
     @discardableResult
     public func retryFailedOutboxEvents(now: Date = Date()) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE uploadOutbox SET status = 'pending', attempts = 0, nextAttemptAt = ? WHERE status = 'failed'",
                            arguments: [now.timeIntervalSince1970])
             return db.changesCount

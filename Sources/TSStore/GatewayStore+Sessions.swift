@@ -57,7 +57,7 @@ public struct LiveStageRecord: Sendable, Hashable, Codable {
 extension GatewayStore {
     /// Inserts or updates a session, and appends `stage` to it, in one transaction.
     public func saveSession(_ session: LiveSleepSession, appending stage: LiveStageRecord? = nil) async throws {
-        try await pool.write { db in
+        try await write { db in
             try Self.ensureWatch(db, id: session.watchId, now: session.startTime)
             try db.execute(sql: """
                 INSERT INTO liveSession (id, watchId, state, startTime, endTime, unexpectedEndTime, interrupted, interruptions,

@@ -10,7 +10,7 @@ extension GatewayStore {
     @discardableResult
     public func storeSleepRecords(_ records: [SleepItem], watch: String, cursor: SyncCursor?) async throws -> Int {
         let now = Int64(Date().timeIntervalSince1970)
-        return try await pool.write { db in
+        return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             var inserted = 0
             for record in records {
@@ -32,7 +32,7 @@ extension GatewayStore {
 
     public func setSyncCursor(_ cursor: SyncCursor, watch: String) async throws {
         let now = Int64(Date().timeIntervalSince1970)
-        try await pool.write { db in
+        try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             try Self.writeCursor(db, watch: watch, cursor, now: now)
         }

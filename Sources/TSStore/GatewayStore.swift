@@ -19,7 +19,13 @@ public final class GatewayStore: Sendable {
         return base + "/tsgateway/tsgateway.sqlite"
     }
 
-    public init(path: String) throws {
+    /// How long a write waits for another connection's write transaction (another tsgateway
+    /// process on the same file, such as a cron `sleep sync`) before it gives up with
+    /// `StoreError.busy`.
+    public static let defaultBusyTimeout: Duration = .seconds(10)
+
+    /// `busyTimeout`: how long a write waits while another process writes the same database.
+    public init(path: String, busyTimeout: Duration = GatewayStore.defaultBusyTimeout) throws {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         do {
@@ -32,6 +38,7 @@ public final class GatewayStore: Sendable {
                 }
             }
             var configuration = Configuration()
+            configuration.busyMode = .timeout(busyTimeout.timeInterval)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
@@ -39,26 +46,55 @@ public final class GatewayStore: Sendable {
             try StoreMigrations.migrator.migrate(pool)
         } catch let error as StoreError {
             throw error
+        } catch let error as DatabaseError where error.isBusy {
+            throw StoreError.busy(path: path)
         } catch let error as DatabaseError {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error)")
         } catch {
             throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
         }
     }
+
+    /// A write transaction; a database another process kept locked past the busy timeout is
+    /// reported as `StoreError.busy`.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(updates)
+        } catch let error as DatabaseError where error.isBusy {
+            throw StoreError.busy(path: path)
+        }
+    }
+}
+
+extension DatabaseError {
+    /// SQLite gave up waiting for another connection's lock.
+    var isBusy: Bool { resultCode == .SQLITE_BUSY || resultCode == .SQLITE_LOCKED }
 }
 
 public enum StoreError: CategorizedError, Sendable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     case corruptValue(String)
+    /// Another connection (another tsgateway process: a cron `sleep sync`, `tsgateway serve`)
+    /// held the database's write lock for longer than the busy timeout.
+    case busy(path: String)
 
     public var description: String {
         switch self {
         case let .cannotOpen(path, reason): "cannot open the database \(path): \(reason)"
         case let .corruptValue(detail): "the database holds a value that cannot be read: \(detail)"
+        case let .busy(path):
+            "another tsgateway process is writing the database \(path) and did not finish in time; "
+                + "wait for it to end (a running `sleep sync` or `tsgateway serve`, see `ps -C tsgateway`) and try again"
         }
     }
 
-    public var category: ErrorCategory { .storage }
+    public var category: ErrorCategory {
+        switch self {
+        case .cannotOpen, .corruptValue: .storage
+        // Waiting longer may succeed, as with a watch that did not answer in time.
+        case .busy: .timeout
+        }
+    }
 }
 
 /// Which records of a watch the store holds completely: every record the watch had with a

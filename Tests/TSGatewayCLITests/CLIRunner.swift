@@ -4,11 +4,7 @@ import Testing
 
 /// Runs the built `tsgateway` binary in its own data directory.
 struct CLI {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Result = ChildProcess.Output
 
     let home: URL
 
@@ -22,29 +18,25 @@ struct CLI {
     /// The executable beside the test bundle in the build directory.
     static let binary: URL? = builtExecutable("tsgateway")
 
-    @discardableResult
-    func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
-        let binary = try #require(CLI.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+    /// The environment the binary runs in: this directory as XDG_DATA_HOME, Berlin time.
+    func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = home.path
         environment["TZ"] = "Europe/Berlin"
-        environment.merge(extra) { $1 }
-        process.environment = environment
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                      stderr: String(decoding: stderrData, as: UTF8.self))
+        return environment.merging(extra) { $1 }
+    }
+
+    /// Runs `tsgateway` with `arguments` in this directory (also its working directory, so relative
+    /// paths land here).
+    @discardableResult
+    func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
+             interruption: ChildProcess.Interruption? = nil, timeout: Duration = .seconds(120)) throws -> Result {
+        try ChildProcess.run(try Self.requireBinary(), arguments: arguments, stdin: Data((stdin ?? "").utf8), environment: environment(extra),
+                             currentDirectory: home, interruption: interruption, timeout: timeout)
+    }
+
+    static func requireBinary() throws -> URL {
+        try #require(CLI.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
     }
 
     func json(_ arguments: [String]) throws -> Any {

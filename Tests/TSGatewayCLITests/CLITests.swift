@@ -89,6 +89,27 @@ import Testing
         #expect((config["alert"] as? [String: Any])?["upper"] as? Int == 130)
     }
 
+    @Test func monitorSetEnableAndDisableSwitchTheScheduleAsREADMEDocuments() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        func scheduleEnabled() throws -> Bool? {
+            let object = try #require(try cli.json(["monitor", "get", "heart-rate", "--json", "--simulate"]) as? [String: Any])
+            let config = try #require((object["monitors"] as? [[String: Any]])?.first)
+            return (config["schedule"] as? [String: Any])?["enabled"] as? Bool
+        }
+        let disable = try cli.run(["monitor", "set", "heart-rate", "--disable", "--simulate"])
+        #expect(disable.exited(0), "\(disable.summary)")
+        #expect(try scheduleEnabled() == false)
+        // `--simulate` first, as README allows, and the other flags keep working beside `--enable`.
+        let enable = try cli.run(["--simulate", "monitor", "set", "heart-rate", "--enable", "--interval", "10"])
+        #expect(enable.exited(0), "\(enable.summary)")
+        #expect(try scheduleEnabled() == true)
+        // A flag that leaves the schedule alone keeps it as it is.
+        #expect(try cli.run(["monitor", "set", "heart-rate", "--interval", "20", "--simulate"]).exited(0))
+        #expect(try scheduleEnabled() == true)
+        // The two contradict each other.
+        #expect(try cli.run(["monitor", "set", "heart-rate", "--enable", "--disable", "--simulate"]).status == 64)
+    }
+
     @Test func infoAndDevicesDescribeTheSimulatedWatch() throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let info = try #require(try cli.json(["info", "--json", "--simulate"]) as? [String: Any])

@@ -115,45 +115,21 @@ final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Result = ChildProcess.Output
 
     /// Runs the CLI against the daemon's bus, as root or (uid) as another user.
     /// A command still running after `timeout` is killed and reported with its output so far.
     func cli(_ arguments: [String], asUser uid: UInt32? = nil, environment extra: [String: String] = [:],
              timeout: Duration = .seconds(90)) async throws -> Result {
         let binary = try #require(Self.binary)
-        let process = Process()
-        if let uid {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary.path] + arguments
-        } else {
-            process.executableURL = binary
-            process.arguments = arguments
+        let (executable, commandLine) = uid.map {
+            (URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=\($0)", "--regid=\($0)", "--clear-groups", "--", binary.path] + arguments)
+        } ?? (binary, arguments)
+        let result = try await ChildProcess.run(executable, arguments: commandLine, environment: environment.merging(extra) { $1 }, timeout: timeout)
+        if result.timedOut {
+            throw BusTestError("`tsgateway \(arguments.joined(separator: " "))` still ran after \(timeout); its stderr: \(result.stderr)\ndaemon log:\n\(log())")
         }
-        process.environment = environment.merging(extra) { $1 }
-        let out = directory.appendingPathComponent("out-\(UUID().uuidString)"), err = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                let partial = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-                throw BusTestError("`tsgateway \(arguments.joined(separator: " "))` still ran after \(timeout); its stderr: \(partial)\ndaemon log:\n\(log())")
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        return Result(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-                      stderr: try String(contentsOf: err, encoding: .utf8))
+        return result
     }
 
     /// The records a simulated watch of this seed holds (the daemon's first sync reaches all of them).

@@ -55,8 +55,9 @@ struct MonitorCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The monitor type.", transform: MonitorCommand.parseType)
         var type: MonitorType
-        @Flag(inversion: .prefixedEnableDisable, exclusivity: .exclusive, help: "Switch the scheduled measurement on or off.")
-        var enable: Bool?
+        /// `--enable` or `--disable`; neither keeps the watch's setting.
+        @Flag(exclusivity: .exclusive)
+        var scheduledMeasurement: ScheduledMeasurement?
         @Option(help: ArgumentHelp("Daily window HH:MM-HH:MM (end after start; 24:00 allowed).", valueName: "start-end"))
         var window: String?
         @Option(help: "Minutes between measurements: a multiple of 5, 5…1440.")
@@ -68,8 +69,6 @@ struct MonitorCommand: AsyncParsableCommand {
         @Flag(inversion: .prefixedNo, help: "Switch alerts on or off (on by default when a limit is given).")
         var alert: Bool?
 
-        var enableFlag: Bool? { enable }
-
         func run() async throws {
             let window = try self.window.map(MonitorCommand.parseWindow)
             if let interval, interval < 5 || interval > 1440 || interval % 5 != 0 {
@@ -79,7 +78,7 @@ struct MonitorCommand: AsyncParsableCommand {
             let low = try alertLow.map { try MonitorCommand.wireLimit($0, type, flag: "--alert-low") }
             let config = try await WatchAccessor.run(connection) { watch in
                 var config = try await watch.monitorConfig(type)
-                if let enable { config.schedule.enabled = enable }
+                if let scheduledMeasurement { config.schedule.enabled = scheduledMeasurement == .enable }
                 if let window { (config.schedule.startMinute, config.schedule.endMinute) = window }
                 if let interval { config.schedule.intervalMinutes = UInt16(interval) }
                 if let high { config.alert.upper = high }
@@ -89,6 +88,18 @@ struct MonitorCommand: AsyncParsableCommand {
                 return config
             }
             print("\(config.type.name): \(config.schedule.enabled ? "on" : "off"), \(MinuteOfDay.format(config.schedule.startMinute))-\(MinuteOfDay.format(config.schedule.endMinute)) every \(config.schedule.intervalMinutes) min, alert \(config.alert.enabled ? "\(MonitorCommand.formatLimit(config.alert.lower, type))…\(MonitorCommand.formatLimit(config.alert.upper, type))" : "off")")
+        }
+    }
+
+    /// The two flags that switch a type's scheduled measurement: `--enable`, `--disable`.
+    enum ScheduledMeasurement: String, EnumerableFlag {
+        case enable, disable
+
+        static func help(for value: Self) -> ArgumentHelp? {
+            switch value {
+            case .enable: "Switch the scheduled measurement on."
+            case .disable: "Switch the scheduled measurement off."
+            }
         }
     }
 

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TSTestSupport
+
+/// README's "Walk-through with the simulated watch" works as written, line by line, in one
+/// fresh data directory.
+@Suite struct ReadmeWalkthroughTests {
+    static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md")
+
+    /// The command lines of the first sh block under the walk-through's heading.
+    static func walkthrough() throws -> [ShellCommandLine] {
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let section = try #require(text.range(of: "## Walk-through with the simulated watch"), "README has no walk-through section")
+        let rest = text[section.upperBound...]
+        let blockStart = try #require(rest.range(of: "```sh\n"))
+        let blockEnd = try #require(rest[blockStart.upperBound...].range(of: "```"))
+        return try ShellCommandLine.lines(running: "tsgateway", in: String(rest[blockStart.upperBound..<blockEnd.lowerBound]))
+    }
+
+    @Test func everyWalkthroughCommandSucceedsInOrder() throws {
+        let lines = try Self.walkthrough()
+        #expect(lines.count >= 13, "found only \(lines)")
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let bus = try PrivateBus(); defer { bus.stop() }
+        // No daemon is serving on this bus, so the commands use their own simulated watch.
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "DBUS_SESSION_BUS_ADDRESS": bus.address, "TSGATEWAY_DBUS_ADDRESS": bus.address]
+        for line in lines {
+            let arguments = Array(line.words.dropFirst())
+            #expect(line.pipedInto == nil && !line.inBackground, "\(line): the walk-through has no pipes or background jobs")
+            if arguments.starts(with: ["alarms", "watch"]) {
+                // Runs until Ctrl-C: interrupted once it has printed a change made on the watch.
+                let result = try cli.run(arguments, environment: environment,
+                                         interruption: .init(signal: SIGINT, when: .outputContains("alarms changed (watch):")), timeout: .seconds(60))
+                #expect(result.wasInterrupted && result.signal == SIGINT, "\(line) should run until Ctrl-C: \(result.summary)")
+                #expect(result.stdout.hasPrefix("watching for alarm changes made on the watch (Ctrl-C to stop)\n"), "\(result.summary)")
+                #expect(result.stdout.contains("alarms changed (watch):"), "\(result.summary)")
+            } else {
+                let result = try cli.run(arguments, environment: environment)
+                #expect(result.exited(0), "\(line): \(result.summary)")
+            }
+        }
+        // `sleep export … --out week.csv` wrote its file where it was run, readable by its owner only.
+        let export = cli.home.appendingPathComponent("week.csv").path
+        let mode = try FileManager.default.attributesOfItem(atPath: export)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}
