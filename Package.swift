@@ -77,6 +77,10 @@ let package = Package(
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus"]
         ),
         .testTarget(
+            name: "TSModelsTests",
+            dependencies: ["TSModels"]
+        ),
+        .testTarget(
             name: "TSProtocolTests",
             dependencies: ["TSModels", "TSProtocol"]
         ),
@@ -86,14 +90,28 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+        ),
+        .testTarget(
+            name: "TSStoreTests",
+            dependencies: ["TSModels", "TSStore",
                            // A second SQLite connection that holds the write lock, as another process would.
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // Test helpers shared by the test targets: a private dbus-daemon.
+        .testTarget(
+            name: "TSWatchServiceTests",
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService"]
+        ),
+        // Test helpers shared by the test targets: a private dbus-daemon, the built binary, a child process runner.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),
         .testTarget(
             name: "TSDBusTests",
+            dependencies: ["TSTestSupport", "TSDBus"]
+        ),
+        // TSBlueZ and the modules built on it (the BlueZ transport, the simulator peripheral),
+        // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
+        .testTarget(
+            name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice"]
         ),
         .testTarget(

@@ -145,7 +145,7 @@ public struct WatchOperations: Sendable {
         } else if let cursor = try await store.syncCursor(watch: watchId) {
             start = cursor.rangeStart
         } else {
-            start = Int64(Date().timeIntervalSince1970) - Int64(policy.firstSyncDays) * 86_400
+            start = Int64(await watch.configuration.now().timeIntervalSince1970) - Int64(policy.firstSyncDays) * 86_400
         }
         var sync = SleepSync(watch: watch, store: store, watchId: watchId)
         sync.maxReconnects = request.reconnects ?? policy.syncReconnects

@@ -1,7 +1,6 @@
 import TSTestSupport
 import Foundation
 import Testing
-import TSBlueZ
 @testable import TSDBus
 
 /// A service exported by the project's own D-Bus layer, on a private bus.
@@ -67,7 +66,7 @@ struct EchoRig {
             .variant(.variant(.string("nested"))),
             .properties(["Powered": .boolean(true), "Alias": .string("hci0"), "UUIDs": .strings(["180a"]), "Nested": .variant(.uint16(5))]),
             .dictionary(key: "o", value: "a{sa{sv}}", [DBusDictEntry(key: .objectPath("/org/bluez/hci0"), value:
-                .dictionary(key: "s", value: "a{sv}", [DBusDictEntry(key: .string(BlueZInterface.adapter), value: .properties(["Powered": .boolean(false)]))]))]),
+                .dictionary(key: "s", value: "a{sv}", [DBusDictEntry(key: .string("org.example.Adapter1"), value: .properties(["Powered": .boolean(false)]))]))]),
             .dictionary(key: "y", value: "ay", []),
         ]
         let echoed = try await rig.callEcho(values)
