@@ -254,11 +254,11 @@ public actor MQTTBridge {
         return formatter.string(from: date)
     }
 
-    /// Home Assistant MQTT discovery of one watch (`HomeAssistantDiscovery`), as it is known now.
-    func discovery(for supervisor: WatchSupervisor) -> [MQTTConnection.Message] {
+    /// Home Assistant MQTT discovery of one watch (`HomeAssistantDiscovery`) with `status`.
+    func discovery(for supervisor: WatchSupervisor, status: WatchStatus) -> [MQTTConnection.Message] {
         guard let prefix = settings.discoveryPrefix else { return [] }
         return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state",
-                                               watchKey: Self.key(supervisor.id), status: supervisor.status,
+                                               watchKey: Self.key(supervisor.id), status: status,
                                                version: GatewayBusService.version)
     }
 
@@ -267,9 +267,11 @@ public actor MQTTBridge {
     private func publishDiscovery(_ watches: [WatchSupervisor]) {
         guard connected, settings.discoveryPrefix != nil, let connection else { return }
         for supervisor in watches {
+            // One reading of the status for both: it changes on other threads meanwhile.
+            let status = supervisor.status
             do {
-                for message in discovery(for: supervisor) { try connection.publish(message) }
-                publishedIdentity[supervisor.id] = HomeAssistantDiscovery.identity(supervisor.status)
+                for message in discovery(for: supervisor, status: status) { try connection.publish(message) }
+                publishedIdentity[supervisor.id] = HomeAssistantDiscovery.identity(status)
             } catch {
                 logger.warning("MQTT: discovery of \(supervisor.id) not published: \(error)")
             }

@@ -300,7 +300,7 @@ struct MQTTTests {
             !subscriber.messages(state).isEmpty && [Self.watchKey, "00005e005402"].allSatisfy { key in
                 (subscriber.json("homeassistant/sensor/tsgateway_\(key)/battery/config")?["device"] as? [String: Any])?["sw_version"] != nil
             }
-        })
+        }, "discovery without firmware; log:\n\(daemon.log())\nconfigs: \(subscriber.messages("homeassistant/sensor/tsgateway_00005e005402/battery/config").map(\.text))")
         try await Task.sleep(for: .seconds(1))
         let configsBefore = subscriber.messages(battery).count
         let statesBefore = subscriber.messages(state).count
