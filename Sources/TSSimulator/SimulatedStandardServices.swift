@@ -19,10 +19,10 @@ public actor SimulatedStandardServices: StandardServicesEndpoint {
     private var subscribers: [StandardCharacteristic: [UUID: AsyncStream<[UInt8]>.Continuation]] = [:]
 
     public static let defaultInformation = StandardDeviceInformation(
-        manufacturer: "tsgateway project", model: "TS-SIM-1", serialNumber: "SIM-0001", hardwareRevision: "1", firmwareRevision: "1.0.0", softwareRevision: "tsgateway simulator")
+        manufacturer: "tsgateway project", model: "TS-Sim W10", serialNumber: "SIM-0001", hardwareRevision: "1", firmwareRevision: "1.4.2", softwareRevision: "tsgateway simulator")
 
     public init(characteristics: Set<StandardCharacteristic> = Set(StandardCharacteristic.allCases),
-                deviceInformation: StandardDeviceInformation = SimulatedStandardServices.defaultInformation, batteryLevel: UInt8 = 87) {
+                deviceInformation: StandardDeviceInformation = SimulatedStandardServices.defaultInformation, batteryLevel: UInt8 = 82) {
         standardCharacteristics = characteristics
         self.deviceInformation = deviceInformation
         self.batteryLevel = min(batteryLevel, 100)
