@@ -1,5 +1,6 @@
 import Foundation
 import TSBlueZ
+import TSModels
 import TSProtocol
 import TSTransport
 
@@ -24,40 +25,62 @@ public struct BlueZTransport: WatchTransport {
         let device = try await bluez.discover(address: address, adapter: adapter)
         try await bluez.connect(device, timeout: connectTimeout)
         let loss = try await bluez.linkLoss(of: device)
+        // GATT discovery is done (ServicesResolved): what the watch offers is what BlueZ lists.
+        let all = try await bluez.characteristics(of: device)
+        let services = ServiceSet(all.compactMap { WatchService(uuid: $0.serviceUUID) })
+        var standard: [StandardCharacteristic: GattCharacteristic] = [:]
+        for wanted in StandardCharacteristic.allCases {
+            standard[wanted] = all.first { $0.serviceUUID == wanted.service.uuid && $0.uuid == wanted.uuid }
+        }
+        let linkMTU = all.map(\.mtu).max() ?? ATTMTU.default.value
+        guard services.contains(.protocolV1) else {
+            return BlueZConnection(bluez: bluez, device: device, protocolV1: nil, loss: loss, mtu: (try? ATTMTU(linkMTU)) ?? .default,
+                                   services: services, standard: standard)
+        }
         let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
         let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
         let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
         let acquired = write.flags.contains("write-without-response") ? try await bluez.acquireWrite(write) : nil
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
-        return BlueZConnection(bluez: bluez, device: device, write: write, values: values, loss: loss, mtu: mtu, writeSocket: acquired?.fd)
+        return BlueZConnection(bluez: bluez, device: device, protocolV1: (write, values, acquired?.fd), loss: loss, mtu: mtu,
+                               services: services, standard: standard)
     }
 }
 
 struct BlueZConnection: TransportConnection {
     let bluez: BlueZ
     let device: DeviceHandle
-    let write: GattCharacteristic
+    /// Protocol v1's write characteristic; nil on a watch without the service.
+    let write: GattCharacteristic?
     let mtu: ATTMTU
     let events: AsyncStream<TransportEvent>
+    let services: ServiceSet
+    let standard: [StandardCharacteristic: GattCharacteristic]
     private let withoutResponse: Bool
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
 
-    init(bluez: BlueZ, device: DeviceHandle, write: GattCharacteristic, values: AsyncStream<[UInt8]>, loss: AsyncStream<String>, mtu: ATTMTU, writeSocket: Int32?) {
-        self.writeSocket = writeSocket
+    init(bluez: BlueZ, device: DeviceHandle, protocolV1: (write: GattCharacteristic, values: AsyncStream<[UInt8]>, writeSocket: Int32?)?,
+         loss: AsyncStream<String>, mtu: ATTMTU, services: ServiceSet, standard: [StandardCharacteristic: GattCharacteristic]) {
+        self.writeSocket = protocolV1?.writeSocket
         self.bluez = bluez
         self.device = device
-        self.write = write
+        self.write = protocolV1?.write
         self.mtu = mtu
-        withoutResponse = write.flags.contains("write-without-response")
+        self.services = services
+        self.standard = standard
+        withoutResponse = protocolV1?.write.flags.contains("write-without-response") ?? false
+        let values = protocolV1?.values
         events = AsyncStream { continuation in
             let task = Task {
                 await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await value in values { continuation.yield(.notification(value)) }
-                        // The link-loss watcher usually knows why (link dropped, bluetoothd gone).
-                        try? await Task.sleep(for: .seconds(1))
-                        continuation.yield(.disconnected(reason: "the notification channel closed"))
+                    if let values {
+                        group.addTask {
+                            for await value in values { continuation.yield(.notification(value)) }
+                            // The link-loss watcher usually knows why (link dropped, bluetoothd gone).
+                            try? await Task.sleep(for: .seconds(1))
+                            continuation.yield(.disconnected(reason: "the notification channel closed"))
+                        }
                     }
                     group.addTask {
                         for await reason in loss { continuation.yield(.disconnected(reason: reason)) }
@@ -69,6 +92,25 @@ struct BlueZConnection: TransportConnection {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+
+    var standardCharacteristics: Set<StandardCharacteristic> { Set(standard.keys) }
+
+    private func gatt(_ characteristic: StandardCharacteristic) throws -> GattCharacteristic {
+        guard let found = standard[characteristic] else { throw TransportError.characteristicMissing(characteristic) }
+        return found
+    }
+
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
+        try await bluez.read(try gatt(characteristic))
+    }
+
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
+        try await bluez.write(value, to: try gatt(characteristic), withResponse: true)
+    }
+
+    func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        try await bluez.acquiredOrSignalledNotifications(of: try gatt(characteristic))
     }
 
     func write(_ chunk: [UInt8]) async throws {
@@ -87,6 +129,7 @@ struct BlueZConnection: TransportConnection {
                 try await Task.sleep(for: .milliseconds(2))
             }
         }
+        guard let write else { throw TransportError.noProtocolV1 }
         try await bluez.write(chunk, to: write, withResponse: !withoutResponse)
     }
 

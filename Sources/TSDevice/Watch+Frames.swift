@@ -8,6 +8,8 @@ extension Watch {
     /// right after a finished transfer means the watch missed the final page ack: it is sent
     /// again and the request retried (§4.4).
     func request(_ message: Message) async throws -> Message {
+        // A watch without protocol v1 says so at once instead of letting the request time out.
+        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(Self.protocolV1Features(message.kind)) }
         var busyRetries = 0
         while true {
             do {

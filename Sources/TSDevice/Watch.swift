@@ -14,6 +14,10 @@ public actor Watch {
     public private(set) var info: DeviceInfo?
     /// Commands the watch listed in HELLO.
     public private(set) var supportedCommands: Set<CommandID> = []
+    /// The services of the current or last connection; nil before the first.
+    public internal(set) var services: ServiceSet?
+    /// Heart Rate Measurement values refused as malformed since this actor was made.
+    public internal(set) var malformedHeartRateValues = 0
 
     var connection: (any TransportConnection)?
     var reassembler = FrameReassembler()
@@ -76,6 +80,7 @@ public actor Watch {
             throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
         }
         connection = opened
+        services = opened.services
         connectionGeneration += 1
         reassembler = FrameReassembler()
         sequence = 0
@@ -88,6 +93,14 @@ public actor Watch {
             await self?.linkEnded(generation: generation, reason: "the link closed")
         }
         do {
+            guard opened.services.contains(.protocolV1) else {
+                let deviceInfo = try await standardDeviceInfo(opened)
+                info = deviceInfo
+                // Setting the clock on connect is a courtesy here; a watch whose Current Time is
+                // read-only keeps its own.
+                if configuration.syncTimeOnConnect && opened.standardCharacteristics.contains(.currentTime) { try? await syncTime() }
+                return deviceInfo
+            }
             let hello = try await request(.helloRequest(HelloRequest(attMTU: UInt16(opened.mtu.value))))
             guard case let .helloResponse(answer) = hello, answer.version == Frame.version else {
                 throw WatchError.protocolViolation("HELLO answered with \(hello.kind)")
@@ -96,9 +109,12 @@ public actor Watch {
             guard case let .deviceInfoResponse(deviceInfo) = try await request(.deviceInfoRequest) else {
                 throw WatchError.protocolViolation("DEVICE_INFO answered with another message")
             }
-            info = deviceInfo
+            var described = deviceInfo
+            described.services = opened.services
+            if opened.services.contains(.deviceInformation) { described.standard = try await readDeviceInformation(opened) }
+            info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
-            return deviceInfo
+            return described
         } catch {
             await disconnect()
             throw error
@@ -131,6 +147,7 @@ public actor Watch {
 
     /// Sets the watch's clock to `configuration.now()` in `configuration.timeZone`.
     public func syncTime() async throws {
+        guard hasProtocolV1 else { return try await writeStandardTime() }
         let now = configuration.now()
         let zone = configuration.timeZone
         let utc = UInt32(clamping: Int64(now.timeIntervalSince1970))
@@ -140,7 +157,8 @@ public actor Watch {
     }
 
     public func battery() async throws -> BatteryStatus {
-        try await expect(.batteryRequest) { if case let .batteryResponse(status) = $0 { status } else { nil } }
+        guard hasProtocolV1 else { return BatteryStatus(level: try await standardBatteryLevel(), state: .unknown) }
+        return try await expect(.batteryRequest) { if case let .batteryResponse(status) = $0 { status } else { nil } }
     }
 
     public func alarms() async throws -> [Alarm] {

@@ -76,6 +76,8 @@ public enum GatewayBusAPI {
         values["Firmware"] = status.info.map { .string($0.firmware) }
         values["LastError"] = status.lastError.map(DBusValue.string)
         values["SessionState"] = status.sessionState.map { .string($0.rawValue) }
+        values["Services"] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
+        values["DeviceInformation"] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
         return values
     }
 
@@ -90,11 +92,32 @@ public enum GatewayBusAPI {
         status.lastSync = values["LastSync"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         if let model = values["Model"]?.stringValue, let firmware = values["Firmware"]?.stringValue,
            let capabilities = values["Capabilities"]?.propertiesValue.flatMap(capabilities) {
-            status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities)
+            let services = values["Services"]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
+            let standard = values["DeviceInformation"]?.propertiesValue.map(deviceInformation)
+            status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities, services: services,
+                                     standard: standard?.isEmpty == false || services?.contains(.deviceInformation) == true ? standard : nil)
         }
         status.lastError = values["LastError"]?.stringValue
         status.sessionState = values["SessionState"]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
         return status
+    }
+
+    /// The Device Information strings the watch has, by D-Bus key.
+    static var deviceInformationKeys: [(key: String, path: WritableKeyPath<StandardDeviceInformation, String?>)] {
+        [("Manufacturer", \.manufacturer), ("Model", \.model), ("SerialNumber", \.serialNumber),
+         ("HardwareRevision", \.hardwareRevision), ("FirmwareRevision", \.firmwareRevision), ("SoftwareRevision", \.softwareRevision)]
+    }
+
+    static func deviceInformation(_ information: StandardDeviceInformation) -> DBusProperties {
+        var values: DBusProperties = [:]
+        for (key, path) in deviceInformationKeys { values[key] = information[keyPath: path].map(DBusValue.string) }
+        return values
+    }
+
+    static func deviceInformation(_ values: DBusProperties) -> StandardDeviceInformation {
+        var information = StandardDeviceInformation()
+        for (key, path) in deviceInformationKeys { information[keyPath: path] = values[key]?.stringValue }
+        return information
     }
 
     static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {

@@ -165,7 +165,7 @@ public final class GatewayBusService: Sendable {
                 property("Address", "s"), property("Name", "s"), property("Simulated", "b"), property("Connected", "b"),
                 property("Syncing", "b"), property("BatteryLevel", "y"), property("BatteryState", "s"), property("LastSync", "x"),
                 property("Model", "s"), property("Firmware", "s"), property("Capabilities", "a{sv}"), property("LastError", "s"),
-                property("SessionState", "s"),
+                property("SessionState", "s"), property("Services", "as"), property("DeviceInformation", "a{sv}"),
             ],
             signals: [
                 (name: "AlarmsChanged", signature: "ss"),

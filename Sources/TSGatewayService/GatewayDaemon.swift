@@ -95,7 +95,8 @@ public final class GatewayDaemon: Service {
                     .simulatorDefault,
                 ], records: records))
                 let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
-                                                  faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery))
+                                                  faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery),
+                                                  standard: SimulatedStandardServices())
                 return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration,
                                        simulated: SimulatedNight(simulator: simulator, interval: entry.liveStageInterval),
                                        logger: logger, publish: publish)

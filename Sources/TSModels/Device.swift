@@ -27,21 +27,36 @@ public struct DeviceCapabilities: Sendable, Hashable, Codable {
         self.monitorTypes = monitorTypes.sorted()
     }
 
+    /// A watch without protocol v1: no alarms, monitors, sleep records or live stages.
+    public static let none = DeviceCapabilities(maxAlarms: 0, labelMaxBytes: 0, remarkMaxBytes: 0, statisticsRule: .withNap,
+                                                supportsNaps: false, deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: [])
+
     public var alarmLimits: AlarmLimits {
         AlarmLimits(maxAlarms: maxAlarms, labelMaxBytes: labelMaxBytes, remarkMaxBytes: remarkMaxBytes)
     }
 }
 
+/// What a watch said about itself on connect: protocol v1's DEVICE_INFO (a watch without
+/// protocol v1: its Device Information strings and `DeviceCapabilities.none`), the services GATT
+/// discovery found, and its Device Information strings when it has that service.
 public struct DeviceInfo: Sendable, Hashable, Codable {
     public var model: String
     public var firmware: String
     public var capabilities: DeviceCapabilities
+    /// Nil when not known (a record from before services were discovered): protocol v1 only.
+    public var services: ServiceSet?
+    public var standard: StandardDeviceInformation?
 
-    public init(model: String, firmware: String, capabilities: DeviceCapabilities) {
+    public init(model: String, firmware: String, capabilities: DeviceCapabilities, services: ServiceSet? = nil, standard: StandardDeviceInformation? = nil) {
         self.model = model
         self.firmware = firmware
         self.capabilities = capabilities
+        self.services = services
+        self.standard = standard
     }
+
+    /// The services, protocol v1 alone when unknown.
+    public var offeredServices: ServiceSet { services ?? .protocolV1Only }
 }
 
 public enum BatteryState: String, Sendable, Hashable, Codable, CaseIterable {

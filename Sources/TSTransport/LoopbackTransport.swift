@@ -1,3 +1,4 @@
+import TSModels
 import TSProtocol
 
 /// An in-process link to a peripheral implementation (the watch simulator), with optional
@@ -6,17 +7,28 @@ public struct LoopbackTransport: WatchTransport {
     public let peripheral: any PeripheralEndpoint
     public let mtu: ATTMTU
     public let faults: FaultInjection
+    /// Standard services beside protocol v1; nil: none.
+    public let standard: (any StandardServicesEndpoint)?
+    /// False: a peripheral with standard services only (its protocol v1 endpoint is never used).
+    public let hasProtocolV1: Bool
 
-    public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none) {
+    public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
+                standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true) {
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
+        self.standard = standard
+        self.hasProtocolV1 = hasProtocolV1
     }
 
     public func open() async throws -> any TransportConnection {
-        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults)
-        await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
-            await connection?.deliverNotification(chunk)
+        let characteristics = standard?.standardCharacteristics ?? []
+        let services = ServiceSet(characteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
+        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard)
+        if hasProtocolV1 {
+            await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
+                await connection?.deliverNotification(chunk)
+            }
         }
         return connection
     }
@@ -24,6 +36,8 @@ public struct LoopbackTransport: WatchTransport {
 
 actor LoopbackConnection: TransportConnection {
     nonisolated let mtu: ATTMTU
+    nonisolated let services: ServiceSet
+    private let standard: (any StandardServicesEndpoint)?
     nonisolated let events: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let peripheral: any PeripheralEndpoint
@@ -34,7 +48,9 @@ actor LoopbackConnection: TransportConnection {
     private var packets = 0
     private var isOpen = true
 
-    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection) {
+    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?) {
+        self.services = services
+        self.standard = standard
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
@@ -42,8 +58,40 @@ actor LoopbackConnection: TransportConnection {
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
     }
 
+    nonisolated var standardCharacteristics: Set<StandardCharacteristic> { standard?.standardCharacteristics ?? [] }
+
+    private func standardEndpoint(_ characteristic: StandardCharacteristic) throws -> any StandardServicesEndpoint {
+        guard isOpen else { throw TransportError.notConnected }
+        guard let standard, standard.standardCharacteristics.contains(characteristic) else { throw TransportError.characteristicMissing(characteristic) }
+        return standard
+    }
+
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
+        try await standardEndpoint(characteristic).read(characteristic)
+    }
+
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
+        try await standardEndpoint(characteristic).write(value, to: characteristic)
+    }
+
+    /// Ends when the link drops, as a BLE notification stream would.
+    func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        let values = try await standardEndpoint(characteristic).notifications(of: characteristic)
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        standardStreams.append(continuation)
+        let forward = Task {
+            for await value in values { continuation.yield(value) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
+
+    private var standardStreams: [AsyncStream<[UInt8]>.Continuation] = []
+
     func write(_ chunk: [UInt8]) async throws {
         guard isOpen else { throw TransportError.notConnected }
+        guard services.contains(.protocolV1) else { throw TransportError.noProtocolV1 }
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
         for packet in applyFaults(chunk, heldBack: &heldBackWrite) {
             if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
@@ -97,6 +145,8 @@ actor LoopbackConnection: TransportConnection {
         isOpen = false
         continuation.yield(.disconnected(reason: reason))
         continuation.finish()
-        await peripheral.centralDisconnected()
+        standardStreams.forEach { $0.finish() }
+        standardStreams = []
+        if services.contains(.protocolV1) { await peripheral.centralDisconnected() }
     }
 }

@@ -18,6 +18,25 @@ public protocol TransportConnection: Sendable {
     /// One ATT write of at most `mtu.chunkSize` bytes.
     func write(_ chunk: [UInt8]) async throws
     func close() async
+    /// The services GATT discovery found when the link opened.
+    var services: ServiceSet { get }
+    /// The standard characteristics the watch has.
+    var standardCharacteristics: Set<StandardCharacteristic> { get }
+    /// Reads a standard characteristic's value.
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8]
+    /// Writes a standard characteristic's value (a write request).
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws
+    /// Notifications of a standard characteristic until the link ends or the stream is dropped.
+    func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]>
+}
+
+extension TransportConnection {
+    /// A link that knows only protocol v1 (captures, links to a peripheral without standard services).
+    public var services: ServiceSet { .protocolV1Only }
+    public var standardCharacteristics: Set<StandardCharacteristic> { [] }
+    public func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] { throw TransportError.characteristicMissing(characteristic) }
+    public func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws { throw TransportError.characteristicMissing(characteristic) }
+    public func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> { throw TransportError.characteristicMissing(characteristic) }
 }
 
 public enum TransportEvent: Sendable, Hashable {
@@ -30,6 +49,10 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
     case connectFailed(String)
     case chunkTooLarge(size: Int, limit: Int)
     case captureExhausted(String)
+    /// The watch has no such standard characteristic.
+    case characteristicMissing(StandardCharacteristic)
+    /// The watch has no protocol v1 service, so the link carries no frames.
+    case noProtocolV1
 
     public var description: String {
         switch self {
@@ -37,6 +60,8 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         case let .connectFailed(reason): "could not connect to the watch: \(reason)"
         case let .chunkTooLarge(size, limit): "a write of \(size) bytes exceeds the link's \(limit)-byte limit (MTU − 3)"
         case let .captureExhausted(detail): "the capture has no more traffic: \(detail)"
+        case let .characteristicMissing(characteristic): "the watch has no \(characteristic.title) characteristic"
+        case .noProtocolV1: "the watch has no protocol v1 service"
         }
     }
 
@@ -44,6 +69,7 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         switch self {
         case .notConnected, .connectFailed: .unavailable
         case .chunkTooLarge, .captureExhausted: .protocolError
+        case .characteristicMissing, .noProtocolV1: .notSupported
         }
     }
 }
@@ -54,4 +80,18 @@ public protocol PeripheralEndpoint: Sendable {
     func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async
     func centralWrote(_ chunk: [UInt8]) async
     func centralDisconnected() async
+}
+
+/// The standard GATT services of an in-process peripheral (the simulator's Device
+/// Information, Battery and Heart Rate), as a loopback link offers them.
+public protocol StandardServicesEndpoint: Sendable {
+    var standardCharacteristics: Set<StandardCharacteristic> { get }
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8]
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws
+    func notifications(of characteristic: StandardCharacteristic) async -> AsyncStream<[UInt8]>
+}
+
+extension Set<StandardCharacteristic> {
+    /// The standard services these characteristics belong to.
+    public var services: Set<WatchService> { Set<WatchService>(self.map { $0.service }) }
 }

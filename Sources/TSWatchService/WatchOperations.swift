@@ -98,6 +98,25 @@ public struct WatchOperations: Sendable {
 
     public func syncTime() async throws { try await watch.syncTime() }
 
+    /// Heart Rate Measurements as samples stamped with the gateway's clock, until the link
+    /// ends (then the stream finishes with the link's reason). A watch without the Heart Rate
+    /// service fails at once with `.notSupported`; malformed values are counted by the watch
+    /// and left out.
+    public func heartRate(now: @escaping @Sendable () -> Date = { Date() }) async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+        let measurements = try await watch.heartRateMeasurements()
+        let losses = await watch.linkLosses()
+        return AsyncThrowingStream { continuation in
+            let forward = Task {
+                for await measurement in measurements { continuation.yield(HeartRateSample(measurement, at: now())) }
+                continuation.finish()
+            }
+            let ending = Task {
+                for await reason in losses { continuation.finish(throwing: WatchError.disconnected(reason)); return }
+            }
+            continuation.onTermination = { _ in forward.cancel(); ending.cancel() }
+        }
+    }
+
     public func lastSync() async throws -> Date? {
         try await store.watches().first { $0.id == watchId }?.lastSync
     }

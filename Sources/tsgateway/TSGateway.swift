@@ -23,6 +23,7 @@ struct TSGateway: AsyncParsableCommand {
             TimeCommand.self,
             AlarmsCommand.self,
             MonitorCommand.self,
+            HeartRateCommand.self,
             SleepCommand.self,
             ServeCommand.self,
             EventsCommand.self,

@@ -110,9 +110,26 @@ import Testing
         #expect(try cli.run(["monitor", "set", "heart-rate", "--enable", "--disable", "--simulate"]).status == 64)
     }
 
+    @Test func hrWatchPrintsTheSimulatedWatchsHeartRate() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let result = try cli.run(["hr", "watch", "--simulate", "--count", "2", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(line["type"] as? String == "heart-rate")
+            #expect(line["watch"] as? String == "00:00:5E:00:53:01")
+            #expect((40...200).contains(line["bpm"] as? Int ?? 0))
+            #expect(line["sensorContact"] as? String == "detected")
+            #expect((line["rrIntervals"] as? [Int])?.count == 1)
+        }
+    }
+
     @Test func infoAndDevicesDescribeTheSimulatedWatch() throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let info = try #require(try cli.json(["info", "--json", "--simulate"]) as? [String: Any])
+        #expect(info["services"] as? [String] == ["protocol-v1", "device-information", "battery", "current-time", "heart-rate"])
+        #expect((info["deviceInformation"] as? [String: Any])?["manufacturer"] as? String == "tsgateway project")
         #expect(info["model"] as? String == "TS-Sim W10")
         #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 82)

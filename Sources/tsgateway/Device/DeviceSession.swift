@@ -20,6 +20,8 @@ struct DeviceSession {
     let logger: Logger
     private let simulator: SimulatedWatch?
     private let simulatorPath: String?
+    /// The simulated watch's standard services (Device Information, Battery, Heart Rate); nil for a real watch.
+    let simulatedStandard: SimulatedStandardServices?
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
@@ -31,10 +33,11 @@ struct DeviceSession {
         let now = simulatorNow()
         let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
         let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
-        let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
+        let standard = SimulatedStandardServices()
+        let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247), standard: standard))
         logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
         let operations = WatchOperations(watch: watch, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
-        return DeviceSession(operations: operations, logger: logger, simulator: simulator, simulatorPath: path)
+        return DeviceSession(operations: operations, logger: logger, simulator: simulator, simulatorPath: path, simulatedStandard: standard)
     }
 
     /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
@@ -57,7 +60,7 @@ struct DeviceSession {
         let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
         logger.info("using \(address) over BlueZ")
         let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy())
-        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil)
+        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {

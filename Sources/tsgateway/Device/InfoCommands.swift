@@ -7,40 +7,61 @@ struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show the watch's model, firmware, capabilities, battery and last sync.")
     @OptionGroup var connection: ConnectionOptions
-    @Flag(help: "Print JSON: {watch, model, firmware, capabilities: {...}, battery: {level, state}, lastSync}.")
+    @Flag(help: "Print JSON: {watch, model, firmware, services: [...], deviceInformation: {...}, capabilities: {...}, battery: {level, state}, lastSync}.")
     var json = false
 
     struct Output: Encodable {
         var watch: String
         var model: String
         var firmware: String
+        /// What GATT discovery found: `protocol-v1`, `device-information`, `battery`, `current-time`, `heart-rate`.
+        var services: ServiceSet
+        /// The Device Information strings; absent without that service.
+        var deviceInformation: StandardDeviceInformation?
         var capabilities: DeviceCapabilities
-        var battery: BatteryStatus
+        /// Absent when the watch has no battery reading (neither protocol v1 nor the Battery service).
+        var battery: BatteryStatus?
         var lastSync: Date?
     }
 
     func run() async throws {
         let output = try await WatchAccessor.run(connection) { watch in
             let info = try await watch.info()
-            let battery = try await watch.battery()
+            let services = info.offeredServices
+            let battery = services.contains(.protocolV1) || services.contains(.battery) ? try await watch.battery() : nil
             let lastSync = try await watch.lastSync()
-            return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, capabilities: info.capabilities, battery: battery, lastSync: lastSync)
+            return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, services: services, deviceInformation: info.standard,
+                          capabilities: info.capabilities, battery: battery, lastSync: lastSync)
         }
         if json {
             try JSONOutput.printWithDates(output)
             return
         }
         let caps = output.capabilities
-        print(TextTable.render([
+        var rows = [
             ["watch", output.watch],
             ["model", output.model],
             ["firmware", output.firmware],
-            ["battery", "\(output.battery.level) % (\(output.battery.state.rawValue))"],
-            ["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes, remarks ≤ \(caps.remarkMaxBytes) bytes"],
-            ["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"],
-            ["monitors", caps.monitorTypes.map(\.name).joined(separator: ", ")],
-            ["last sync", output.lastSync.map { $0.formatted(date: .abbreviated, time: .shortened) } ?? "never"],
-        ]))
+            ["services", output.services.sorted.map(\.title).joined(separator: ", ")],
+        ]
+        if let standard = output.deviceInformation {
+            let strings: [(String, String?)] = [("manufacturer", standard.manufacturer), ("serial", standard.serialNumber),
+                                                ("hardware", standard.hardwareRevision), ("software", standard.softwareRevision)]
+            rows += strings.compactMap { name, value in value.map { [name, $0] } }
+        }
+        rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
+        if output.services.contains(.protocolV1) {
+            rows += [
+                ["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes, remarks ≤ \(caps.remarkMaxBytes) bytes"],
+                ["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"],
+                ["monitors", caps.monitorTypes.map(\.name).joined(separator: ", ")],
+            ]
+        } else {
+            rows.append(["protocol v1", "no (alarms, monitors and sleep records are not offered)"])
+        }
+        rows.append(["heart rate", output.services.contains(.heartRate) ? "yes (`tsgateway hr watch`)" : "no"])
+        rows.append(["last sync", output.lastSync.map { $0.formatted(date: .abbreviated, time: .shortened) } ?? "never"])
+        print(TextTable.render(rows))
     }
 }
 

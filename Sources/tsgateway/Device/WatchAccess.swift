@@ -20,6 +20,8 @@ protocol WatchAccess: Sendable {
     func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig
     func setMonitorConfig(_ config: MonitorConfig) async throws
     func syncSleep(_ request: SyncRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> SyncResult
+    /// Heart Rate Measurements while the link lasts.
+    func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error>
     /// Changes made on the watch itself, until the link (or the daemon) goes away.
     func watchSideAlarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error>
 }
@@ -75,6 +77,24 @@ struct LocalWatchAccess: WatchAccess {
 
     func syncSleep(_ request: SyncRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> SyncResult {
         SyncResult(try await operations.syncSleep(request) { update in progress(update.received, update.total) })
+    }
+
+    func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+        let samples = try await operations.heartRate()
+        // The simulated wearer's heart beats once a second while someone listens.
+        guard let standard = session.simulatedStandard else { return samples }
+        let beating = Task { await standard.beat(every: .seconds(1)) }
+        return AsyncThrowingStream { continuation in
+            let forward = Task {
+                do {
+                    for try await sample in samples { continuation.yield(sample) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in forward.cancel(); beating.cancel() }
+        }
     }
 
     func watchSideAlarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {
@@ -134,6 +154,12 @@ struct DaemonWatchAccess: WatchAccess {
 
     func syncSleep(_ request: SyncRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> SyncResult {
         try await remote.syncSleep(request, progress: progress)
+    }
+
+    /// Not through the daemon yet: it holds the link, and Watch2 has no heart-rate signal.
+    func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+        throw CLIFailure("`hr watch` does not go through tsgateway serve yet; stop the daemon (or use another watch) to follow \(remote.id)'s heart rate",
+                         status: ExitStatus(ErrorCategory.notSupported))
     }
 
     func watchSideAlarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {

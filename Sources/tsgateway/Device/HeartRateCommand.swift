@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import TSModels
+
+struct HeartRateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hr", abstract: "Heart rate from the watch's standard Heart Rate service.", subcommands: [Watch.self])
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print live heart rate until Ctrl-C (or --count samples); exit status 79 when the watch has no Heart Rate service.")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "Stop after this many samples.")
+        var count: Int?
+        @Flag(help: #"Print one JSON object a line: {"type":"heart-rate","watch","time","bpm","sensorContact","energyExpended"?,"rrIntervals"}."#)
+        var json = false
+
+        struct Line: Encodable {
+            var type = "heart-rate"
+            var watch: String
+            var time: Date
+            var bpm: Int
+            var sensorContact: SensorContact
+            var energyExpended: Int?
+            /// 1/1024 s.
+            var rrIntervals: [Int]
+        }
+
+        func validate() throws {
+            if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        }
+
+        func run() async throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            try await WatchAccessor.run(connection) { watch in
+                var seen = 0
+                for try await sample in try await watch.heartRate() {
+                    if json {
+                        let line = Line(watch: watch.watchId, time: sample.time, bpm: sample.bpm, sensorContact: sample.sensorContact,
+                                        energyExpended: sample.energyExpended, rrIntervals: sample.rrIntervals)
+                        print(String(decoding: try encoder.encode(line), as: UTF8.self))
+                    } else {
+                        var text = "\(sample.time.formatted(date: .omitted, time: .standard))  \(sample.bpm) bpm"
+                        switch sample.sensorContact {
+                        case .detected: text += ", contact"
+                        case .notDetected: text += ", no skin contact"
+                        case .notSupported: break
+                        }
+                        if let energy = sample.energyExpended { text += ", \(energy) kJ" }
+                        if !sample.rrIntervals.isEmpty {
+                            text += ", RR " + sample.rrIntervals.map { "\(Int((Double($0) * 1000 / 1024).rounded())) ms" }.joined(separator: " ")
+                        }
+                        print(text)
+                    }
+                    fflush(nil)
+                    seen += 1
+                    if let count, seen >= count { break }
+                }
+            }
+        }
+    }
+}
