@@ -31,6 +31,15 @@ public enum BlueZError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// As `from(_:adapter:)` for a call on a device object: an object that is not there (any
+    /// more) is the device BlueZ no longer knows, not a missing adapter.
+    public static func from(_ error: BusError, device: DeviceHandle) -> BlueZError {
+        switch error.name {
+        case BusError.unknownObject, BusError.unknownMethod: .deviceNotFound(device.address)
+        default: from(error)
+        }
+    }
+
     /// The specific error for a D-Bus failure talking to BlueZ.
     public static func from(_ error: BusError, adapter: String? = nil) -> BlueZError {
         switch error.name {

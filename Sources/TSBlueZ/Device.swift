@@ -32,7 +32,7 @@ extension BlueZ {
 
     public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
         do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: .seconds(5)) }
-        catch let error as BusError { throw BlueZError.from(error) }
+        catch let error as BusError { throw BlueZError.from(error, device: device) }
     }
 
     /// Connects and waits until BlueZ has resolved the GATT services. Skips Connect when the
@@ -59,7 +59,7 @@ extension BlueZ {
             } catch let error as BusError {
                 if error.name == BlueZErrorName.alreadyConnected || error.name == BlueZErrorName.alreadyExists { return }
                 let transient = error.name == BlueZErrorName.inProgress || error.message.contains("le-connection-abort-by-local")
-                guard transient, attempt < attempts else { throw BlueZError.from(error) }
+                guard transient, attempt < attempts else { throw BlueZError.from(error, device: device) }
                 try await Task.sleep(for: delay)
                 delay = delay * 2
             }

@@ -179,9 +179,13 @@ struct DaemonTests {
     func liveSession() async throws {
         let daemon = try DaemonProcess(watches: ["simulated: true\nname: night\nhistory-days: 2\nlive-stage-interval: 100ms"])
         try await daemon.start()
-        let events = try await daemon.cli(["events", "--device", "night", "--type", "session", "--type", "fellAsleep", "--type", "wokeUp", "--count", "4"])
+        // The simulated nights repeat; `events` may join in the middle of one (a busy machine starts
+        // it late), so eight events hold at least one whole night, from its opening on.
+        let events = try await daemon.cli(["events", "--device", "night", "--type", "session", "--type", "fellAsleep", "--type", "wokeUp", "--count", "8"])
         #expect(events.status == 0, "\(events.stderr)")
-        let decoded = try events.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
+        let all = try events.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
+        let opened = try #require(all.firstIndex { $0.sessionChange == .opened }, "\(events.stdout)")
+        let decoded = Array(all[opened...].prefix(4))
         #expect(decoded.map(\.type) == [.session, .fellAsleep, .wokeUp, .session])
         #expect(decoded.first?.sessionChange == .opened && decoded.last?.sessionChange == .closed)
         let closed = try #require(decoded.last?.session)
