@@ -89,7 +89,15 @@ public struct WatchOperations: Sendable {
     /// Connects (when not connected) and records what the watch said about itself.
     @discardableResult
     public func connect() async throws -> DeviceInfo {
+        let known = try await store.watches().first { $0.id == watchId }?.info
         let info = try await watch.connect()
+        // A watch that spoke protocol v1 does not lose its service: without it, its GATT server
+        // is (re)starting (seen on the real stack when the peripheral restarts), so this is a
+        // connect to retry, not a watch that became a standard-services-only one.
+        if let known, known.capabilities != .none, !info.offeredServices.contains(.protocolV1) {
+            await watch.disconnect()
+            throw WatchError.connectFailed("the watch's protocol v1 service is not there; it had one before, so its GATT server is probably restarting", .unavailable)
+        }
         try await store.saveWatch(id: watchId, name: name, info: info)
         return info
     }

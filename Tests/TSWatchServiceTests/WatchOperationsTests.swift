@@ -152,3 +152,20 @@ struct WatchSelectionTests {
         #expect(WatchSelection.isAddress(text) == valid)
     }
 }
+
+@Suite("a protocol-v1 watch restarting")
+struct RestartingWatchTests {
+    @Test("a watch that spoke protocol v1 and connects without its service is a connect to retry, not a new kind of watch")
+    func missingServiceIsUnavailable() async throws {
+        let rig = try ServiceRig()
+        try await rig.operations.connect()
+        await rig.operations.watch.disconnect()
+        // The same watch, its GATT server up again but without the protocol v1 service yet.
+        let restarting = Watch(transport: LoopbackTransport(peripheral: rig.simulator, mtu: try ATTMTU(247), hasProtocolV1: false))
+        let operations = WatchOperations(watch: restarting, store: rig.operations.store, watchId: rig.operations.watchId, policy: rig.operations.policy)
+        let error = await #expect(throws: WatchError.self) { try await operations.connect() }
+        #expect(error?.category == .unavailable)
+        #expect(try await rig.operations.store.watches().first?.info?.capabilities != DeviceCapabilities.none, "what the store knows stays")
+        await rig.cleanUp()
+    }
+}
