@@ -29,6 +29,7 @@ struct TSGateway: AsyncParsableCommand {
             SessionCommand.self,
             OutboxCommand.self,
             ProtocolCommand.self,
+            CaptureCommand.self,
         ]
     )
 
