@@ -30,22 +30,35 @@ public struct CapturedExchange: Sendable {
         let discovery = GATTDiscovery(
             operations: traffic.operations, service: WatchGATT.service,
             characteristics: [WatchGATT.writeCharacteristic, WatchGATT.notifyCharacteristic])
-        writeHandles = discovery.handles(of: WatchGATT.writeCharacteristic)
-        notifyHandles = discovery.handles(of: WatchGATT.notifyCharacteristic)
-        if writeHandles.isEmpty && notifyHandles.isEmpty {
-            handleSource = .frames
-            (writeHandles, notifyHandles) = CapturedExchange.handlesCarryingFrames(traffic.operations)
+        // Which (connection, handle) pairs carry the exchange: discovered handles apply to every
+        // link with the discovering link's peer (BlueZ caches a paired watch's attributes and
+        // does not discover again); without a discovery, the handles that carry valid frames.
+        var streams: Set<Stream> = []
+        if !discovery.characteristics.isEmpty {
+            let byPeer = Dictionary(grouping: discovery.characteristics.keys) { traffic.connections[$0]?.peer }
+            for operation in traffic.operations {
+                guard let (handle, _) = operation.handleValue else { continue }
+                let peer = traffic.connections[operation.connection]?.peer
+                let sources = peer.flatMap { byPeer[$0] } ?? [operation.connection]
+                let notification = operation.opcode == ATTOpcode.notification
+                let characteristic = notification ? WatchGATT.notifyCharacteristic : WatchGATT.writeCharacteristic
+                if sources.contains(where: { discovery.characteristics[$0]?[characteristic]?.contains(handle) == true }) {
+                    streams.insert(Stream(connection: operation.connection, handle: handle, notification: notification))
+                }
+            }
         }
+        if streams.isEmpty {
+            handleSource = .frames
+            streams = CapturedExchange.streamsCarryingFrames(traffic.operations)
+        }
+        writeHandles = Set(streams.filter { !$0.notification }.map(\.handle))
+        notifyHandles = Set(streams.filter(\.notification).map(\.handle))
         var candidates: [Value] = []
         for operation in traffic.operations {
             guard let (handle, value) = operation.handleValue else { continue }
-            if operation.opcode == ATTOpcode.notification {
-                guard notifyHandles.contains(handle) else { continue }
-                candidates.append(Value(connection: operation.connection, unixMicroseconds: operation.unixMicroseconds, direction: .notification, bytes: value))
-            } else {
-                guard writeHandles.contains(handle) else { continue }
-                candidates.append(Value(connection: operation.connection, unixMicroseconds: operation.unixMicroseconds, direction: .write, bytes: value))
-            }
+            let notification = operation.opcode == ATTOpcode.notification
+            guard streams.contains(Stream(connection: operation.connection, handle: handle, notification: notification)) else { continue }
+            candidates.append(Value(connection: operation.connection, unixMicroseconds: operation.unixMicroseconds, direction: notification ? .notification : .write, bytes: value))
         }
         // One link seen from both controllers (two adapters in one machine, as with btvirt)
         // appears twice: keep the first controller that carries the exchange.
@@ -53,6 +66,8 @@ public struct CapturedExchange: Sendable {
         values = candidates.filter { $0.connection.index == index }
         for value in values where !connections.contains(value.connection) { connections.append(value.connection) }
     }
+
+    struct Stream: Hashable { var connection: ConnectionKey; var handle: UInt16; var notification: Bool }
 
     /// Convenience: the exchange in a btsnoop file's bytes.
     public init(btsnoop bytes: [UInt8]) throws(BTSnoopError) {
@@ -79,21 +94,20 @@ public struct CapturedExchange: Sendable {
         return entries
     }
 
-    /// Write and notification handles whose values, concatenated per connection and handle,
-    /// hold at least one frame with a valid CRC.
-    static func handlesCarryingFrames(_ operations: [ATTTraffic.Operation]) -> (write: Set<UInt16>, notify: Set<UInt16>) {
-        struct Stream: Hashable { var connection: ConnectionKey; var handle: UInt16; var notification: Bool }
-        var streams: [Stream: FrameReassembler] = [:]
+    /// The (connection, handle, direction) streams whose values, concatenated, hold at least
+    /// one frame with a valid CRC.
+    static func streamsCarryingFrames(_ operations: [ATTTraffic.Operation]) -> Set<Stream> {
+        var reassemblers: [Stream: FrameReassembler] = [:]
         var found: Set<Stream> = []
         for operation in operations {
             guard let (handle, value) = operation.handleValue else { continue }
             let stream = Stream(connection: operation.connection, handle: handle, notification: operation.opcode == ATTOpcode.notification)
             guard !found.contains(stream) else { continue }
-            var reassembler = streams[stream] ?? FrameReassembler()
+            var reassembler = reassemblers[stream] ?? FrameReassembler()
             let events = reassembler.append(value, at: .zero)
-            streams[stream] = reassembler
+            reassemblers[stream] = reassembler
             if events.contains(where: { if case .frame = $0 { true } else { false } }) { found.insert(stream) }
         }
-        return (Set(found.filter { !$0.notification }.map(\.handle)), Set(found.filter(\.notification).map(\.handle)))
+        return found
     }
 }
