@@ -20,6 +20,8 @@ struct DeviceSession {
     let logger: Logger
     private let simulator: SimulatedWatch?
     private let simulatorPath: String?
+    /// The BlueZ link's adapter (nil: BlueZ's choice) and the watch's address; nil for the simulated watch.
+    var bluetoothLink: (adapter: String?, address: String)?
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
@@ -57,7 +59,9 @@ struct DeviceSession {
         let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
         logger.info("using \(address) over BlueZ")
         let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy())
-        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil)
+        var session = DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil)
+        session.bluetoothLink = (options.adapter, address.uppercased())
+        return session
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
