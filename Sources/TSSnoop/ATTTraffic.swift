@@ -1,5 +1,5 @@
 /// The ATT side of a capture: ACL fragments reassembled into L2CAP PDUs, the fixed ATT channel
-/// (CID 4) and the Enhanced ATT channels (credit-based channels on PSM 0x0027, SDUs reassembled
+/// (CID 4) and the Enhanced ATT channels (LE credit-based channels on PSM 0x0027, SDUs reassembled
 /// from their K-frames), and per connection the ATT MTU, the peer and the end. Pure: packets in,
 /// operations out. Malformed packets are skipped, never trusted.
 public struct ATTTraffic: Sendable {
@@ -15,11 +15,30 @@ public struct ATTTraffic: Sendable {
 
         public var opcode: UInt8 { pdu.first ?? 0 }
 
-        /// Handle and value of a Write Request (0x12), Write Command (0x52) or Handle Value
-        /// Notification (0x1B); nil for other PDUs.
-        public var handleValue: (handle: UInt16, value: [UInt8])? {
-            guard [ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.notification].contains(opcode), pdu.count >= 3 else { return nil }
-            return (pdu.littleEndianUInt16(at: 1), Array(pdu[3...]))
+        /// True for Handle Value Notification (0x1B) and Multiple Handle Value Notification (0x23).
+        public var isNotification: Bool { opcode == ATTOpcode.notification || opcode == ATTOpcode.multipleNotification }
+
+        /// Handles and values of a Write Request (0x12), Write Command (0x52), Handle Value
+        /// Notification (0x1B), or each entry of a Multiple Handle Value Notification (0x23,
+        /// which bluetoothd sends on EATT); empty for other PDUs. A truncated entry ends the list.
+        public var handleValues: [(handle: UInt16, value: [UInt8])] {
+            switch opcode {
+            case ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.notification:
+                guard pdu.count >= 3 else { return [] }
+                return [(pdu.littleEndianUInt16(at: 1), Array(pdu[3...]))]
+            case ATTOpcode.multipleNotification:
+                var entries: [(handle: UInt16, value: [UInt8])] = []
+                var offset = 1
+                while pdu.count - offset >= 4 {
+                    let length = Int(pdu.littleEndianUInt16(at: offset + 2))
+                    guard pdu.count - offset - 4 >= length else { break }
+                    entries.append((pdu.littleEndianUInt16(at: offset), Array(pdu[offset + 4..<offset + 4 + length])))
+                    offset += 4 + length
+                }
+                return entries
+            default:
+                return []
+            }
         }
     }
 
@@ -126,8 +145,9 @@ public struct ATTTraffic: Sendable {
         }
     }
 
-    /// LE signaling: L2CAP Credit Based Connection Request/Response (codes 0x17/0x18) for the
-    /// EATT PSM mark their channels as ATT bearers.
+    /// LE signaling: L2CAP LE Credit Based Connection Request/Response (codes 0x14/0x15, one
+    /// channel, what Linux 6.1 and BlueZ 5.66 use) and Credit Based Connection Request/Response
+    /// (0x17/0x18, up to five channels) for the EATT PSM mark their channels as ATT bearers.
     private mutating func addSignal(_ payload: [UInt8], connection: ConnectionKey) {
         var offset = 0
         while payload.count - offset >= 4 {
@@ -136,7 +156,18 @@ public struct ATTTraffic: Sendable {
             guard payload.count - offset - 4 >= length else { return }
             let body = Array(payload[offset + 4..<offset + 4 + length])
             let signal = SignalKey(connection: connection, identifier: identifier)
-            if code == 0x17, body.count >= 8, body.littleEndianUInt16(at: 0) == 0x0027 {
+            if code == 0x14, body.count >= 10, body.littleEndianUInt16(at: 0) == 0x0027 {
+                // LE Credit Based Connection Request (one channel): PSM, source CID, MTU, MPS, credits.
+                eattRequests[signal] = body.littleEndianUInt16(at: 4)
+                markEATT(cids: Array(body[2..<4]), connection: connection)
+            } else if code == 0x15, body.count >= 10, let requestMTU = eattRequests.removeValue(forKey: signal) {
+                // Its response: destination CID, MTU, MPS, credits, result.
+                if body.littleEndianUInt16(at: 8) == 0 {
+                    markEATT(cids: Array(body[0..<2]), connection: connection)
+                    let mtu = Int(min(requestMTU, body.littleEndianUInt16(at: 2)))
+                    connections[connection, default: Connection()].mtu = max(connections[connection]?.mtu ?? 0, mtu)
+                }
+            } else if code == 0x17, body.count >= 8, body.littleEndianUInt16(at: 0) == 0x0027 {
                 eattRequests[signal] = body.littleEndianUInt16(at: 2)
                 markEATT(cids: Array(body[8...]), connection: connection)
             } else if code == 0x18, body.count >= 8, let requestMTU = eattRequests.removeValue(forKey: signal) {
@@ -196,6 +227,7 @@ public enum ATTOpcode {
     public static let readByGroupTypeResponse: UInt8 = 0x11
     public static let writeRequest: UInt8 = 0x12
     public static let notification: UInt8 = 0x1B
+    public static let multipleNotification: UInt8 = 0x23
     public static let writeCommand: UInt8 = 0x52
 }
 

@@ -15,6 +15,10 @@ public struct CaptureFilter: Sendable {
         self.device = device
     }
 
+    /// Follows a connection that was up before the capture started (its Connection Complete
+    /// event is not in the capture).
+    public mutating func track(_ connection: ConnectionKey) { handles.insert(connection) }
+
     /// The connections of the device in force now.
     public var deviceConnections: Set<ConnectionKey> { handles }
 

@@ -37,13 +37,12 @@ public struct CapturedExchange: Sendable {
         if !discovery.characteristics.isEmpty {
             let byPeer = Dictionary(grouping: discovery.characteristics.keys) { traffic.connections[$0]?.peer }
             for operation in traffic.operations {
-                guard let (handle, _) = operation.handleValue else { continue }
                 let peer = traffic.connections[operation.connection]?.peer
                 let sources = peer.flatMap { byPeer[$0] } ?? [operation.connection]
-                let notification = operation.opcode == ATTOpcode.notification
-                let characteristic = notification ? WatchGATT.notifyCharacteristic : WatchGATT.writeCharacteristic
-                if sources.contains(where: { discovery.characteristics[$0]?[characteristic]?.contains(handle) == true }) {
-                    streams.insert(Stream(connection: operation.connection, handle: handle, notification: notification))
+                let characteristic = operation.isNotification ? WatchGATT.notifyCharacteristic : WatchGATT.writeCharacteristic
+                for (handle, _) in operation.handleValues
+                where sources.contains(where: { discovery.characteristics[$0]?[characteristic]?.contains(handle) == true }) {
+                    streams.insert(Stream(connection: operation.connection, handle: handle, notification: operation.isNotification))
                 }
             }
         }
@@ -55,10 +54,11 @@ public struct CapturedExchange: Sendable {
         notifyHandles = Set(streams.filter(\.notification).map(\.handle))
         var candidates: [Value] = []
         for operation in traffic.operations {
-            guard let (handle, value) = operation.handleValue else { continue }
-            let notification = operation.opcode == ATTOpcode.notification
-            guard streams.contains(Stream(connection: operation.connection, handle: handle, notification: notification)) else { continue }
-            candidates.append(Value(connection: operation.connection, unixMicroseconds: operation.unixMicroseconds, direction: notification ? .notification : .write, bytes: value))
+            let notification = operation.isNotification
+            for (handle, value) in operation.handleValues
+            where streams.contains(Stream(connection: operation.connection, handle: handle, notification: notification)) {
+                candidates.append(Value(connection: operation.connection, unixMicroseconds: operation.unixMicroseconds, direction: notification ? .notification : .write, bytes: value))
+            }
         }
         // One link seen from both controllers (two adapters in one machine, as with btvirt)
         // appears twice: keep the first controller that carries the exchange.
@@ -100,13 +100,14 @@ public struct CapturedExchange: Sendable {
         var reassemblers: [Stream: FrameReassembler] = [:]
         var found: Set<Stream> = []
         for operation in operations {
-            guard let (handle, value) = operation.handleValue else { continue }
-            let stream = Stream(connection: operation.connection, handle: handle, notification: operation.opcode == ATTOpcode.notification)
-            guard !found.contains(stream) else { continue }
-            var reassembler = reassemblers[stream] ?? FrameReassembler()
-            let events = reassembler.append(value, at: .zero)
-            reassemblers[stream] = reassembler
-            if events.contains(where: { if case .frame = $0 { true } else { false } }) { found.insert(stream) }
+            for (handle, value) in operation.handleValues {
+                let stream = Stream(connection: operation.connection, handle: handle, notification: operation.isNotification)
+                guard !found.contains(stream) else { continue }
+                var reassembler = reassemblers[stream] ?? FrameReassembler()
+                let events = reassembler.append(value, at: .zero)
+                reassemblers[stream] = reassembler
+                if events.contains(where: { if case .frame = $0 { true } else { false } }) { found.insert(stream) }
+            }
         }
         return found
     }

@@ -48,3 +48,52 @@ func runSyncBenchmarks() async throws {
             """)
     }
 }
+
+/// Sync times at the connection intervals a central can ask for (`sleep sync` asks for 7.5–15 ms
+/// during the transfer, the kernel's default is 30–50 ms), on the same modelled link: each
+/// reported as a ratio to the 30 ms time measured in the same run. Packets per connection event
+/// are what fits the interval on the 1M PHY with Data Length Extension (a 251-byte PDU, its
+/// empty answer and two inter-frame spaces take about 2.5 ms), at most 4 (controller buffers).
+func runIntervalBenchmarks() async throws {
+    let mtu = try ATTMTU(247)
+    let intervals: [(milliseconds: Double, packets: Int)] = [(7.5, 3), (15, 4), (30, 4)]
+    print("link model: MTU \(mtu.value), 1M PHY with Data Length Extension, packets per direction per event: "
+        + intervals.map { "\($0.packets) at \($0.milliseconds) ms" }.joined(separator: ", "))
+    print("days  interval  records  sync time  ratio to 30 ms")
+    for days in [7, 90] {
+        var times: [Double: Double] = [:]
+        for (milliseconds, packets) in intervals {
+            let run = try await modelledSync(days: days, mtu: mtu, interval: .microseconds(Int(milliseconds * 1000)), packetsPerEvent: packets)
+            times[milliseconds] = run.seconds
+        }
+        for (milliseconds, _) in intervals {
+            let seconds = times[milliseconds] ?? 0
+            let baseline = times[30] ?? seconds
+            let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow).count
+            print(String(format: "%4d  %6.1f ms  %7d  %7.2f s  %.2f", days, milliseconds, records, seconds, baseline > 0 ? seconds / baseline : 0))
+        }
+    }
+}
+
+let benchZone = TimeZone(identifier: "Europe/Berlin") ?? .gmt
+let benchNow = Date(timeIntervalSince1970: 1_762_156_800)
+
+/// One sync of `days` from the simulator into a fresh store over the modelled link.
+func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int) async throws -> (seconds: Double, fetched: Int) {
+    let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow)
+    let simulator = SimulatedWatch(state: SimulatorState(records: records))
+    let transport = ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: LinkCounter())
+    var configuration = WatchConfiguration()
+    configuration.window = 16
+    let watch = Watch(transport: transport, configuration: configuration)
+    try await watch.connect()
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try GatewayStore(path: path)
+    let start = ContinuousClock.now
+    let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: records[0].start)
+    let elapsed = ContinuousClock.now - start
+    await watch.disconnect()
+    guard try await store.sleepRecords(watch: "bench") == records else { throw BenchFailure("the store does not equal the simulator's records") }
+    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fetched)
+}

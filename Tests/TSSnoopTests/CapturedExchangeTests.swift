@@ -58,7 +58,12 @@ import TSTransport
             if eatt { link.eatt(cid: sent ? 0x0041 : 0x0040, pdu, sent: sent) } else { link.att(pdu, sent: sent) }
         }
         if eatt {
-            link.openEATT(sourceCID: 0x0040, destinationCID: 0x0041, mtu: 185)
+            // Both ways of opening EATT channels: LE credit-based (one channel) with the discovery, enhanced without.
+            if discovery {
+                link.openLECreditEATT(sourceCID: 0x0040, destinationCID: 0x0041, mtu: 185)
+            } else {
+                link.openEATT(sourceCID: 0x0040, destinationCID: 0x0041, mtu: 185)
+            }
         } else {
             link.att([0x02] + le16(185), sent: true)
             link.att([0x03] + le16(185), sent: false)
@@ -73,13 +78,24 @@ import TSTransport
         // Enabling notifications and the peer browsing us: ATT writes that are not the exchange.
         link.att([0x12] + le16(notifyHandle + 1) + [0x01, 0x00], sent: true)
         link.att([0x12] + le16(0x0003) + [0x02, 0x00], sent: false)
+        // On EATT bluetoothd batches notifications into Multiple Handle Value Notifications (0x23).
+        var batch: [[UInt8]] = []
+        let flush: (inout HCIBuilder, inout [[UInt8]]) -> Void = { link, batch in
+            guard !batch.isEmpty else { return }
+            send(&link, [0x23] + batch.flatMap { le16(notifyHandle) + le16(UInt16($0.count)) + $0 }, false)
+            batch = []
+        }
         for entry in entries {
             switch entry.direction {
-            case .write: send(&link, [0x52] + le16(writeHandle) + entry.bytes, true)
-            case .notification: send(&link, [0x1B] + le16(notifyHandle) + entry.bytes, false)
+            case .write:
+                flush(&link, &batch)
+                send(&link, [0x52] + le16(writeHandle) + entry.bytes, true)
+            case .notification:
+                if eatt { batch.append(entry.bytes); if batch.count == 2 { flush(&link, &batch) } } else { send(&link, [0x1B] + le16(notifyHandle) + entry.bytes, false) }
             case .open, .disconnected: break
             }
         }
+        flush(&link, &batch)
         link.disconnectionComplete()
         return link.packets
     }
@@ -180,6 +196,13 @@ import TSTransport
         do { let kept = filter.keep(link.packets[link.packets.count - 1]); #expect(kept) }
         do { let kept = filter.keep(acl(0x0040)); #expect(!kept, "a handle is forgotten when its link ends") }
         do { let kept = filter.keep(HCIPacket(index: 0, opcode: .command, data: [0x01, 0x20, 0x00], unixMicroseconds: 0)); #expect(kept) }
+    }
+
+    @Test func aLinkUpBeforeTheCaptureIsFollowedWhenTracked() {
+        var filter = CaptureFilter(device: watch)
+        do { let kept = filter.keep(acl(0x0042)); #expect(!kept) }
+        filter.track(ConnectionKey(index: 0, handle: 0x0042))
+        do { let kept = filter.keep(acl(0x0042)); #expect(kept) }
     }
 
     @Test func advertisingReportsAreKeptOnlyForTheDevice() {

@@ -53,6 +53,13 @@ struct HCIBuilder {
         }
     }
 
+    /// L2CAP LE Credit Based Connection Request (sent) and Response (received) for the EATT PSM:
+    /// one channel each, what Linux 6.1 with BlueZ 5.66 opens.
+    mutating func openLECreditEATT(sourceCID: UInt16, destinationCID: UInt16, mtu: UInt16) {
+        l2cap(cid: 0x0005, [0x14, 0x02] + le16(10) + le16(0x0027) + le16(sourceCID) + le16(mtu) + le16(64) + le16(10), sent: true)
+        l2cap(cid: 0x0005, [0x15, 0x02] + le16(10) + le16(destinationCID) + le16(mtu) + le16(64) + le16(10) + le16(0), sent: false)
+    }
+
     /// L2CAP Credit Based Connection Request (sent) and Response (received) for the EATT PSM.
     mutating func openEATT(sourceCID: UInt16, destinationCID: UInt16, mtu: UInt16) {
         l2cap(cid: 0x0005, [0x17, 0x01] + le16(10) + le16(0x0027) + le16(mtu) + le16(64) + le16(10) + le16(sourceCID), sent: true)

@@ -46,6 +46,13 @@ struct CaptureCommand: ParsableCommand {
         var filter = CaptureFilter(index: try adapter.map(adapterIndexOrUsage), device: device.flatMap(BluetoothAddress.init))
         let monitor: HCIMonitor
         do { monitor = try HCIMonitor() } catch { throw CLIFailure(error.description, status: ExitStatus(error.category)) }
+        if let device {
+            // A link that is already up: its handle, from the kernel, since its Connection Complete has passed.
+            for name in adapter.map({ [$0] }) ?? FastConnection.adapters() {
+                guard let index = try? adapterIndex(name), let handle = try? ConnectionParameters.handle(adapter: name, address: device) else { continue }
+                filter.track(ConnectionKey(index: index, handle: handle))
+            }
+        }
         let file = try PrivateFile.open(out)
         defer { try? file.close() }
         try file.append(BTSnoop.header(datalink: .monitor))
