@@ -20,7 +20,7 @@ public struct ATTTraffic: Sendable {
 
         /// Handles and values of a Write Request (0x12), Write Command (0x52), Handle Value
         /// Notification (0x1B), or each entry of a Multiple Handle Value Notification (0x23,
-        /// which bluetoothd sends on EATT); empty for other PDUs. A truncated entry ends the list.
+        /// which bluetoothd 5.66 sends to clients that announce support); empty for other PDUs. A truncated entry ends the list.
         public var handleValues: [(handle: UInt16, value: [UInt8])] {
             switch opcode {
             case ATTOpcode.writeRequest, ATTOpcode.writeCommand, ATTOpcode.notification:

@@ -78,7 +78,7 @@ import TSTransport
         // Enabling notifications and the peer browsing us: ATT writes that are not the exchange.
         link.att([0x12] + le16(notifyHandle + 1) + [0x01, 0x00], sent: true)
         link.att([0x12] + le16(0x0003) + [0x02, 0x00], sent: false)
-        // On EATT bluetoothd batches notifications into Multiple Handle Value Notifications (0x23).
+        // bluetoothd batches notifications into Multiple Handle Value Notifications (0x23); here on EATT.
         var batch: [[UInt8]] = []
         let flush: (inout HCIBuilder, inout [[UInt8]]) -> Void = { link, batch in
             guard !batch.isEmpty else { return }
