@@ -35,8 +35,17 @@ let package = Package(
         // Typed BlueZ on TSDBus, every BlueZ D-Bus name in BlueZNames.swift. Central side: adapters,
         // discovery, devices, pairing agent, GATT client. Peripheral side: GATT application and LE advertisement.
         .target(name: "TSBlueZ", dependencies: ["TSModels", "TSDBus"]),
-        // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay. No D-Bus.
-        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol"]),
+        // btsnoop files (read and write) and the HCI side of a capture: monitor records, connection
+        // events, ACL/L2CAP reassembly, ATT over the fixed channel and EATT, GATT discovery. No I/O.
+        .target(name: "TSSnoop", dependencies: ["TSModels"]),
+        // libbluetooth (BlueZ's HCI library), as Swift sees it; shim.h wraps only macros.
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // The HCI side on libbluetooth: the kernel's monitor channel for captures, controller
+        // information, LE connection parameters of a link. Typed errors; needs CAP_NET_RAW where the kernel says so.
+        .target(name: "TSHCI", dependencies: ["CBluetooth", "TSModels", "TSSnoop"]),
+        // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay
+        // (also of a btsnoop capture's watch-service exchange). No D-Bus.
+        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSSnoop"]),
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
@@ -65,7 +74,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayService",
+                "TSWatchService", "TSBlueZ", "TSGatewayService", "TSSnoop", "TSHCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,6 +126,10 @@ let package = Package(
         .testTarget(
             name: "TSGatewayServiceTests",
             dependencies: ["TSTestSupport", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
+        ),
+        .testTarget(
+            name: "TSSnoopTests",
+            dependencies: ["TSSnoop", "TSHCI", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -10,6 +10,7 @@ let sections: [(name: String, run: () async throws -> Void)] = [
     ("protocol", runProtocolBenchmarks),
     ("sleep", runSleepBenchmarks),
     ("sync", runSyncBenchmarks),
+    ("interval", runIntervalBenchmarks),
     ("dbus", runDBusBenchmarks),
     ("daemon", runDaemonBenchmarks),
 ]

@@ -30,6 +30,7 @@ struct TSGateway: AsyncParsableCommand {
             SessionCommand.self,
             OutboxCommand.self,
             ProtocolCommand.self,
+            CaptureCommand.self,
         ]
     )
 

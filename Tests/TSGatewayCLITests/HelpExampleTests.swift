@@ -112,6 +112,8 @@ struct ExampleArrangement {
         case daemonConfiguration
         /// A database that a sync has filled.
         case syncedDatabase
+        /// An HCI capture (btsnoop) of a watch exchange, as `tsgateway capture` writes them.
+        case capture
     }
 
     enum Stop {
@@ -156,6 +158,9 @@ struct ExampleArrangement {
         // Events come from a running daemon and are printed until Ctrl-C.
         "tsgateway events": .init(withDaemon: true, stop: .interruptAfter(.seconds(3))),
         "tsgateway events --type session --type wokeUp | jq .": .init(withDaemon: true, stop: .interruptAfter(.seconds(3))),
+        // A capture needs root and a real adapter; the file the decode examples read is one of the test's own.
+        "tsgateway protocol decode --btsnoop sync.btsnoop": .init(replacingPaths: ["sync.btsnoop": .capture]),
+        "tsgateway protocol decode --btsnoop sync.btsnoop --json": .init(replacingPaths: ["sync.btsnoop": .capture]),
         // A peripheral and a central on two real adapters.
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway scan --adapter hci0": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
@@ -197,6 +202,8 @@ enum ExampleRun {
             case .syncedDatabase:
                 let sync = try await run(["sleep", "sync", "--since", "1d", "--simulate", "--db", path])
                 #expect(sync.exited(0), "preparing \(path) for `\(example)`: \(sync.summary)")
+            case .capture:
+                try Data(CaptureCLITests.capture).write(to: URL(fileURLWithPath: path))
             }
             arguments = arguments.map { $0 == original ? path : $0 }
         }

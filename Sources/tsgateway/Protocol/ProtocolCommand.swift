@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import TSModels
 import TSProtocol
+import TSSnoop
+import TSTransport
 
 struct ProtocolCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,8 +24,15 @@ extension ProtocolCommand {
                 The bytes go through the same reassembler as received notifications: garbage is \
                 skipped, a corrupt frame is reported and scanning goes on.
 
+                With --btsnoop, the watch-service exchange of an HCI capture (tsgateway capture, \
+                btmon -w, Android's HCI snoop log) is decoded: ATT writes to the write \
+                characteristic and notifications of the notify characteristic, with the handles \
+                from the capture's GATT discovery or, without one, the handles that carry valid \
+                frames; L2CAP fragments, EATT channels and frames are reassembled.
+
                 Example:
                   tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
+                  tsgateway protocol decode --btsnoop sync.btsnoop --json
                 """
         )
 
@@ -33,7 +42,19 @@ extension ProtocolCommand {
         @Flag(help: "Print one JSON object per frame or problem (schema in README, \"protocol decode --json\").")
         var json = false
 
+        @Option(help: ArgumentHelp("Decode the watch-service exchange of this btsnoop capture.", valueName: "FILE"))
+        var btsnoop: String?
+
+        @Option(help: ArgumentHelp("With --btsnoop: also write the exchange as a replayable capture (JSON lines, 0600).", valueName: "FILE"))
+        var toCapture: String?
+
+        func validate() throws {
+            if btsnoop != nil, !hex.isEmpty { throw ValidationError("give either hex bytes or --btsnoop, not both") }
+            if toCapture != nil, btsnoop == nil { throw ValidationError("--to-capture needs --btsnoop") }
+        }
+
         func run() throws {
+            if let btsnoop { return try decodeCapture(btsnoop) }
             let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
             let bytes = try HexInput.parse(text)
             var reassembler = FrameReassembler()
@@ -45,7 +66,63 @@ extension ProtocolCommand {
             }
         }
     }
+}
 
+extension ProtocolCommand.Decode {
+    /// The watch-service exchange of a btsnoop capture, one reassembler per connection and direction.
+    private func decodeCapture(_ path: String) throws {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw CLIFailure("cannot read \(path): \(error.localizedDescription)", status: .noInput)
+        }
+        let exchange: CapturedExchange
+        do { exchange = try CapturedExchange(btsnoop: Array(data)) } catch {
+            throw CLIFailure("\(path): \(error.description)", status: .dataError)
+        }
+        guard let first = exchange.values.first else {
+            throw CLIFailure("\(path) holds no ATT write or notification that carries protocol-v1 frames on the watch service (\(exchange.traffic.operations.count) ATT PDU(s) in all); was the capture running during the sync?", status: .dataError)
+        }
+        if !json {
+            let handles = "write handle(s) \(exchange.writeHandles.sorted().map(Self.hex4)), notify handle(s) \(exchange.notifyHandles.sorted().map(Self.hex4))"
+            print("watch service on \(exchange.connections.map(\.description).joined(separator: ", ")): \(handles), from the capture's \(exchange.handleSource == .discovery ? "GATT discovery" : "valid frames")")
+        }
+        struct Stream: Hashable { var connection: ConnectionKey; var direction: CaptureEntry.Direction }
+        var reassemblers: [Stream: FrameReassembler] = [:]
+        var printer = DecodePrinter(json: json)
+        for value in exchange.values {
+            let stream = Stream(connection: value.connection, direction: value.direction)
+            var reassembler = reassemblers[stream] ?? FrameReassembler()
+            let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, time: Double(value.unixMicroseconds - first.unixMicroseconds) / 1_000_000)
+            for event in reassembler.append(value.bytes, at: .zero) { try printer.print(event, context: context) }
+            reassemblers[stream] = reassembler
+        }
+        for (stream, var reassembler) in reassemblers.sorted(by: { ($0.key.connection, $0.key.direction.rawValue) < ($1.key.connection, $1.key.direction.rawValue) }) {
+            let context = DecodePrinter.Context(direction: stream.direction.rawValue, connection: stream.connection.description, time: 0)
+            for event in reassembler.flush() { try printer.print(event, context: context) }
+        }
+        if let toCapture {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            var text = Data()
+            for entry in exchange.captureEntries {
+                text.append(try encoder.encode(entry))
+                text.append(0x0A)
+            }
+            try PrivateFile.write(text, to: toCapture)
+        }
+        if printer.frames == 0 {
+            throw CLIFailure("no frame found in the watch-service values of \(path)", status: .dataError)
+        }
+    }
+
+    private static func hex4(_ value: UInt16) -> String { "0x" + String(value, radix: 16, uppercase: false).leftPadded(to: 4) }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+extension ProtocolCommand {
     struct Encode: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Encode a message given as JSON into a frame, and show its fragments.",
