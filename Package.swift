@@ -58,7 +58,9 @@ let package = Package(
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch.
-        .target(name: "TSWatchService", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore"]),
+        .target(name: "TSWatchService", dependencies: [
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", .product(name: "Logging", package: "swift-log"),
+        ]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.
         .target(

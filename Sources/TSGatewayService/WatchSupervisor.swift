@@ -47,8 +47,10 @@ public actor WatchSupervisor {
         var configuration = WatchConfiguration()
         configuration.timeZone = settings.timeZone
         configuration.syncTimeOnConnect = false
+        // A real watch's syncs shorten its connection interval where the daemon may (CAP_NET_RAW).
+        let link = entry.simulated ? nil : BluetoothLink(adapter: entry.adapter, address: entry.address)
         operations = WatchOperations(watch: Watch(transport: transport, configuration: configuration), store: store,
-                                     watchId: entry.address, name: entry.name, policy: settings.watchPolicy)
+                                     watchId: entry.address, name: entry.name, policy: settings.watchPolicy, link: link, logger: logger)
         self.settings = settings
         self.simulated = simulated
         self.logger = logger

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TSDevice
 import TSModels
 import TSProtocol
@@ -25,6 +26,17 @@ public struct WatchPolicy: Sendable {
     /// watch's own, else rule 1 (a watch never reached yet).
     public func rule(asked: StatisticsRule?, watch capabilities: DeviceCapabilities?) -> StatisticsRule {
         asked ?? statisticsRule ?? capabilities?.statisticsRule ?? .withNap
+    }
+}
+
+/// The BlueZ link to a real watch: the adapter (nil: BlueZ's choice) and the watch's address.
+public struct BluetoothLink: Sendable, Hashable {
+    public var adapter: String?
+    public var address: String
+
+    public init(adapter: String?, address: String) {
+        self.adapter = adapter
+        self.address = address
     }
 }
 
@@ -77,13 +89,20 @@ public struct WatchOperations: Sendable {
     /// The configured name, kept in the store when the watch connects.
     public let name: String?
     public let policy: WatchPolicy
+    /// The BlueZ link of a real watch, whose connection interval a sync shortens; nil for the
+    /// simulated watch.
+    public let link: BluetoothLink?
+    let logger: Logger
 
-    public init(watch: Watch, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy) {
+    public init(watch: Watch, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy,
+                link: BluetoothLink? = nil, logger: Logger? = nil) {
         self.watch = watch
         self.store = store
         self.watchId = watchId
         self.name = name
         self.policy = policy
+        self.link = link
+        self.logger = logger ?? Logger(label: "tsgateway", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
     /// Connects (when not connected) and records what the watch said about itself.
@@ -180,6 +199,9 @@ public struct WatchOperations: Sendable {
         if let uploads = try await store.uploadSetting() {
             sync.outbox = OutboxPolicy(timeZone: uploads.timeZone, statisticsRule: uploads.statisticsRule)
         }
+        // A bulk transfer runs at a short connection interval, and the link is relaxed after it.
+        let fast = link.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address, logger: logger) }
+        defer { if let fast { FastConnection.end(fast, logger: logger) } }
         return try await sync.run(from: start, to: request.to)
     }
 

@@ -4,6 +4,7 @@ import Synchronization
 import TSHCI
 import TSModels
 import TSSnoop
+import TSWatchService
 
 /// `tsgateway capture`: the kernel's HCI monitor channel into a btsnoop file (datalink 2001,
 /// the format btmon writes), for bug reports and for adding a watch that speaks another dialect.

@@ -22,8 +22,6 @@ struct DeviceSession {
     private let simulatorPath: String?
     /// The simulated watch's standard services (Device Information, Battery, Heart Rate); nil for a real watch.
     let simulatedStandard: SimulatedStandardServices?
-    /// The BlueZ link's adapter (nil: BlueZ's choice) and the watch's address; nil for the simulated watch.
-    var bluetoothLink: (adapter: String?, address: String)?
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
@@ -61,10 +59,9 @@ struct DeviceSession {
         do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
         let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
         logger.info("using \(address) over BlueZ")
-        let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy())
-        var session = DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
-        session.bluetoothLink = (options.adapter, address.uppercased())
-        return session
+        let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy(),
+                                         link: BluetoothLink(adapter: options.adapter, address: address.uppercased()), logger: logger)
+        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {

@@ -76,10 +76,7 @@ struct LocalWatchAccess: WatchAccess {
     func setMonitorConfig(_ config: MonitorConfig) async throws { try await operations.setMonitorConfig(config) }
 
     func syncSleep(_ request: SyncRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> SyncResult {
-        // A bulk transfer runs at a short connection interval, and the link is relaxed after it.
-        let fast = session.bluetoothLink.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address, logger: session.logger) }
-        defer { if let fast { FastConnection.end(fast, logger: session.logger) } }
-        return SyncResult(try await operations.syncSleep(request) { update in progress(update.received, update.total) })
+        SyncResult(try await operations.syncSleep(request) { update in progress(update.received, update.total) })
     }
 
     func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {

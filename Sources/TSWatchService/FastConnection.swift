@@ -13,13 +13,13 @@ import TSHCI
 /// The kernel sends LE commands from a raw socket only for CAP_NET_RAW: without it (and when
 /// the controller refuses, or the link is not ours as central) the sync runs at whatever
 /// interval is in force, and `-v` says why.
-enum FastConnection {
-    struct Link {
-        var adapter: String
-        var handle: UInt16
+public enum FastConnection {
+    public struct Link: Sendable {
+        public var adapter: String
+        public var handle: UInt16
     }
 
-    static func begin(adapter: String?, address: String, logger: Logger) -> Link? {
+    public static func begin(adapter: String?, address: String, logger: Logger) -> Link? {
         let candidates = adapter.map { [$0] } ?? adapters()
         var lastError: HCIError?
         for name in candidates {
@@ -38,7 +38,7 @@ enum FastConnection {
         return nil
     }
 
-    static func end(_ link: Link, logger: Logger) {
+    public static func end(_ link: Link, logger: Logger) {
         do {
             let update = try ConnectionParameters.update(adapter: link.adapter, handle: link.handle, to: .relaxed)
             logger.info("connection interval \(format(update.interval)) again after the sync")
@@ -47,12 +47,12 @@ enum FastConnection {
         }
     }
 
-    static func format(_ interval: UInt16) -> String {
+    public static func format(_ interval: UInt16) -> String {
         String(format: "%.2f ms", LEConnectionParameters.milliseconds(interval: interval))
     }
 
     /// hci0, hci1, … as the kernel lists them.
-    static func adapters() -> [String] {
+    public static func adapters() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? []
         return names.filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
     }
