@@ -121,13 +121,16 @@ extension Alarm: Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        // Alarm histories and simulated-watch files written by tsgateway 0.2 hold the older
-        // field-per-property form; it is still read, never written.
-        if let legacy = try? LegacyAlarm(from: decoder) {
+        let entry: AlarmJSON
+        do {
+            entry = try AlarmJSON(from: decoder)
+        } catch {
+            // Alarm histories and simulated-watch files written by tsgateway 0.2 hold the older
+            // field-per-property form; it is still read, never written.
+            guard let legacy = try? LegacyAlarm(from: decoder) else { throw error }
             self = legacy.alarm
             return
         }
-        let entry = try AlarmJSON(from: decoder)
         guard let slot = entry.slot else {
             throw DecodingError.keyNotFound(AlarmJSON.CodingKeys.slot, .init(codingPath: decoder.codingPath, debugDescription: "an alarm needs its slot"))
         }

@@ -43,19 +43,19 @@ struct SleepShowCommand: AsyncParsableCommand {
             guard let zone = TimeZone(identifier: name) else { throw CLIFailure("unknown time zone \"\(name)\"; use an IANA name such as Europe/Berlin", status: .usage) }
             return zone
         } ?? .current
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let wanted: ClosedRange<Date>
+        let clock = LocalDayClock(timeZone: zone)
+        let first: LocalDate, lastDay: LocalDate
         if let date {
-            let day = try DateArgument.day(date, flag: "--date", calendar: calendar)
-            wanted = day...day
+            // A date the calendar moves (2026-02-30 → 03-02) does not exist.
+            guard let day = LocalDate(date), clock.adding(days: 0, to: day) == day else {
+                throw CLIFailure("--date \"\(date)\" is not a date YYYY-MM-DD", status: .usage)
+            }
+            (first, lastDay) = (day, day)
         } else {
             let days = Int(try DateArgument.age(last ?? "7d", flag: "--last") / 86_400)
-            let today = calendar.startOfDay(for: Date())
-            wanted = (calendar.date(byAdding: .day, value: -max(days - 1, 0), to: today) ?? today)...(calendar.date(byAdding: .day, value: 1, to: today) ?? today)
+            let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
+            (first, lastDay) = (clock.adding(days: -max(days - 1, 0), to: today), clock.adding(days: 1, to: today))
         }
-        let first = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.lowerBound))
-        let lastDay = LocalDate(calendar.dateComponents([.year, .month, .day], from: wanted.upperBound))
         let askedRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
         let report: DailySleepReport
         if let served = try await daemonReport(first: first, last: lastDay, zone: zone, rule: askedRule) {
@@ -113,12 +113,6 @@ struct StoredWatchOptions: ParsableArguments {
         } catch {
             throw CLIFailure.from(error)
         }
-    }
-}
-
-extension LocalDate {
-    init(_ parts: DateComponents) {
-        self.init(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }
 }
 
