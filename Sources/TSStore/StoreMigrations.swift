@@ -116,6 +116,21 @@ enum StoreMigrations {
                 t.column("updatedAt", .integer).notNull()
             }
         }
+        migrator.registerMigration("v6: heart-rate samples") { db in
+            // Samples from a watch's Heart Rate Measurement notifications while the daemon holds
+            // its link. One per watch and millisecond of arrival: a sample delivered twice (a
+            // replayed notification, a retried write) is kept once. Pruned to the configured
+            // retention.
+            try db.create(table: "heartRateSample") { t in
+                t.column("watchId", .text).notNull().references("watch", onDelete: .cascade)
+                t.column("timeMs", .integer).notNull()
+                t.column("bpm", .integer).notNull()
+                t.column("sensorContact", .text).notNull()
+                t.column("energyExpended", .integer)
+                t.column("rrIntervals", .text).notNull()
+                t.primaryKey(["watchId", "timeMs"])
+            }
+        }
         return migrator
     }
 }
