@@ -141,3 +141,32 @@ public struct HeartRateSample: Sendable, Hashable, Codable {
                   energyExpended: measurement.energyExpended.map(Int.init), rrIntervals: measurement.rrIntervals.map(Int.init))
     }
 }
+
+/// Minimum, average and maximum heart rate over a span (a night segment), from the samples the
+/// gateway stored.
+public struct HeartRateSummary: Sendable, Hashable, Codable {
+    public var minimum: Int
+    /// Mean of the samples' beats per minute, rounded to one decimal.
+    public var average: Double
+    public var maximum: Int
+    public var samples: Int
+
+    public init(minimum: Int, average: Double, maximum: Int, samples: Int) {
+        self.minimum = minimum
+        self.average = average
+        self.maximum = maximum
+        self.samples = samples
+    }
+
+    /// The summary of `samples`; nil when there are none.
+    public init?(_ samples: some Collection<HeartRateSample>) {
+        guard let first = samples.first else { return nil }
+        var minimum = first.bpm, maximum = first.bpm, total = 0
+        for sample in samples {
+            minimum = min(minimum, sample.bpm)
+            maximum = max(maximum, sample.bpm)
+            total += sample.bpm
+        }
+        self.init(minimum: minimum, average: (Double(total) / Double(samples.count) * 10).rounded() / 10, maximum: maximum, samples: samples.count)
+    }
+}

@@ -211,13 +211,18 @@ public struct SleepSegment: Sendable, Hashable, Codable {
     /// In chronological order.
     public var detailItems: [SleepItem]
     public var epochs: SleepEpochs
+    /// The heart rate the gateway received during the segment; nil when it has no samples
+    /// from it (the engine never sets it: the store's report adds it).
+    public var heartRate: HeartRateSummary?
 
-    public init(periodType: SleepPeriodType, summary: SleepSummary, metrics: SleepMetrics, detailItems: [SleepItem], epochs: SleepEpochs) {
+    public init(periodType: SleepPeriodType, summary: SleepSummary, metrics: SleepMetrics, detailItems: [SleepItem], epochs: SleepEpochs,
+                heartRate: HeartRateSummary? = nil) {
         self.periodType = periodType
         self.summary = summary
         self.metrics = metrics
         self.detailItems = detailItems
         self.epochs = epochs
+        self.heartRate = heartRate
     }
 }
 
