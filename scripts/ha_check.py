@@ -55,6 +55,7 @@ ENTITIES = [
     ("nap_minutes", "sensor", "Nap time", "duration", "min", "measurement", None, "count"),
     ("next_alarm", "sensor", "Next alarm", "timestamp", None, None, None, "timestamp"),
     ("session", "sensor", "Sleep session", "enum", None, None, None, ("none", "open", "interrupted", "closed", "complete")),
+    ("heart_rate", "sensor", "Heart rate", None, "bpm", "measurement", None, "bpm"),
 ]
 
 LOG = None
@@ -267,12 +268,12 @@ class HomeAssistant:
 def valid_state(kind, state):
     if isinstance(kind, tuple):
         return state in kind
-    if kind in ("percent", "count", "positive"):
+    if kind in ("percent", "count", "positive", "bpm"):
         try:
             value = float(state)
         except ValueError:
             return False
-        return {"percent": 0 <= value <= 100, "count": value >= 0, "positive": value > 0}[kind]
+        return {"percent": 0 <= value <= 100, "count": value >= 0, "positive": value > 0, "bpm": 25 <= value <= 250}[kind]
     if kind == "timestamp":
         try:
             return dt.datetime.fromisoformat(state).tzinfo is not None

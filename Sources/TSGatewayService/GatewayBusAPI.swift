@@ -78,7 +78,30 @@ public enum GatewayBusAPI {
         values["SessionState"] = status.sessionState.map { .string($0.rawValue) }
         values["Services"] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
         values["DeviceInformation"] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
+        values["HeartRate"] = status.heartRate.map { .uint16(UInt16(clamping: $0)) }
         return values
+    }
+
+    /// A heart-rate sample as the HeartRate signal carries it: `Bpm` (q), `SensorContact` (s),
+    /// `EnergyExpended` (q, kJ; absent when the watch sent none), `RRIntervals` (aq, 1/1024 s),
+    /// `Time` (x, milliseconds since 1970 when the gateway received it).
+    static func dictionary(_ sample: HeartRateSample) -> DBusProperties {
+        var values: DBusProperties = [
+            "Bpm": .uint16(UInt16(clamping: sample.bpm)), "SensorContact": .string(sample.sensorContact.rawValue),
+            "RRIntervals": .array(element: "q", sample.rrIntervals.map { .uint16(UInt16(clamping: $0)) }),
+            "Time": .int64(Int64((sample.time.timeIntervalSince1970 * 1000).rounded(.down))),
+        ]
+        values["EnergyExpended"] = sample.energyExpended.map { .uint16(UInt16(clamping: $0)) }
+        return values
+    }
+
+    /// The sample back from the HeartRate signal; nil when a required key is missing or of another type.
+    public static func heartRateSample(_ values: DBusProperties) -> HeartRateSample? {
+        guard let bpm = values["Bpm"]?.uint16Value, let contact = values["SensorContact"]?.stringValue.flatMap(SensorContact.init(rawValue:)),
+              let time = values["Time"]?.int64Value else { return nil }
+        let intervals = values["RRIntervals"]?.arrayValue?.compactMap(\.uint16Value).map(Int.init) ?? []
+        return HeartRateSample(time: Date(timeIntervalSince1970: Double(time) / 1000), bpm: Int(bpm), sensorContact: contact,
+                               energyExpended: values["EnergyExpended"]?.uint16Value.map(Int.init), rrIntervals: intervals)
     }
 
     /// The status back from `a{sv}`; nil when a required key is missing or of another type.
@@ -99,6 +122,7 @@ public enum GatewayBusAPI {
         }
         status.lastError = values["LastError"]?.stringValue
         status.sessionState = values["SessionState"]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
+        status.heartRate = values["HeartRate"]?.uint16Value.map(Int.init)
         return status
     }
 

@@ -60,6 +60,8 @@ public final class GatewayBusService: Sendable {
                 try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["LastSync": .int64(Int64(event.time.timeIntervalSince1970))])
             case let .battery(level):
                 try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["BatteryLevel": .byte(UInt8(clamping: level))])
+            case let .heartRate(sample):
+                try connection.emitSignal(path: path, interface: watchInterface, member: "HeartRate", [.properties(GatewayBusAPI.dictionary(sample))])
             case let .liveStage(stage, kind):
                 try connection.emitSignal(path: path, interface: watchInterface, member: "LiveStage",
                                           [.string(kind.rawValue), .string(stage.name), .int64(Int64(event.time.timeIntervalSince1970))])
@@ -174,6 +176,7 @@ public final class GatewayBusService: Sendable {
                 (name: "ConnectionChanged", signature: "bs"),
                 (name: "LiveStage", signature: "ssx"),
                 (name: "SessionChanged", signature: "ss"),
+                (name: "HeartRate", signature: "a{sv}"),
             ],
             signalArgumentNames: [
                 "AlarmsChanged": ["alarms_json", "origin"],
@@ -182,6 +185,7 @@ public final class GatewayBusService: Sendable {
                 "ConnectionChanged": ["connected", "reason"],
                 "LiveStage": ["kind", "stage", "time_unix"],
                 "SessionChanged": ["change", "session_json"],
+                "HeartRate": ["sample"],
             ])
     }
 

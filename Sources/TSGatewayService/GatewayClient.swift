@@ -193,4 +193,12 @@ public struct RemoteWatch: Sendable {
             return (origin, alarms)
         }
     }
+
+    /// Heart-rate samples as the daemon receives them from the watch (HeartRate signals), until
+    /// the daemon leaves the bus.
+    public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "HeartRate")) { signal in
+            signal.arguments.first?.propertiesValue.flatMap(GatewayBusAPI.heartRateSample)
+        }
+    }
 }

@@ -26,6 +26,11 @@ public struct GatewayConfiguration: Sendable {
         public var disconnectEvery: Int?
         /// Simulated live night: stage events this far apart while the daemon is connected.
         public var liveStageInterval: Duration?
+        /// Simulated heart: a Heart Rate Measurement this often while the daemon is connected.
+        public var heartRateInterval: Duration = .seconds(1)
+        /// Whether the simulated watch has the standard services (Device Information, Battery,
+        /// Current Time, Heart Rate) beside protocol v1.
+        public var standardServices = true
 
         public init(address: String, name: String? = nil) {
             self.address = address
@@ -39,6 +44,8 @@ public struct GatewayConfiguration: Sendable {
     public var syncInterval: Duration = .seconds(3600)
     public var timeSyncInterval: Duration = .seconds(86_400)
     public var batteryInterval: Duration = .seconds(1800)
+    /// How long heart-rate samples are kept; older ones are deleted.
+    public var heartRateRetention: Duration = .seconds(30 * 86_400)
     /// How far back the first sync of a watch reaches.
     public var firstSyncDays = 30
     public var reconnectMinimum: Duration = .seconds(1)
@@ -235,7 +242,7 @@ private struct Reader {
 
     mutating func configuration(_ top: Node.Mapping, at root: Node) throws(ConfigurationError) -> GatewayConfiguration {
         let keys = ["database", "bus", "time-zone", "sync-interval", "time-sync-interval", "battery-interval", "first-sync-days",
-                    "reconnect-min", "reconnect-max", "statistics-rule", "watches", "upload", "mqtt"]
+                    "heart-rate-retention", "reconnect-min", "reconnect-max", "statistics-rule", "watches", "upload", "mqtt"]
         let entries = try pairs(top, allowed: keys, what: "the configuration")
         var configuration = GatewayConfiguration(database: GatewayConfiguration.defaultDatabase)
         if let node = entries["database"]?.value {
@@ -257,6 +264,7 @@ private struct Reader {
         if let node = entries["time-sync-interval"]?.value { configuration.timeSyncInterval = try duration(node, "time-sync-interval", minimum: .seconds(60)) }
         if let node = entries["battery-interval"]?.value { configuration.batteryInterval = try duration(node, "battery-interval", minimum: .seconds(10)) }
         if let node = entries["first-sync-days"]?.value { configuration.firstSyncDays = try integer(node, "first-sync-days", 1...3650) }
+        if let node = entries["heart-rate-retention"]?.value { configuration.heartRateRetention = try duration(node, "heart-rate-retention", minimum: .seconds(3600)) }
         if let node = entries["reconnect-min"]?.value { configuration.reconnectMinimum = try duration(node, "reconnect-min", minimum: .milliseconds(10)) }
         if let node = entries["reconnect-max"]?.value {
             configuration.reconnectMaximum = try duration(node, "reconnect-max", minimum: .milliseconds(10))
@@ -363,7 +371,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -390,7 +398,7 @@ private struct Reader {
             guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
             watch.adapter = adapter
         }
-        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval"] where entries[key] != nil && !simulated {
+        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services"] where entries[key] != nil && !simulated {
             throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
         }
         if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
@@ -398,6 +406,8 @@ private struct Reader {
         if let node = entries["packet-delay"]?.value { watch.packetDelay = try duration(node, "packet-delay", minimum: .zero, allowZero: true) }
         if let node = entries["disconnect-every"]?.value { watch.disconnectEvery = try integer(node, "disconnect-every", 10...10_000_000) }
         if let node = entries["live-stage-interval"]?.value { watch.liveStageInterval = try duration(node, "live-stage-interval", minimum: .milliseconds(10)) }
+        if let node = entries["heart-rate-interval"]?.value { watch.heartRateInterval = try duration(node, "heart-rate-interval", minimum: .milliseconds(10)) }
+        if let node = entries["standard-services"]?.value { watch.standardServices = try bool(node, "standard-services") }
         return watch
     }
 }

@@ -69,6 +69,8 @@ public final class GatewayDaemon: Service {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await service.forward(forwarded) }
                 group.addTask { await nudges.run() }
+                let retention = self.configuration.heartRateRetention, logger = self.logger
+                group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, logger: logger) }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
                 for supervisor in supervisors {
@@ -78,6 +80,19 @@ public final class GatewayDaemon: Service {
             }
         }
         logger.notice("stopped")
+    }
+
+    /// Until cancelled: every hour, deletes the heart-rate samples older than `retention`.
+    static func pruneHeartRate(store: GatewayStore, keeping retention: Duration, logger: Logger) async {
+        repeat {
+            do {
+                let removed = try await store.pruneHeartRate(before: Date() - retention.timeInterval)
+                if removed > 0 { logger.info("deleted \(removed) heart-rate sample\(removed == 1 ? "" : "s") older than the heart-rate-retention") }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("heart-rate samples not pruned: \(error)")
+            }
+        } while (try? await Task.sleep(for: .seconds(3600))) != nil
     }
 
     func makeSupervisors(store: GatewayStore) throws -> [WatchSupervisor] {
@@ -94,11 +109,14 @@ public final class GatewayDaemon: Service {
                 let simulator = SimulatedWatch(state: SimulatorState(alarms: [
                     .simulatorDefault,
                 ], records: records))
+                let standard = entry.standardServices ? SimulatedStandardServices() : nil
                 let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
                                                   faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery),
-                                                  standard: SimulatedStandardServices())
+                                                  standard: standard)
+                let night = SimulatedNight(simulator: simulator, interval: entry.liveStageInterval, standard: standard,
+                                           heartRateInterval: entry.heartRateInterval)
                 return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration,
-                                       simulated: SimulatedNight(simulator: simulator, interval: entry.liveStageInterval),
+                                       simulated: night,
                                        logger: logger, publish: publish)
             }
             if bluez == nil {

@@ -13,6 +13,8 @@ public struct GatewayEvent: Sendable, Hashable {
         case alarmsChanged(alarms: [Alarm], origin: AlarmTableOrigin)
         case sleepSynced(fetched: Int, stored: Int)
         case battery(level: Int)
+        /// A Heart Rate Measurement from the watch's standard Heart Rate service (its time is the event's).
+        case heartRate(HeartRateSample)
         /// A live stage event from the watch.
         case liveStage(stage: SleepStage, kind: LiveStageKind)
         case fellAsleep(session: LiveSleepSession)
@@ -28,7 +30,7 @@ public struct GatewayEvent: Sendable, Hashable {
 
     /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
     public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
-        case connection, alarmsChanged, sleepSynced, battery, liveStage, fellAsleep, wokeUp, session
+        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session
     }
 
     public var watch: String
@@ -47,6 +49,7 @@ public struct GatewayEvent: Sendable, Hashable {
         case .alarmsChanged: .alarmsChanged
         case .sleepSynced: .sleepSynced
         case .battery: .battery
+        case .heartRate: .heartRate
         case .liveStage: .liveStage
         case .fellAsleep: .fellAsleep
         case .wokeUp: .wokeUp
@@ -62,6 +65,7 @@ public struct GatewayEvent: Sendable, Hashable {
 extension GatewayEvent: Codable {
     enum CodingKeys: String, CodingKey {
         case type, watch, time, connected, reason, alarms, origin, fetched, stored, battery, stage, liveKind, change, session
+        case bpm, sensorContact, energyExpended, rrIntervals
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -81,6 +85,11 @@ extension GatewayEvent: Codable {
             try container.encode(stored, forKey: .stored)
         case let .battery(level):
             try container.encode(level, forKey: .battery)
+        case let .heartRate(sample):
+            try container.encode(sample.bpm, forKey: .bpm)
+            try container.encode(sample.sensorContact, forKey: .sensorContact)
+            try container.encodeIfPresent(sample.energyExpended, forKey: .energyExpended)
+            try container.encode(sample.rrIntervals, forKey: .rrIntervals)
         case let .liveStage(stage, kind):
             try container.encode(stage, forKey: .stage)
             try container.encode(kind, forKey: .liveKind)
@@ -106,6 +115,11 @@ extension GatewayEvent: Codable {
             kind = .sleepSynced(fetched: try container.decode(Int.self, forKey: .fetched), stored: try container.decode(Int.self, forKey: .stored))
         case .battery:
             kind = .battery(level: try container.decode(Int.self, forKey: .battery))
+        case .heartRate:
+            kind = .heartRate(HeartRateSample(time: time, bpm: try container.decode(Int.self, forKey: .bpm),
+                                              sensorContact: try container.decode(SensorContact.self, forKey: .sensorContact),
+                                              energyExpended: try container.decodeIfPresent(Int.self, forKey: .energyExpended),
+                                              rrIntervals: try container.decode([Int].self, forKey: .rrIntervals)))
         case .liveStage:
             kind = .liveStage(stage: try container.decode(SleepStage.self, forKey: .stage), kind: try container.decode(LiveStageKind.self, forKey: .liveKind))
         case .fellAsleep:
@@ -127,6 +141,8 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var connected = false
     public var batteryLevel: Int?
     public var batteryState: BatteryState?
+    /// The last heart rate (bpm) the watch sent while the link is up; nil otherwise.
+    public var heartRate: Int?
     public var lastSync: Date?
     public var info: DeviceInfo?
     public var lastError: String?

@@ -16,7 +16,8 @@ import TSWatchService
 /// Topics (`P` = topic-prefix/gateway-id, `W` = the watch address in lower-case hex, the same
 /// on every gateway):
 ///   P/status                               online | offline (retained; offline is the last will)
-///   P/watch/W/state                        the state document (retained)
+///   P/watch/W/state                        the state document (retained; after a heart-rate
+///                                          sample at most every 15 s)
 ///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
@@ -40,6 +41,10 @@ public actor MQTTBridge {
     private var alarms: [String: [Alarm]] = [:]
     /// Per watch: the identity (name, model, firmware) its discovery configs were last published with.
     private var publishedIdentity: [String: String] = [:]
+    /// Per watch: when a heart-rate sample last brought out the state document.
+    private var lastHeartRateState: [String: ContinuousClock.Instant] = [:]
+    /// A watch sends heart rate about once a second; the state document follows it at most this often.
+    static let heartRateStateInterval: Duration = .seconds(15)
 
     public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
                 timeZone: TimeZone, logger: Logger) {
@@ -155,6 +160,10 @@ public actor MQTTBridge {
             alarms[event.watch] = nil
             // The watch has just reported its model and firmware: the device block follows.
             if publishedIdentity[event.watch] != HomeAssistantDiscovery.identity(supervisor.status) { publishDiscovery([supervisor]) }
+        case .heartRate:
+            let now = ContinuousClock.now
+            if let last = lastHeartRateState[event.watch], now - last < Self.heartRateStateInterval { return }
+            lastHeartRateState[event.watch] = now
         default: break
         }
         var messages = [await state(of: supervisor)]
@@ -164,7 +173,7 @@ public actor MQTTBridge {
         case .wokeUp: "woke_up"
         case .sleepSynced: "sleep_synced"
         case .session: "session"
-        case .connection, .battery, .liveStage: nil
+        case .connection, .battery, .heartRate, .liveStage: nil
         }
         if let name {
             messages.append(MQTTConnection.Message(topic: "\(watchTopic(event.watch))/event/\(name)", text: event.json(), qos: 1, retain: false))
@@ -207,6 +216,7 @@ public actor MQTTBridge {
             "battery_state": status.batteryState?.rawValue ?? NSNull(),
             "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
             "session": status.sessionState?.rawValue ?? NSNull(),
+            "heart_rate": status.heartRate ?? NSNull(),
         ]
         document.merge(await lastNight(of: supervisor)) { $1 }
         let alarms = await alarmTable(of: supervisor)

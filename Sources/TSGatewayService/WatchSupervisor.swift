@@ -114,6 +114,9 @@ public actor WatchSupervisor {
     private func serveConnection(losses: AsyncStream<String>) async -> String {
         let alarmChanges = await watch.alarmChanges()
         let liveStages = await watch.liveStages()
+        let services = status.info?.offeredServices
+        let heartRates = services?.contains(.heartRate) == true ? await subscribe("heart rate") { try await operations.heartRate() } : nil
+        let batteryLevels = services?.contains(.battery) == true ? await subscribe("battery level") { try await watch.batteryLevelChanges() } : nil
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await reason in losses { return reason }
@@ -133,6 +136,18 @@ public actor WatchSupervisor {
                 await duties()
                 return nil
             }
+            if let heartRates {
+                group.addTask { [self] in
+                    await recordHeartRate(heartRates)
+                    return nil
+                }
+            }
+            if let batteryLevels {
+                group.addTask { [self] in
+                    for await level in batteryLevels { await batteryNotified(Int(level)) }
+                    return nil
+                }
+            }
             if let simulated {
                 group.addTask { await simulated.play(); return nil }
             }
@@ -147,9 +162,11 @@ public actor WatchSupervisor {
     }
 
     private func duties() async {
+        // A watch with only the standard services has no sleep records to sync.
+        let syncs = status.info?.offeredServices.contains(.protocolV1) ?? true
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            if now >= nextScheduledSync {
+            if syncs, now >= nextScheduledSync {
                 nextScheduledSync = now + settings.syncInterval
                 do {
                     _ = try await syncSleep(SyncRequest())
@@ -164,6 +181,9 @@ public actor WatchSupervisor {
                 do {
                     try await watch.syncTime()
                     lastTimeSync = now
+                } catch where ErrorCategory.of(error) == .notSupported {
+                    logger.info("\(id): the watch's clock is not set: \(error)")
+                    lastTimeSync = now
                 } catch {
                     if Task.isCancelled { return }
                     logger.warning("\(id): cannot set the watch's clock: \(error)")
@@ -177,9 +197,53 @@ public actor WatchSupervisor {
             do { try await sessions.heartbeat() } catch { logger.error("\(id): live session heartbeat not saved: \(error)") }
             let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
             let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
-            let until = min(nextScheduledSync, nextBattery, nextTime, now + .seconds(60))
+            let until = min(syncs ? nextScheduledSync : now + .seconds(60), nextBattery, nextTime, now + .seconds(60))
             do { try await Task.sleep(until: until, clock: .continuous) } catch { return }
         }
+    }
+
+    /// Notifications of one characteristic; nil (logged) when the watch refuses the subscription.
+    private func subscribe<Values>(_ what: String, _ start: () async throws -> Values) async -> Values? {
+        do {
+            return try await start()
+        } catch {
+            logger.warning("\(id): \(what) notifications not followed: \(error)")
+            return nil
+        }
+    }
+
+    /// Stores heart-rate samples as they come (a few at a time: one write a sample would keep
+    /// the disk busy all night) and announces each one; what is buffered is written when the
+    /// link ends or the daemon stops.
+    private func recordHeartRate(_ samples: AsyncThrowingStream<HeartRateSample, any Error>) async {
+        var pending: [HeartRateSample] = []
+        var lastWrite = ContinuousClock.now
+        do {
+            for try await sample in samples {
+                updateStatus { $0.heartRate = sample.bpm }
+                publish(GatewayEvent(.heartRate(sample), watch: id, time: sample.time))
+                pending.append(sample)
+                if pending.count >= Self.heartRateBatch || ContinuousClock.now - lastWrite >= Self.heartRateWriteInterval {
+                    try await store.storeHeartRate(pending, watch: id)
+                    pending.removeAll()
+                    lastWrite = .now
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            if !Task.isCancelled { logger.info("\(id): heart-rate notifications ended: \(error)") }
+        }
+        let rest = pending
+        await saveEvenIfCancelled(what: "heart-rate samples") { [store, id] in try await store.storeHeartRate(rest, watch: id) }
+    }
+
+    static let heartRateBatch = 10
+    static let heartRateWriteInterval: Duration = .seconds(10)
+
+    private func batteryNotified(_ level: Int) {
+        let changed = status.batteryLevel != level
+        updateStatus { $0.batteryLevel = level }
+        if changed { publish(GatewayEvent(.battery(level: level), watch: id)) }
     }
 
     private func readBattery() async {
@@ -203,14 +267,14 @@ public actor WatchSupervisor {
     }
 
     private func linkEnded(reason: String) async {
-        updateStatus { $0.connected = false }
+        updateStatus { $0.connected = false; $0.heartRate = nil }
         publish(GatewayEvent(.connection(connected: false, reason: reason), watch: id))
         await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: reason) }
     }
 
     /// Store writes that must happen while the daemon stops (GRDB refuses work in a cancelled task).
-    private func saveEvenIfCancelled(_ body: @escaping @Sendable () async throws -> Void) async {
-        do { try await Task { try await body() }.value } catch { logger.error("\(id): live session not saved: \(error)") }
+    private func saveEvenIfCancelled(what: String = "live session", _ body: @escaping @Sendable () async throws -> Void) async {
+        do { try await Task { try await body() }.value } catch { logger.error("\(id): \(what) not saved: \(error)") }
     }
 
     /// Stops cleanly: a running sync is cancelled (what is stored stays stored, nothing is
@@ -220,7 +284,7 @@ public actor WatchSupervisor {
         _ = try? await syncTask?.value
         await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
         await watch.disconnect()
-        updateStatus { $0.connected = false }
+        updateStatus { $0.connected = false; $0.heartRate = nil }
     }
 
     private func sleepOrWake(for duration: Duration) async {

@@ -3,11 +3,14 @@ import TSProtocol
 import TSModels
 
 /// Plays a night of live stage events on an in-process simulated watch while the daemon is
-/// connected: fell asleep, a few cycles, woke up, a pause, and again. The script's position
-/// survives a dropped link, so a reconnect resumes the same night.
+/// connected: fell asleep, a few cycles, woke up, a pause, and again; its heart (the standard
+/// Heart Rate service, when it has one) beats at the rate of the current stage. The script's
+/// position survives a dropped link, so a reconnect resumes the same night.
 public actor SimulatedNight {
     public let simulator: SimulatedWatch
+    public let standard: SimulatedStandardServices?
     let interval: Duration?
+    let heartRateInterval: Duration
     private var position = 0
     private var played = false
 
@@ -16,13 +19,26 @@ public actor SimulatedNight {
         (.stageChanged, .light), (.stageChanged, .deep), (.stageChanged, .rem), (.wokeUp, .awake),
     ]
 
-    public init(simulator: SimulatedWatch, interval: Duration?) {
+    public init(simulator: SimulatedWatch, interval: Duration?, standard: SimulatedStandardServices? = nil, heartRateInterval: Duration = .seconds(1)) {
         self.simulator = simulator
         self.interval = interval
+        self.standard = standard
+        self.heartRateInterval = heartRateInterval
     }
 
-    /// Until cancelled; returns at once when the watch has no live night to play.
+    /// Until cancelled: the heart beats and the live night plays; returns at once when the
+    /// watch has neither.
     public func play() async {
+        await withTaskGroup(of: Void.self) { group in
+            if let standard {
+                group.addTask { [heartRateInterval] in await standard.beat(every: heartRateInterval) }
+            }
+            group.addTask { await self.playStages() }
+            await group.waitForAll()
+        }
+    }
+
+    private func playStages() async {
         guard let interval else { return }
         while !Task.isCancelled {
             // A pause of three steps between nights.
@@ -30,6 +46,7 @@ public actor SimulatedNight {
             played = true
             do { try await Task.sleep(for: pause) } catch { return }
             let (kind, stage) = Self.script[position]
+            await standard?.setStage(stage)
             await simulator.reportLiveStage(LiveStageEvent(kind: kind, stage: stage, time: UInt32(clamping: Int64(Date().timeIntervalSince1970))))
             position = (position + 1) % Self.script.count
         }

@@ -117,7 +117,7 @@ import Testing
         let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.count == 2)
         for line in lines {
-            #expect(line["type"] as? String == "heart-rate")
+            #expect(line["type"] as? String == "heartRate", "the same JSON as `tsgateway events` prints")
             #expect(line["watch"] as? String == "00:00:5E:00:53:01")
             #expect((40...200).contains(line["bpm"] as? Int ?? 0))
             #expect(line["sensorContact"] as? String == "detected")

@@ -20,6 +20,7 @@ struct ConfigurationTests {
             time-sync-interval: 12h
             battery-interval: 90s
             first-sync-days: 14
+            heart-rate-retention: 7d
             reconnect-min: 500ms
             reconnect-max: 10m
             statistics-rule: 2
@@ -34,6 +35,8 @@ struct ConfigurationTests {
                 packet-delay: 20ms
                 disconnect-every: 500
                 live-stage-interval: 2s
+                heart-rate-interval: 250ms
+                standard-services: false
             """, file: "c.yaml")
         #expect(configuration.database == "/var/lib/x/db.sqlite")
         #expect(configuration.bus == .session)
@@ -42,6 +45,8 @@ struct ConfigurationTests {
         #expect(configuration.timeSyncInterval == .seconds(43_200))
         #expect(configuration.batteryInterval == .seconds(90))
         #expect(configuration.firstSyncDays == 14)
+        #expect(configuration.heartRateRetention == .seconds(7 * 86_400))
+        #expect(example.heartRateRetention == .seconds(30 * 86_400))
         #expect(configuration.reconnectMinimum == .milliseconds(500))
         #expect(configuration.reconnectMaximum == .seconds(600))
         #expect(configuration.statisticsRule == .longestNight)
@@ -50,6 +55,8 @@ struct ConfigurationTests {
         let simulated = try #require(configuration.watches.last)
         #expect(simulated.simulated && simulated.address == "00:00:5E:00:54:01" && simulated.seed == 3 && simulated.historyDays == 5)
         #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
+        #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
+        #expect(real.heartRateInterval == .seconds(1) && real.standardServices)
     }
 
     @Test("each mistake is reported with its file, line and what to do", arguments: [
@@ -66,6 +73,8 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  - address: aa:bb:cc:dd:ee:ff", 3, "the watch AA:BB:CC:DD:EE:FF is listed twice"),
         ("watches:\n  - name: a\n    adapter: hci0", 2, "this watch has no address"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    heart-rate-interval: 1s", 3, "heart-rate-interval applies only to a simulated watch"),
+        ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    adapter: usb0", 3, "adapter must look like hci0"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),

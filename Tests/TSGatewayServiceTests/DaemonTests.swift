@@ -318,4 +318,49 @@ struct DaemonTests {
         #expect(try server.sourceIds() == first, "nothing is uploaded twice")
         await daemon.cleanUp()
     }
+
+    @Test("heart rate: each sample is a D-Bus signal, an event and a stored row; `hr watch` follows it through the daemon; a watch without Heart Rate says not supported")
+    func heartRateThroughTheDaemon() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: beating\nheart-rate-interval: 50ms", "simulated: true\nname: plain\nstandard-services: false"],
+                                       extraConfig: "heart-rate-retention: 2h")
+        try await daemon.start()
+        let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
+        defer { client.close() }
+        let watchId = "00:00:5E:00:54:01"
+        let signals = try await client.watch(watchId).heartRate()
+        var received: [HeartRateSample] = []
+        for try await sample in signals {
+            received.append(sample)
+            if received.count == 3 { break }
+        }
+        #expect(received.allSatisfy { (50...80).contains($0.bpm) && $0.sensorContact == .detected && $0.rrIntervals.count == 1 },
+                "the simulated heart beats at its stage's rate: \(received)")
+
+        let followed = try await daemon.cli(["hr", "watch", "--device", "beating", "--count", "3", "--json", "-v"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(followed.stderr.contains("going through its D-Bus API"))
+        let lines = followed.stdout.split(separator: "\n").compactMap { try? GatewayEvent.decode(json: String($0)) }
+        #expect(lines.count == 3)
+        #expect(lines.allSatisfy { if case .heartRate = $0.kind { $0.watch == watchId } else { false } }, "the lines are heartRate events: \(followed.stdout)")
+
+        let events = try await daemon.cli(["events", "--type", "heartRate", "--count", "2"], timeout: .seconds(30))
+        #expect(events.status == 0 && events.stdout.split(separator: "\n").count == 2, "\(events.stdout) \(events.stderr)")
+
+        let status = try await client.watch(watchId).status()
+        #expect(status.heartRate.map { (50...80).contains($0) } == true, "GetInfo carries the last heart rate")
+
+        _ = try await daemon.cli(["info", "--device", "plain"])
+        let unsupported = try await daemon.cli(["hr", "watch", "--device", "plain", "--count", "1"])
+        #expect(unsupported.status == 79, "\(unsupported.stderr)")
+        #expect(unsupported.stderr.contains("no Heart Rate service; it offers protocol v1"), "\(unsupported.stderr)")
+
+        // Stored a few at a time while connected; the rest when the daemon stops.
+        await daemon.stop()
+        let stored = try await daemon.store().heartRate(watch: watchId)
+        #expect(stored.count >= received.count + 3, "\(stored.count) samples stored")
+        #expect(Set(stored.map(\.time)).count == stored.count, "each sample is stored once")
+        let lastReceived = try #require(received.last)
+        #expect(stored.contains { abs($0.time.timeIntervalSince(lastReceived.time)) < 0.002 && $0.bpm == lastReceived.bpm }, "a signalled sample is in the store")
+        await daemon.cleanUp()
+    }
 }

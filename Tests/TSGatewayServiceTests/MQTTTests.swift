@@ -341,7 +341,7 @@ struct MQTTTests {
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
-                      "night_deep_share", "naps", "nap_minutes", "next_alarm", "session"]
+                      "night_deep_share", "naps", "nap_minutes", "next_alarm", "session", "heart_rate"]
         for field in fields {
             #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
         }
@@ -359,6 +359,8 @@ struct MQTTTests {
             "nap_minutes": ("duration", "min", "measurement", nil),
             "next_alarm": ("timestamp", nil, nil, nil),
             "session": ("enum", nil, nil, nil),
+            // Home Assistant has no heart-rate device class; bpm is the unit its own integrations use.
+            "heart_rate": (nil, "bpm", "measurement", nil),
         ]
         #expect(Set(all.keys) == Set(expected.keys))
         for (key, (deviceClass, unit, stateClass, category)) in expected {

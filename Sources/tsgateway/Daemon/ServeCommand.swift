@@ -84,12 +84,14 @@ struct EventsCommand: AsyncParsableCommand {
         abstract: "Print the events of the running `tsgateway serve` as JSON lines, until interrupted.",
         discussion: """
             One JSON object per line: {"type", "watch", "time", ...}. Types: connection, \
-            alarmsChanged, sleepSynced, battery, liveStage, fellAsleep, wokeUp, session \
-            (with "change": opened, interrupted, resumed, closed, completed, unexpectedEnd).
+            alarmsChanged, sleepSynced, battery, heartRate (about one a second from a watch \
+            with the Heart Rate service), liveStage, fellAsleep, wokeUp, session (with \
+            "change": opened, interrupted, resumed, closed, completed, unexpectedEnd).
 
             Examples:
               tsgateway events
               tsgateway events --type session --type wokeUp | jq .
+              tsgateway events --type heartRate --count 5
             """)
     @Option(help: ArgumentHelp("Only this watch (address or name).", valueName: "watch"))
     var device: String?

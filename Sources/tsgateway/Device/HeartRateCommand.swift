@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSGatewayService
 import TSModels
 
 struct HeartRateCommand: AsyncParsableCommand {
@@ -12,35 +13,19 @@ struct HeartRateCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Stop after this many samples.")
         var count: Int?
-        @Flag(help: #"Print one JSON object a line: {"type":"heart-rate","watch","time","bpm","sensorContact","energyExpended"?,"rrIntervals"}."#)
+        @Flag(help: #"Print one JSON object a line, as `tsgateway events` does: {"type":"heartRate","watch","time","bpm","sensorContact","energyExpended"?,"rrIntervals"} (RR in 1/1024 s)."#)
         var json = false
-
-        struct Line: Encodable {
-            var type = "heart-rate"
-            var watch: String
-            var time: Date
-            var bpm: Int
-            var sensorContact: SensorContact
-            var energyExpended: Int?
-            /// 1/1024 s.
-            var rrIntervals: [Int]
-        }
 
         func validate() throws {
             if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         }
 
         func run() async throws {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
             try await WatchAccessor.run(connection) { watch in
                 var seen = 0
                 for try await sample in try await watch.heartRate() {
                     if json {
-                        let line = Line(watch: watch.watchId, time: sample.time, bpm: sample.bpm, sensorContact: sample.sensorContact,
-                                        energyExpended: sample.energyExpended, rrIntervals: sample.rrIntervals)
-                        print(String(decoding: try encoder.encode(line), as: UTF8.self))
+                        print(GatewayEvent(.heartRate(sample), watch: watch.watchId, time: sample.time).json())
                     } else {
                         var text = "\(sample.time.formatted(date: .omitted, time: .standard))  \(sample.bpm) bpm"
                         switch sample.sensorContact {

@@ -156,10 +156,14 @@ struct DaemonWatchAccess: WatchAccess {
         try await remote.syncSleep(request, progress: progress)
     }
 
-    /// Not through the daemon yet: it holds the link, and Watch2 has no heart-rate signal.
+    /// The samples the daemon receives while it holds the link (its HeartRate signals). A watch
+    /// the daemon knows to lack the Heart Rate service fails at once, as over an own link.
     func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
-        throw CLIFailure("`hr watch` does not go through tsgateway serve yet; stop the daemon (or use another watch) to follow \(remote.id)'s heart rate",
-                         status: ExitStatus(ErrorCategory.notSupported))
+        if let services = try await remote.knownStatus()?.info?.offeredServices, !services.contains(.heartRate) {
+            let offered = services.isEmpty ? "no service tsgateway knows" : services.sorted.map(\.title).joined(separator: ", ")
+            throw CLIFailure("\(remote.id) cannot give heart rate (no Heart Rate service; it offers \(offered))", status: ExitStatus(ErrorCategory.notSupported))
+        }
+        return try await remote.heartRate()
     }
 
     func watchSideAlarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {
