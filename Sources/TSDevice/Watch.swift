@@ -213,6 +213,7 @@ public actor Watch {
     }
 
     private func checkMonitorSupport(_ type: MonitorType) throws {
+        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(Self.protocolV1Features("monitor settings")) }
         guard try currentInfo().capabilities.monitorTypes.contains(type) else {
             throw WatchError.unsupported("the \(type.name) monitor")
         }

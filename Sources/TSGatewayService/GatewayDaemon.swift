@@ -112,7 +112,7 @@ public final class GatewayDaemon: Service {
                 let standard = entry.standardServices ? SimulatedStandardServices() : nil
                 let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
                                                   faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery),
-                                                  standard: standard)
+                                                  standard: standard, hasProtocolV1: entry.protocolV1)
                 let night = SimulatedNight(simulator: simulator, interval: entry.liveStageInterval, standard: standard,
                                            heartRateInterval: entry.heartRateInterval)
                 return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration,

@@ -75,6 +75,7 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    heart-rate-interval: 1s", 3, "heart-rate-interval applies only to a simulated watch"),
         ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),
+        ("watches:\n  - simulated: true\n    protocol-v1: false\n    standard-services: false", 3, "a simulated watch needs protocol-v1 or standard-services"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    adapter: usb0", 3, "adapter must look like hci0"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),

@@ -363,4 +363,30 @@ struct DaemonTests {
         #expect(stored.contains { abs($0.time.timeIntervalSince(lastReceived.time)) < 0.002 && $0.bpm == lastReceived.bpm }, "a signalled sample is in the store")
         await daemon.cleanUp()
     }
+
+    @Test("a band with the standard services only is served for what it has (battery, clock, heart rate); the rest says not supported")
+    func standardServicesOnlyWatch() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: band\nprotocol-v1: false\nheart-rate-interval: 50ms"])
+        try await daemon.start()
+        let info = try await daemon.cli(["info", "--device", "band", "--json"])
+        #expect(info.status == 0, "\(info.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any], "\(info.stdout)")
+        #expect(object["services"] as? [String] == ["device-information", "battery", "current-time", "heart-rate"])
+        #expect((object["battery"] as? [String: Any])?["level"] as? Int == 82)
+
+        for arguments in [["alarms", "get"], ["sleep", "sync"], ["monitor", "get", "heart-rate"]] {
+            let refused = try await daemon.cli(arguments + ["--device", "band"])
+            #expect(refused.status == 79, "`\(arguments.joined(separator: " "))`: \(refused.stderr)")
+            #expect(refused.stderr.contains("no protocol v1"), "\(refused.stderr)")
+        }
+        let time = try await daemon.cli(["time", "sync", "--device", "band"])
+        #expect(time.status == 0, "Current Time is written: \(time.stderr)")
+        let followed = try await daemon.cli(["hr", "watch", "--device", "band", "--count", "2"])
+        #expect(followed.status == 0 && followed.stdout.contains("bpm"), "\(followed.stdout) \(followed.stderr)")
+
+        await daemon.stop()
+        #expect(try await daemon.store().heartRate(watch: "00:00:5E:00:54:01").count >= 2)
+        #expect(!daemon.log().contains("scheduled sync failed"), "a band without protocol v1 is not synced on schedule")
+        await daemon.cleanUp()
+    }
 }
