@@ -56,7 +56,16 @@ ENTITIES = [
     ("next_alarm", "sensor", "Next alarm", "timestamp", None, None, None, "timestamp"),
     ("session", "sensor", "Sleep session", "enum", None, None, None, ("none", "open", "interrupted", "closed", "complete")),
     ("heart_rate", "sensor", "Heart rate", None, "bpm", "measurement", None, "bpm"),
+    ("night_deep_minutes", "sensor", "Deep sleep", "duration", "min", "measurement", None, "count"),
+    ("night_efficiency", "sensor", "Sleep efficiency", None, "%", "measurement", None, "percent"),
+    ("asleep", "binary_sensor", "Asleep", None, None, None, None, ("on", "off")),
+    ("night", "event", "Night", None, None, None, None, "event"),
 ]
+
+# protocol-spec/dbus-api.md "The night's events".
+NIGHT_EVENTS = {"sleep_tracking_started", "sleep_tracking_paused", "sleep_tracking_resumed", "sleep_tracking_stopped",
+                "fell_asleep", "woke_up", "awake", "light_sleep", "deep_sleep", "rem", "smart_period",
+                "alarm_alert_start", "alarm_alert_dismiss", "alarm_snooze_clicked", "not_worn"}
 
 LOG = None
 
@@ -279,6 +288,9 @@ def valid_state(kind, state):
             return dt.datetime.fromisoformat(state).tzinfo is not None
         except ValueError:
             return False
+    if kind == "event":
+        # An event entity's state is the time of its last event; "unknown" before the first.
+        return state == "unknown" or valid_state("timestamp", state)
     if kind == "date":
         return re.fullmatch(r"\d{4}-\d{2}-\d{2}", state) is not None
     return False
@@ -493,6 +505,21 @@ watches:
                 gateway = start_gateway()
                 rows = await everything("both devices and all their entities, as documented")
                 print_rows(rows)
+
+            with Phase("the night's events reach Home Assistant's event entity, one of the documented types"):
+                night_entity = f"event.{WATCHES[0]['prefix']}_night"
+                async def night_event():
+                    state = (await ha.states()).get(night_entity)
+                    if state is None:
+                        return False, "no state"
+                    event_type = state["attributes"].get("event_type")
+                    if state["state"] == "unknown":
+                        return False, "no event yet"
+                    if event_type not in NIGHT_EVENTS:
+                        raise CheckFailed(f"{night_entity}: event_type {event_type!r} is not one of the documented night events", gateway_log)
+                    return True, f"{event_type} at {state['state']}"
+                await wait_for(f"{night_entity} has an event", night_event, 60, 1, [gateway_log, ha.log_path])
+                say(f"  {night_entity}: {(await night_event())[1]}")
 
             with Phase("MQTT command round trip: alarms/set, the reply, Home Assistant's next alarm"):
                 watch = WATCHES[0]

@@ -60,6 +60,12 @@ public final class GatewayBusService: Sendable {
                 try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["LastSync": .int64(Int64(event.time.timeIntervalSince1970))])
             case let .battery(level):
                 try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["BatteryLevel": .byte(UInt8(clamping: level))])
+            case let .night(night):
+                var details: DBusProperties = [:]
+                details["Stage"] = night.stage.map { .string($0.name) }
+                details["AlarmSlot"] = night.alarmSlot.map { .byte(UInt8(clamping: $0)) }
+                try connection.emitSignal(path: path, interface: watchInterface, member: "Night",
+                                          [.string(night.name.rawValue), .int64(Int64(event.time.timeIntervalSince1970)), .properties(details)])
             case let .heartRate(sample):
                 try connection.emitSignal(path: path, interface: watchInterface, member: "HeartRate", [.properties(GatewayBusAPI.dictionary(sample))])
             case let .liveStage(stage, kind):
@@ -177,6 +183,7 @@ public final class GatewayBusService: Sendable {
                 (name: "LiveStage", signature: "ssx"),
                 (name: "SessionChanged", signature: "ss"),
                 (name: "HeartRate", signature: "a{sv}"),
+                (name: "Night", signature: "sxa{sv}"),
             ],
             signalArgumentNames: [
                 "AlarmsChanged": ["alarms_json", "origin"],
@@ -186,6 +193,7 @@ public final class GatewayBusService: Sendable {
                 "LiveStage": ["kind", "stage", "time_unix"],
                 "SessionChanged": ["change", "session_json"],
                 "HeartRate": ["sample"],
+                "Night": ["event", "time_unix", "details"],
             ])
     }
 

@@ -194,6 +194,17 @@ public struct RemoteWatch: Sendable {
         }
     }
 
+    /// The night's events of this watch (Night signals): the name, when, and the details.
+    public func nightEvents() async throws -> AsyncThrowingStream<(event: NightEvent, time: Date), any Error> {
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "Night")) { signal in
+            guard signal.arguments.count == 3, let name = signal.arguments[0].stringValue.flatMap(NightEvent.Name.init(rawValue:)),
+                  let time = signal.arguments[1].int64Value, let details = signal.arguments[2].propertiesValue else { return nil }
+            let event = NightEvent(name, stage: details["Stage"]?.stringValue.flatMap(SleepStage.init(name:)),
+                                   alarmSlot: details["AlarmSlot"]?.byteValue.map(Int.init))
+            return (event, Date(timeIntervalSince1970: TimeInterval(time)))
+        }
+    }
+
     /// Heart-rate samples as the daemon receives them from the watch (HeartRate signals), until
     /// the daemon leaves the bus.
     public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {

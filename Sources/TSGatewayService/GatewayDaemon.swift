@@ -98,7 +98,10 @@ public final class GatewayDaemon: Service {
     func makeSupervisors(store: GatewayStore) throws -> [WatchSupervisor] {
         var bluez: BlueZ?
         return try configuration.watches.map { entry in
-            let publish: @Sendable (GatewayEvent) -> Void = { [events] in events.send($0) }
+            let publish: @Sendable (GatewayEvent) -> Void = { [events] event in
+                events.send(event)
+                for night in NightEvent.derived(from: event) { events.send(GatewayEvent(.night(night), watch: event.watch, time: event.time)) }
+            }
             let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"

@@ -21,6 +21,8 @@ public struct GatewayEvent: Sendable, Hashable {
         case wokeUp(session: LiveSleepSession)
         /// A live session changed state.
         case session(change: SessionChange, session: LiveSleepSession, reason: String?)
+        /// The night in its event vocabulary (`NightEvent`), beside the events it comes from.
+        case night(NightEvent)
     }
 
     /// How a live session changed.
@@ -30,7 +32,7 @@ public struct GatewayEvent: Sendable, Hashable {
 
     /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
     public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
-        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session
+        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night
     }
 
     public var watch: String
@@ -54,6 +56,7 @@ public struct GatewayEvent: Sendable, Hashable {
         case .fellAsleep: .fellAsleep
         case .wokeUp: .wokeUp
         case .session: .session
+        case .night: .night
         }
     }
 
@@ -66,6 +69,7 @@ extension GatewayEvent: Codable {
     enum CodingKeys: String, CodingKey {
         case type, watch, time, connected, reason, alarms, origin, fetched, stored, battery, stage, liveKind, change, session
         case bpm, sensorContact, energyExpended, rrIntervals
+        case event, alarmSlot
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -99,6 +103,10 @@ extension GatewayEvent: Codable {
             try container.encode(change, forKey: .change)
             try container.encode(session, forKey: .session)
             try container.encodeIfPresent(reason, forKey: .reason)
+        case let .night(night):
+            try container.encode(night.name, forKey: .event)
+            try container.encodeIfPresent(night.stage, forKey: .stage)
+            try container.encodeIfPresent(night.alarmSlot, forKey: .alarmSlot)
         }
     }
 
@@ -129,6 +137,9 @@ extension GatewayEvent: Codable {
         case .session:
             kind = .session(change: try container.decode(SessionChange.self, forKey: .change), session: try container.decode(LiveSleepSession.self, forKey: .session),
                             reason: try container.decodeIfPresent(String.self, forKey: .reason))
+        case .night:
+            kind = .night(NightEvent(try container.decode(NightEvent.Name.self, forKey: .event), stage: try container.decodeIfPresent(SleepStage.self, forKey: .stage),
+                                     alarmSlot: try container.decodeIfPresent(Int.self, forKey: .alarmSlot)))
         }
     }
 }
@@ -149,6 +160,8 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var syncing = false
     /// The latest live session's state; nil before the first.
     public var sessionState: SessionState?
+    /// The stage the watch last reported during the open live session; nil without one.
+    public var sleepStage: SleepStage?
 
     public enum SessionState: String, Sendable, Codable, Hashable, CaseIterable {
         case open, interrupted, closed, complete

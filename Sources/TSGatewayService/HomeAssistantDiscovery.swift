@@ -13,7 +13,7 @@ import TSMQTT
 public enum HomeAssistantDiscovery {
     /// One Home Assistant entity of a watch.
     public struct Entity: Sendable, Hashable {
-        /// `sensor` or `binary_sensor`.
+        /// `sensor`, `binary_sensor`, or `event` (reads the night's event topic, not the state document).
         public var component: String
         /// The last part of the unique id and of the config topic; never changes for an entity.
         public var key: String
@@ -32,6 +32,8 @@ public enum HomeAssistantDiscovery {
         /// A timestamp or date that may be null in the state document: the entity is unavailable
         /// while it is (Home Assistant 2024.3 reads "None" as an invalid timestamp and warns).
         public var availableWhenSet = false
+        /// The event types of an `event` entity.
+        public var eventTypes: [String]?
     }
 
     /// The session field's states: "none" stands for the state document's "" (no session yet).
@@ -77,6 +79,16 @@ public enum HomeAssistantDiscovery {
         Entity(component: "sensor", key: "heart_rate", name: "Heart rate", field: "heart_rate",
                valueTemplate: "{{ value_json.heart_rate }}",
                unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse", availableWhenSet: true),
+        Entity(component: "sensor", key: "night_deep_minutes", name: "Deep sleep", field: "night_deep_minutes",
+               valueTemplate: "{{ value_json.night_deep_minutes }}",
+               deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:power-sleep"),
+        Entity(component: "sensor", key: "night_efficiency", name: "Sleep efficiency", field: "night_efficiency",
+               valueTemplate: "{{ value_json.night_efficiency }}",
+               unit: "%", stateClass: "measurement", icon: "mdi:percent"),
+        Entity(component: "binary_sensor", key: "asleep", name: "Asleep", field: "asleep",
+               valueTemplate: "{{ 'ON' if value_json.asleep else 'OFF' }}", icon: "mdi:sleep"),
+        Entity(component: "event", key: "night", name: "Night", field: "event_type", valueTemplate: "",
+               icon: "mdi:weather-night", eventTypes: NightEvent.Name.allCases.map(\.rawValue)),
         Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",
                valueTemplate: "{{ value_json.session or 'none' }}",
                deviceClass: "enum", icon: "mdi:bed", options: sessionStates),
@@ -106,7 +118,7 @@ public enum HomeAssistantDiscovery {
     /// The retained config messages of one watch. `prefix`: the discovery prefix; `base`: the
     /// gateway's topic base (its `status` is the availability topic); `stateTopic`: the watch's
     /// state document.
-    public static func messages(prefix: String, base: String, stateTopic: String, watchKey: String,
+    public static func messages(prefix: String, base: String, stateTopic: String, nightTopic: String, watchKey: String,
                                 status: WatchStatus, version: String) -> [MQTTConnection.Message] {
         var device: [String: Any] = [
             "identifiers": ["tsgateway_\(watchKey)"],
@@ -129,6 +141,12 @@ public enum HomeAssistantDiscovery {
                 "device": device,
                 "origin": ["name": "tsgateway", "sw_version": version],
             ]
+            if let eventTypes = entity.eventTypes {
+                // An event entity takes `event_type` (and the other keys as attributes) from each message's JSON.
+                config["state_topic"] = nightTopic
+                config["value_template"] = nil
+                config["event_types"] = eventTypes
+            }
             if entity.availableWhenSet {
                 config["availability"] = [
                     ["topic": "\(base)/status", "payload_available": "online", "payload_not_available": "offline"],

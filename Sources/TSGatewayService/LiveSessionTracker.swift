@@ -63,8 +63,8 @@ public actor LiveSessionTracker {
             try await store.saveSession(session, appending: record)
             session.currentStage = event.stage
             current = session
-            publish(stageEvent)
             announce(session, change: .opened, time: stageEvent.time)
+            publish(stageEvent)
             publish(GatewayEvent(.fellAsleep(session: session), watch: watchId, time: stageEvent.time))
             return
         }

@@ -18,7 +18,8 @@ import TSWatchService
 ///   P/status                               online | offline (retained; offline is the last will)
 ///   P/watch/W/state                        the state document (retained; after a heart-rate
 ///                                          sample at most every 15 s)
-///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session
+///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session   (the event's JSON)
+///   P/watch/W/event/night                  {"event_type", "time", "stage"?, "alarm_slot"?} (NightEvent)
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
 ///   P/watch/W/command/reply                {"id", "command", "ok", "error"?}
@@ -58,6 +59,17 @@ public actor MQTTBridge {
     public nonisolated var base: String { "\(settings.topicPrefix)/\(settings.gatewayId)" }
     public nonisolated static func key(_ watchId: String) -> String { watchId.lowercased().filter(\.isHexDigit) }
     public nonisolated func watchTopic(_ watchId: String) -> String { "\(base)/watch/\(Self.key(watchId))" }
+    /// Where the night's events go, as Home Assistant's event entity reads them.
+    public nonisolated func nightTopic(_ watchId: String) -> String { "\(watchTopic(watchId))/event/night" }
+
+    /// `{"event_type": "light_sleep", "time": "…", "stage"?, "alarm_slot"?}`: the key Home
+    /// Assistant's MQTT event entity takes the event from, and the details as its attributes.
+    static func nightPayload(_ night: NightEvent, time: Date) -> [String: Any] {
+        var payload: [String: Any] = ["event_type": night.name.rawValue, "time": ISO8601DateFormatter().string(from: time)]
+        if let stage = night.stage { payload["stage"] = stage.name }
+        if let slot = night.alarmSlot { payload["alarm_slot"] = slot }
+        return payload
+    }
 
     enum Signal: Sendable {
         case connected
@@ -173,10 +185,13 @@ public actor MQTTBridge {
         case .wokeUp: "woke_up"
         case .sleepSynced: "sleep_synced"
         case .session: "session"
-        case .connection, .battery, .heartRate, .liveStage: nil
+        case .connection, .battery, .heartRate, .liveStage, .night: nil
         }
         if let name {
             messages.append(MQTTConnection.Message(topic: "\(watchTopic(event.watch))/event/\(name)", text: event.json(), qos: 1, retain: false))
+        }
+        if case let .night(night) = event.kind {
+            messages = [MQTTConnection.Message(topic: nightTopic(event.watch), text: Self.json(Self.nightPayload(night, time: event.time)), qos: 1, retain: false)]
         }
         await enqueue(messages)
         await flush()
@@ -217,6 +232,7 @@ public actor MQTTBridge {
             "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
             "session": status.sessionState?.rawValue ?? NSNull(),
             "heart_rate": status.heartRate ?? NSNull(),
+            "asleep": status.sleepStage.map { $0 != .awake } ?? false,
         ]
         document.merge(await lastNight(of: supervisor)) { $1 }
         let alarms = await alarmTable(of: supervisor)
@@ -230,13 +246,18 @@ public actor MQTTBridge {
         let clock = LocalDayClock(timeZone: timeZone)
         let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
         let before = clock.adding(days: -2, to: today)
-        var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "naps", "nap_minutes"].map { ($0, NSNull()) })
+        var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes",
+                                                                       "night_efficiency", "naps", "nap_minutes"].map { ($0, NSNull()) })
         if let report = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
            let night = report.days.last(where: { !$0.nightSleeps.isEmpty }) {
             figures["night_date"] = night.date.description
             figures["night_sleep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
             figures["night_quality"] = Int(night.dailySummary.qualityScore)
             figures["night_deep_share"] = Int(night.dailySummary.deepSleepPercentage)
+            figures["night_deep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
+            let inBed = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.duration }
+            let asleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
+            figures["night_efficiency"] = inBed > 0 ? Int((Double(asleep) * 100 / Double(inBed)).rounded()) : 0
             figures["naps"] = night.validNaps.count
             figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }
@@ -267,7 +288,7 @@ public actor MQTTBridge {
     /// Home Assistant MQTT discovery of one watch (`HomeAssistantDiscovery`) with `status`.
     func discovery(for supervisor: WatchSupervisor, status: WatchStatus) -> [MQTTConnection.Message] {
         guard let prefix = settings.discoveryPrefix else { return [] }
-        return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state",
+        return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state", nightTopic: nightTopic(supervisor.id),
                                                watchKey: Self.key(supervisor.id), status: status,
                                                version: GatewayBusService.version)
     }

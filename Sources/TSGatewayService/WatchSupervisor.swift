@@ -58,7 +58,17 @@ public actor WatchSupervisor {
         let cell = StatusCell(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
         statusCell = cell
         sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone) { event in
-            if case let .session(_, session, _) = event.kind { cell.update { $0.sessionState = WatchStatus.sessionState(session) } }
+            switch event.kind {
+            case let .session(_, session, _):
+                cell.update {
+                    $0.sessionState = WatchStatus.sessionState(session)
+                    if session.state != .open { $0.sleepStage = nil }
+                }
+            case let .liveStage(stage, _):
+                cell.update { $0.sleepStage = $0.sessionState == .open || $0.sessionState == .interrupted ? stage : nil }
+            default:
+                break
+            }
             publish(event)
         }
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -81,7 +91,7 @@ public actor WatchSupervisor {
         do {
             try await sessions.recover()
             let latest = try await sessions.latest()
-            updateStatus { $0.sessionState = WatchStatus.sessionState(latest) }
+            updateStatus { $0.sessionState = WatchStatus.sessionState(latest); $0.sleepStage = latest?.state == .open ? latest?.currentStage : nil }
         } catch {
             logger.error("\(id): cannot recover live sessions: \(error)")
         }

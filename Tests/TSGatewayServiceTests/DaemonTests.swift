@@ -389,4 +389,32 @@ struct DaemonTests {
         #expect(!daemon.log().contains("scheduled sync failed"), "a band without protocol v1 is not synced on schedule")
         await daemon.cleanUp()
     }
+
+    @Test("the night in its event vocabulary: events of type night, and Night D-Bus signals follow a live night in order")
+    func nightEvents() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: night\nhistory-days: 2\nlive-stage-interval: 100ms"])
+        try await daemon.start()
+        let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
+        defer { client.close() }
+        let signals = try await client.watch("00:00:5E:00:54:01").nightEvents()
+        // A night may be half over when `events` joins: 24 events hold a whole one from its start.
+        let events = try await daemon.cli(["events", "--device", "night", "--type", "night", "--count", "24"])
+        #expect(events.status == 0, "\(events.stderr)")
+        let names = try events.stdout.split(separator: "\n").map { line -> String in
+            let event = try GatewayEvent.decode(json: String(line))
+            guard case let .night(night) = event.kind else { return "not a night event: \(line)" }
+            return night.name.rawValue
+        }
+        let start = try #require(names.firstIndex(of: "sleep_tracking_started"), "\(names)")
+        #expect(Array(names[start...].prefix(11)) == ["sleep_tracking_started", "fell_asleep", "light_sleep", "deep_sleep", "light_sleep", "rem",
+                                                      "light_sleep", "deep_sleep", "rem", "woke_up", "sleep_tracking_stopped"])
+        var signalled: [NightEvent] = []
+        for try await (event, _) in signals {
+            signalled.append(event)
+            if signalled.count == 11 { break }
+        }
+        #expect(Set(signalled.map(\.name)).isSubset(of: Set(names.compactMap(NightEvent.Name.init(rawValue:)))))
+        #expect(signalled.contains { $0.name == .deepSleep && $0.stage == .deep }, "phase signals carry their stage: \(signalled)")
+        await daemon.cleanUp()
+    }
 }

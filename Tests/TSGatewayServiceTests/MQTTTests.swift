@@ -320,7 +320,7 @@ struct MQTTTests {
         var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
-                                                           watchKey: Self.watchKey, status: status, version: "1")
+                                                           nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status, version: "1")
             var result: [String: [String: Any]] = [:]
             for message in messages {
                 let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
@@ -341,7 +341,7 @@ struct MQTTTests {
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
-                      "night_deep_share", "naps", "nap_minutes", "next_alarm", "session", "heart_rate"]
+                      "night_deep_share", "night_deep_minutes", "night_efficiency", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep"]
         for field in fields {
             #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
         }
@@ -361,6 +361,10 @@ struct MQTTTests {
             "session": ("enum", nil, nil, nil),
             // Home Assistant has no heart-rate device class; bpm is the unit its own integrations use.
             "heart_rate": (nil, "bpm", "measurement", nil),
+            "night_deep_minutes": ("duration", "min", "measurement", nil),
+            "night_efficiency": (nil, "%", "measurement", nil),
+            "asleep": (nil, nil, nil, nil),
+            "night": (nil, nil, nil, nil),
         ]
         #expect(Set(all.keys) == Set(expected.keys))
         for (key, (deviceClass, unit, stateClass, category)) in expected {
@@ -385,6 +389,11 @@ struct MQTTTests {
         #expect(all["battery"]?["availability_topic"] as? String == "tsgateway/gw/status")
         #expect(all["battery_state"]?["options"] as? [String] == ["unknown", "discharging", "charging", "full"])
         #expect(all["session"]?["options"] as? [String] == ["none", "open", "interrupted", "closed", "complete"])
+        // The night's events: an event entity on their own topic, every name of the vocabulary as an event type.
+        let night = try #require(all["night"])
+        #expect(night["state_topic"] as? String == "tsgateway/gw/watch/00005e005401/event/night" && night["value_template"] == nil)
+        #expect(night["event_types"] as? [String] == NightEvent.Name.allCases.map(\.rawValue))
+        #expect((night["event_types"] as? [String])?.contains("sleep_tracking_started") == true)
         // Without a name, or with one that makes no id, the address names the entities.
         #expect(HomeAssistantDiscovery.objectPrefix(watchKey: Self.watchKey, name: nil) == "tsgateway_\(Self.watchKey)")
         #expect(HomeAssistantDiscovery.objectPrefix(watchKey: Self.watchKey, name: "—") == "tsgateway_\(Self.watchKey)")

@@ -86,7 +86,9 @@ struct EventsCommand: AsyncParsableCommand {
             One JSON object per line: {"type", "watch", "time", ...}. Types: connection, \
             alarmsChanged, sleepSynced, battery, heartRate (about one a second from a watch \
             with the Heart Rate service), liveStage, fellAsleep, wokeUp, session (with \
-            "change": opened, interrupted, resumed, closed, completed, unexpectedEnd).
+            "change": opened, interrupted, resumed, closed, completed, unexpectedEnd), night \
+            (the night in one vocabulary, "event": sleep_tracking_started, fell_asleep, \
+            light_sleep, deep_sleep, rem, awake, woke_up, sleep_tracking_stopped, ...).
 
             Examples:
               tsgateway events
