@@ -131,6 +131,26 @@ enum StoreMigrations {
                 t.primaryKey(["watchId", "timeMs"])
             }
         }
+        migrator.registerMigration("v7: smart wake from the gateway") { db in
+            // The smart window of each alarm slot the gateway wakes from (minutes before the
+            // alarm's time), and each ringing it settled: rung, or left to the watch. A settled
+            // ringing is never rung again, across restarts.
+            try db.create(table: "smartWakeWindow") { t in
+                t.column("watchId", .text).notNull().references("watch", onDelete: .cascade)
+                t.column("slot", .integer).notNull()
+                t.column("minutes", .integer).notNull()
+                t.primaryKey(["watchId", "slot"])
+            }
+            try db.create(table: "smartWakeDecision") { t in
+                t.column("watchId", .text).notNull().references("watch", onDelete: .cascade)
+                t.column("slot", .integer).notNull()
+                t.column("alarmTime", .integer).notNull()
+                t.column("outcome", .text).notNull()
+                t.column("stage", .integer)
+                t.column("decidedAt", .integer).notNull()
+                t.primaryKey(["watchId", "slot", "alarmTime"])
+            }
+        }
         return migrator
     }
 }

@@ -25,3 +25,26 @@ import TSStore
         #expect(try await store.heartRate(watch: "b").isEmpty)
     }
 }
+
+@Suite struct SmartWakeStoreTests {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-smartwake-\(UUID())/db.sqlite").path
+
+    @Test func windowsPersistAndARingingIsSettledOnceAcrossReopening() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let time = Date(timeIntervalSince1970: 1_795_413_600)
+        do {
+            let store = try GatewayStore(path: path)
+            try await store.setSmartWakeWindow(watch: "w", slot: 1, minutes: 30)
+            try await store.setSmartWakeWindow(watch: "w", slot: 2, minutes: 20)
+            try await store.setSmartWakeWindow(watch: "w", slot: 2, minutes: 0)
+            #expect(try await store.smartWakeWindows(watch: "w") == [1: 30])
+            #expect(try await store.settleSmartWake(watch: "w", slot: 1, alarmTime: time, outcome: .rang, stage: .light))
+        }
+        let reopened = try GatewayStore(path: path)
+        #expect(try await reopened.smartWakeWindows(watch: "w") == [1: 30])
+        #expect(try await !reopened.settleSmartWake(watch: "w", slot: 1, alarmTime: time, outcome: .leftToWatch, stage: nil), "settled once, by whoever came first")
+        let settled = try await reopened.settledSmartWakes(watch: "w", since: time - 3600)
+        #expect(settled.count == 1 && settled[0].slot == 1 && settled[0].alarmTime == time && settled[0].outcome == .rang)
+        #expect(try await reopened.settledSmartWakes(watch: "w", since: time + 1).isEmpty)
+    }
+}
