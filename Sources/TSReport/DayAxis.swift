@@ -11,11 +11,14 @@ struct DayAxis {
 
     func centre(_ index: Int) -> Double { left + (Double(index) + 0.5) * slot }
 
-    /// About a dozen labels at most: every date in a short range, every n-th in a long one.
-    var labelEvery: Int { max(1, Int((Double(dates.count) / 12).rounded(.up))) }
+    /// As many labels as fit (about 64 units each): every date in a short range, every n-th in a long one.
+    var labelEvery: Int {
+        let fitting = max(1, Int(width / 64))
+        return max(1, Int((Double(dates.count) / Double(fitting)).rounded(.up)))
+    }
 
     func label(_ index: Int) -> String {
-        dates.count <= 10 ? "\(ReportCalendar.weekday(dates[index])) \(dates[index].day)" : ReportCalendar.short(dates[index])
+        labelEvery == 1 && dates.count <= 10 ? "\(ReportCalendar.weekday(dates[index])) \(dates[index].day)" : ReportCalendar.short(dates[index])
     }
 
     /// The axis labels under a plot whose bottom is at `y`.

@@ -34,7 +34,7 @@ enum ReportStyle {
         @media (prefers-color-scheme: dark) {
           :root {
             --bg: #121316; --fg: #e8e9ed; --muted: #a3a6b0; --panel: #1c1e23; --grid: #3a3d45; --border: #2c2f36;
-            --deep: #3D9BE0; --total: #56B4E9; --nap: #F0E442;
+            --total: #56B4E9; --nap: #F0E442;
           }
         }
         .stage.awake, .swatch.awake { fill: var(--awake); background: var(--awake); }
@@ -47,18 +47,18 @@ enum ReportStyle {
         svg.chart .grid { stroke: var(--grid); stroke-width: 1; }
         svg.chart .axis-line { stroke: var(--muted); stroke-width: 1; }
         svg.chart .trace { fill: none; stroke: var(--fg); stroke-opacity: 0.35; stroke-width: 1; }
-        svg.chart .series { fill: none; stroke-width: 2; }
-        svg.chart .point { stroke: var(--bg); stroke-width: 1; }
+        svg.trend.total { --series: var(--total); }
+        svg.trend.efficiency { --series: var(--efficiency); }
+        svg.trend.quality { --series: var(--quality); }
+        svg.trend.heart-rate { --series: var(--heart); }
+        svg.chart .series { fill: none; stroke: var(--series); stroke-width: 2; }
+        svg.chart .point { fill: var(--series); stroke: var(--panel); stroke-width: 1; }
+        svg.chart .range { stroke: var(--series); stroke-width: 2; stroke-opacity: 0.45; }
         svg.chart .average { stroke: var(--fg); stroke-width: 1; stroke-dasharray: 5 4; }
-        svg.chart text.average-label { fill: var(--fg); }
-        svg.chart .range { stroke-width: 2; stroke-opacity: 0.5; }
+        svg.chart text.average-label { fill: var(--fg); paint-order: stroke; stroke: var(--panel); stroke-width: 4px; stroke-linejoin: round; }
         svg.chart .nap-mark { fill: var(--nap); }
         svg.chart .background { fill: var(--bg); }
         svg.chart text.heading { fill: var(--fg); font-weight: 600; font-size: 13px; }
-        .total { stroke: var(--total); fill: var(--total); }
-        .efficiency { stroke: var(--efficiency); fill: var(--efficiency); }
-        .quality { stroke: var(--quality); fill: var(--quality); }
-        .heart-rate { stroke: var(--heart); fill: var(--heart); }
         """
 
     static let pageCSS = """
@@ -85,6 +85,7 @@ enum ReportStyle {
         figcaption { color: var(--muted); font-size: 0.85rem; margin: 0 0 6px; }
         .naps { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 8px; margin-top: 8px; }
         .naps figcaption { margin: 0; }
+        .naps svg.chart { max-width: 340px; }
         table { border-collapse: collapse; width: 100%; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
         th, td { padding: 5px 8px; border-bottom: 1px solid var(--border); text-align: right; }
         th:first-child, td:first-child { text-align: left; }

@@ -163,7 +163,7 @@ public enum SleepReportPage {
             let offsets = TimeAxis.offsetChanges(from: first.summary.start, to: last.summary.end, in: zone)
             if !offsets.isEmpty { facts += " · clocks changed: \(offsets.joined(separator: " → "))" }
             card += "<figcaption><h3>Night to \(ReportCalendar.long(day.date))</h3>\(Markup.escape(facts))</figcaption>"
-            card += HypnogramChart.svg(day.nightSleeps, kind: .night, date: day.date, zone: zone)
+            card += HypnogramChart.svg(day.nightSleeps, kind: .night, date: day.date, zone: zone, width: 520)
         } else {
             card += "<figcaption><h3>\(ReportCalendar.long(day.date))</h3>No night sleep recorded</figcaption>"
         }
@@ -173,7 +173,7 @@ public enum SleepReportPage {
             for nap in naps {
                 let name = kind == .nap ? "Nap" : "Daytime sleep"
                 let facts = "\(name) \(TimeAxis.clock(nap.summary.start, in: zone))–\(TimeAxis.clock(nap.summary.end, in: zone)) · \(Markup.duration(nap.summary.totalSleepDuration)) asleep"
-                card += "<figure><figcaption>\(Markup.escape(facts))</figcaption>\(HypnogramChart.svg([nap], kind: kind, date: day.date, zone: zone, width: 360))</figure>"
+                card += "<figure><figcaption>\(Markup.escape(facts))</figcaption>\(HypnogramChart.svg([nap], kind: kind, date: day.date, zone: zone, width: 340))</figure>"
             }
             card += "</div>"
         }
