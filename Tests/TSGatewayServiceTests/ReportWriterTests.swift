@@ -102,7 +102,7 @@ struct DaemonReportTests {
         let page = try String(contentsOfFile: path, encoding: .utf8)
         #expect(try ReportWriterTests.mode(path) == 0o600)
         #expect(try ReportWriterTests.mode(reports.path) == 0o700)
-        #expect(page.contains("Watch <strong>bedroom (00:00:5E:00:54:01)</strong>") && page.contains("Times in <strong>UTC</strong>"))
+        #expect(page.contains("Watch <strong>bedroom (00:00:5E:00:54:01)</strong>") && page.contains("Times in <strong>\(TimeZone(identifier: "UTC")!.identifier)</strong>"))
 
         // The same nights as the daemon's DailySleep gives the CLI for the page's range.
         let (shown, first, last) = try Self.nights(inPage: page)
