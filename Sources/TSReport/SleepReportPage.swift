@@ -91,7 +91,8 @@ public enum SleepReportPage {
         page += "<h2>Sleep by day</h2>\n<div class=\"panel\">\(StageBarChart.svg(dates: dates, days: days, naps: naps, zone: zone))</div>\n"
         page += "<h2>Trends</h2>\n<div class=\"trends\">"
         for trend in series {
-            page += "<figure class=\"panel\"><figcaption>\(Markup.escape(trend.title))</figcaption>\(TrendChart.svg(trend, dates: dates))</figure>"
+            let caption = trend.title + (trend.note.map { " (\($0))" } ?? "")
+            page += "<figure class=\"panel\"><figcaption>\(Markup.escape(caption))</figcaption>\(TrendChart.svg(trend, dates: dates))</figure>"
         }
         page += "</div>\n"
 
@@ -147,7 +148,9 @@ public enum SleepReportPage {
         }
         if !heartRates.isEmpty {
             series.append(TrendSeries(key: "heart-rate", title: "Night heart rate", unitSteps: [5, 10, 20, 40], floor: 0, ceiling: nil,
-                                      format: { "\(Int($0.rounded())) bpm" }, points: heartRates))
+                                      format: { "\(Int($0.rounded())) bpm" }, axisFormat: { "\(Int($0.rounded()))" },
+                                      note: "beats per minute; the line joins the nights' averages, the bars span each night's lowest to highest",
+                                      points: heartRates))
         }
         return series
     }

@@ -17,6 +17,10 @@ struct TrendSeries {
     var floor: Double?
     var ceiling: Double?
     var format: (Double) -> String
+    /// The value axis's labels, when they leave out a unit the caption names.
+    var axisFormat: ((Double) -> String)? = nil
+    /// Said under the chart's name, e.g. the unit of the axis.
+    var note: String? = nil
     var points: [TrendPoint]
 
     var average: Double? {
@@ -44,7 +48,7 @@ enum TrendChart {
         }
         let escaped = Markup.escape(label)
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart trend \(series.key)\" viewBox=\"0 0 \(Markup.number(width)) \(Markup.number(height))\" role=\"img\" aria-label=\"\(escaped)\"><title>\(escaped)</title>"
-        svg += values.grid(left: axis.left, right: axis.left + axis.width, top: top, bottom: bottom, label: series.format)
+        svg += values.grid(left: axis.left, right: axis.left + axis.width, top: top, bottom: bottom, label: series.axisFormat ?? series.format)
 
         var path = ""
         var previous: Int?

@@ -101,4 +101,19 @@ import TSTestSupport
         #expect(none.status == 1 && none.stderr.contains("no night sleep for 00:00:5E:00:53:01 on 2026-10-01 to draw"), "\(none.summary)")
         #expect(!FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("october.svg").path))
     }
+
+    @Test func serveCheckListsTheReportFilesAndRefusesABadSection() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let config = cli.home.appendingPathComponent("serve.yaml")
+        let watches = "watches:\n  - simulated: true\n    name: bedroom\n  - simulated: true\n"
+        try Data("report:\n  directory: /srv/sleep\n  days: 7\n  every: 15m\n  mode: 0644\n\(watches)".utf8).write(to: config)
+        let checked = try cli.run(["serve", "--config", config.path, "--check"])
+        #expect(checked.status == 0, "\(checked.summary)")
+        #expect(checked.stdout.contains("sleep reports of 7 days every 15 min into /srv/sleep (mode 0644): sleep-bedroom.html, sleep-00005E005402.html\n"), "\(checked.stdout)")
+        try Data("report:\n  directory: /srv/sleep\n  mode: 0777\n\(watches)".utf8).write(to: config)
+        let refused = try cli.run(["serve", "--config", config.path, "--check"])
+        #expect(refused.status == 78)
+        #expect(refused.stderr.contains("\(config.path):3: report mode must be 0600 (owner only, the default), 0640 (and the group) or 0644 (everyone), got \"0777\""),
+                "\(refused.summary)")
+    }
 }

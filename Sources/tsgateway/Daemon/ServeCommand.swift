@@ -62,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if let report = configuration.report {
                 let files = configuration.watches.map(ReportWriter.fileName(for:)).joined(separator: ", ")
-                print("sleep reports of \(report.days) days every \(Int(report.every.timeInterval / 60)) min into \(report.directory) (mode \(String(report.mode, radix: 8))): \(files)")
+                print("sleep reports of \(report.days) days every \(Int(report.every.timeInterval / 60)) min into \(report.directory) (mode 0\(String(report.mode, radix: 8))): \(files)")
             }
             return
         }
