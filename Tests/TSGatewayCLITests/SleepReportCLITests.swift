@@ -63,6 +63,7 @@ import TSTestSupport
         let cli = try CLI(); defer { cli.cleanUp() }
         let cases: [([String], Int32, String)] = [
             (["--from", "2026-11-20", "--to", "2026-11-01"], 64, "--from 2026-11-20 is after --to 2026-11-01"),
+            (["--from", "2099-01-01"], 64, "--from 2099-01-01 is after today, "),
             (["--to", "2026-11-01"], 64, "--to needs --from"),
             (["--from", "2026-02-30"], 64, "--from \"2026-02-30\" is not a date YYYY-MM-DD"),
             (["--from", "2025-01-01", "--to", "2026-11-01"], 64, "a report covers at most 366 days"),

@@ -57,7 +57,7 @@ struct SleepReportCommand: AsyncParsableCommand {
         if let from {
             first = try Self.date(from, flag: "--from", clock: clock)
             lastDay = try to.map { try Self.date($0, flag: "--to", clock: clock) } ?? today
-            guard first <= lastDay else { throw CLIFailure("--from \(first) is after --to \(lastDay)", status: .usage) }
+            guard first <= lastDay else { throw CLIFailure("--from \(first) is after \(to == nil ? "today, " : "--to ")\(lastDay)", status: .usage) }
         } else {
             let days = max(1, Int(try DateArgument.age(last ?? "30d", flag: "--last") / 86_400))
             (first, lastDay) = (clock.adding(days: -(days - 1), to: today), today)
