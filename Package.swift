@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
         .target(name: "TSSleep", dependencies: ["TSModels"]),
+        // Sleep reports people look at: a self-contained HTML page and SVG hypnograms from daily models. No I/O.
+        .target(name: "TSReport", dependencies: ["TSModels", "TSSleep"]),
         // libdbus-1, as Swift sees it.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
@@ -66,7 +68,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
+                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
+                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
                 "TSWatchService", "TSBlueZ", "TSGatewayService", "TSSnoop", "TSHCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -136,6 +138,10 @@ let package = Package(
         .testTarget(
             name: "TSSleepTests",
             dependencies: ["TSModels", "TSSleep"]
+        ),
+        .testTarget(
+            name: "TSReportTests",
+            dependencies: ["TSModels", "TSSleep", "TSReport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -58,6 +58,8 @@ public struct GatewayConfiguration: Sendable {
     public var upload: UploadSettings?
     /// The MQTT broker the daemon publishes to; nil: no MQTT.
     public var mqtt: MQTTSettings?
+    /// Where the daemon writes each watch's HTML sleep report; nil: no reports.
+    public var report: ReportSettings?
 
     /// The watch service's policy from this file.
     public var watchPolicy: WatchPolicy {
@@ -105,6 +107,20 @@ public struct GatewayConfiguration: Sendable {
             self.host = host
             self.gatewayId = gatewayId
         }
+    }
+
+    /// `report:` — an HTML sleep report per watch, written into a directory on a schedule.
+    public struct ReportSettings: Sendable, Hashable {
+        /// Absolute; created (0700, or 0755 when the files are 0644) if missing.
+        public var directory: String
+        /// How many days, up to today, each report shows.
+        public var days = 30
+        /// How often the reports are written (also after each sync).
+        public var every: Duration = .seconds(3600)
+        /// File mode: 0600 (health data) unless the configuration says 0640 or 0644.
+        public var mode: Int = 0o600
+
+        public init(directory: String) { self.directory = directory }
     }
 
     public init(database: String, watches: [WatchEntry] = []) {
@@ -244,7 +260,7 @@ private struct Reader {
 
     mutating func configuration(_ top: Node.Mapping, at root: Node) throws(ConfigurationError) -> GatewayConfiguration {
         let keys = ["database", "bus", "time-zone", "sync-interval", "time-sync-interval", "battery-interval", "first-sync-days",
-                    "heart-rate-retention", "reconnect-min", "reconnect-max", "statistics-rule", "watches", "upload", "mqtt"]
+                    "heart-rate-retention", "reconnect-min", "reconnect-max", "statistics-rule", "watches", "upload", "mqtt", "report"]
         let entries = try pairs(top, allowed: keys, what: "the configuration")
         var configuration = GatewayConfiguration(database: GatewayConfiguration.defaultDatabase)
         if let node = entries["database"]?.value {
@@ -280,6 +296,7 @@ private struct Reader {
         }
         if let node = entries["upload"]?.value { configuration.upload = try upload(node) }
         if let node = entries["mqtt"]?.value { configuration.mqtt = try mqtt(node) }
+        if let node = entries["report"]?.value { configuration.report = try report(node) }
         guard let watchesNode = entries["watches"]?.value else {
             throw fail(root, "no `watches:` list; add one entry per watch, e.g. `watches: [{address: AA:BB:CC:DD:EE:FF, name: bedroom}]`")
         }
@@ -358,6 +375,27 @@ private struct Reader {
         if let node = entries["discovery-prefix"]?.value { settings.discoveryPrefix = try topicWord(node, "discovery-prefix") }
         if let node = entries["discovery"]?.value, try !bool(node, "discovery") { settings.discoveryPrefix = nil }
         if let node = entries["keepalive"]?.value { settings.keepAlive = try integer(node, "keepalive", 5...3600) }
+        return settings
+    }
+
+    func report(_ node: Node) throws(ConfigurationError) -> GatewayConfiguration.ReportSettings {
+        let entries = try pairs(try mapping(node, "report", example: "directory: /var/lib/tsgateway/reports"),
+                                allowed: ["directory", "days", "every", "mode"], what: "report")
+        guard let directoryNode = entries["directory"]?.value else { throw fail(node, "report needs `directory: /var/lib/tsgateway/reports` (an absolute path)") }
+        let directory = try string(directoryNode, "directory")
+        guard directory.hasPrefix("/") else { throw fail(directoryNode, "report directory must be an absolute path, got \"\(directory)\"") }
+        var settings = GatewayConfiguration.ReportSettings(directory: directory)
+        if let node = entries["days"]?.value { settings.days = try integer(node, "days", 1...366) }
+        if let node = entries["every"]?.value { settings.every = try duration(node, "every", minimum: .seconds(60)) }
+        if let node = entries["mode"]?.value {
+            // YAML 1.1 reads 0644 as an octal number and 644 as decimal: take the digits as written.
+            let text = try string(node, "mode")
+            let modes = ["0600": 0o600, "600": 0o600, "0640": 0o640, "640": 0o640, "0644": 0o644, "644": 0o644]
+            guard let mode = modes[text] else {
+                throw fail(node, "report mode must be 0600 (owner only, the default), 0640 (and the group) or 0644 (everyone), got \"\(text)\"")
+            }
+            settings.mode = mode
+        }
         return settings
     }
 

@@ -65,6 +65,8 @@ public final class GatewayDaemon: Service {
         let uploads = configuration.upload.map { UploadOutbox(store: store, settings: $0, logger: logger) }
         for supervisor in supervisors { await supervisor.setUploads(uploads) }
         if let upload = configuration.upload { logger.notice("uploading synced nights to \(upload.endpoint.absoluteString)") }
+        let reports = configuration.report.map { ReportWriter(settings: $0, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
+        let reportEvents = reports.map { _ in events.subscribe() }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await service.forward(forwarded) }
@@ -73,6 +75,7 @@ public final class GatewayDaemon: Service {
                 group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, logger: logger) }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
+                if let reports, let reportEvents { group.addTask { await reports.run(events: reportEvents) } }
                 for supervisor in supervisors {
                     group.addTask { await supervisor.run() }
                 }

@@ -135,6 +135,9 @@ struct ExampleArrangement {
         // Reports and exports read the database: a sync fills it first.
         "tsgateway sleep show --last 7d": .init(firstRunning: syncFirst),
         "tsgateway sleep show --date 2026-11-20 --json": .init(firstRunning: syncFirst, simulatorNow: novemberClock),
+        "tsgateway sleep show --date 2026-11-20 --svg night.svg": .init(firstRunning: syncFirst, simulatorNow: novemberClock),
+        "tsgateway sleep report --last 30d --out sleep.html": .init(firstRunning: syncFirst),
+        "tsgateway sleep report --from 2026-11-01 --to 2026-11-20 --rule 2 --out november.html": .init(firstRunning: syncFirst, simulatorNow: novemberClock),
         "tsgateway sleep export --format csv --out week.csv --last 7d": .init(firstRunning: syncFirst),
         "tsgateway sleep export --format healthkit --from 2026-11-01 --to 2026-11-07": .init(firstRunning: syncFirst, simulatorNow: novemberClock),
         "tsgateway sleep sync --from 2026-11-01 --to 2026-11-07": .init(simulatorNow: novemberClock),

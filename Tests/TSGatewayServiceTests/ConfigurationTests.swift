@@ -80,12 +80,38 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),
         ("- just\n- a list", 1, "the file must be a mapping"),
+        ("report:\n  days: 7\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 2, "report needs `directory: /var/lib/tsgateway/reports`"),
+        ("report:\n  directory: reports\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 2, "report directory must be an absolute path, got \"reports\""),
+        ("report:\n  directory: /srv/r\n  mode: 0666\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 3, "report mode must be 0600 (owner only, the default), 0640 (and the group) or 0644 (everyone), got \"0666\""),
+        ("report:\n  directory: /srv/r\n  every: 30s\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 3, "every must be at least 1m, got 30s"),
+        ("report:\n  directory: /srv/r\n  days: 0\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 3, "days must be 1…366, got 0"),
+        ("report:\n  directory: /srv/r\n  interval: 1h\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 3, "unknown key \"interval\" in report"),
+        ("report: /srv/r\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "report must be a mapping"),
     ])
     func mistakes(text: String, line: Int, message: String) throws {
         let error = try #require(throws: ConfigurationError.self) { try GatewayConfiguration.parse(text, file: "/etc/tsgateway/config.yaml") }
         #expect(error.line == line, "\(error)")
         #expect(error.message.contains(message), "\(error)")
         #expect(error.description.hasPrefix("/etc/tsgateway/config.yaml:\(line): "))
+    }
+
+    @Test("report: directory, days, how often and the files' mode (0600 unless it says otherwise)")
+    func report() throws {
+        let watches = "watches:\n  - address: AA:BB:CC:DD:EE:FF\n    name: bedroom"
+        let defaults = try #require(try GatewayConfiguration.parse("report:\n  directory: /var/lib/tsgateway/reports\n" + watches, file: "c.yaml").report)
+        #expect(defaults == GatewayConfiguration.ReportSettings(directory: "/var/lib/tsgateway/reports"))
+        #expect(defaults.days == 30 && defaults.every == .seconds(3600) && defaults.mode == 0o600)
+        for written in ["0644", "644", "\"0644\""] {
+            let shared = try #require(try GatewayConfiguration.parse("""
+                report:
+                  directory: /var/www/sleep
+                  days: 7
+                  every: 15m
+                  mode: \(written)
+                """ + "\n" + watches, file: "c.yaml").report)
+            #expect(shared.directory == "/var/www/sleep" && shared.days == 7 && shared.every == .seconds(900) && shared.mode == 0o644, "mode: \(written)")
+        }
+        #expect(try GatewayConfiguration.parse(watches, file: "c.yaml").report == nil)
     }
 
     @Test("a missing file says how to create one")

@@ -60,6 +60,10 @@ struct ServeCommand: AsyncParsableCommand {
             if let upload = configuration.upload {
                 print("uploads to \(upload.endpoint.absoluteString)\(upload.token != nil ? " with a bearer token" : "")")
             }
+            if let report = configuration.report {
+                let files = configuration.watches.map(ReportWriter.fileName(for:)).joined(separator: ", ")
+                print("sleep reports of \(report.days) days every \(Int(report.every.timeInterval / 60)) min into \(report.directory) (mode 0\(String(report.mode, radix: 8))): \(files)")
+            }
             return
         }
         let logger = Logging.logger("tsgateway.serve", verbose: verbose, quiet: .notice)

@@ -8,7 +8,7 @@ struct SleepCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sleep",
         abstract: "Sleep records: sync them from the watch, and analyse them into daily reports.",
-        subcommands: [SleepSyncCommand.self, SleepShowCommand.self, SleepExportCommand.self, SleepAnalyzeCommand.self]
+        subcommands: [SleepSyncCommand.self, SleepShowCommand.self, SleepReportCommand.self, SleepExportCommand.self, SleepAnalyzeCommand.self]
     )
 }
 

@@ -4,6 +4,7 @@ import TSDevice
 import TSModels
 import TSSleep
 import TSGatewayService
+import TSReport
 import TSStore
 import TSWatchService
 
@@ -13,11 +14,14 @@ struct SleepShowCommand: AsyncParsableCommand {
         abstract: "Show daily sleep reports from the synced records, with a hypnogram per night.",
         discussion: """
             Works offline from the database: run `tsgateway sleep sync` first. Days run from \
-            20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date).
+            20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date). \
+            --svg also writes the latest night's hypnogram (of the range; with --date, that \
+            date's night) as an SVG file, created readable by its owner only.
 
             Examples:
               tsgateway sleep show --last 7d
               tsgateway sleep show --date 2026-11-20 --json
+              tsgateway sleep show --date 2026-11-20 --svg night.svg
             """)
     @OptionGroup var source: StoredWatchOptions
     @Option(help: ArgumentHelp("How many days back, e.g. 7d or 2w (default 7d).", valueName: "age"))
@@ -32,6 +36,10 @@ struct SleepShowCommand: AsyncParsableCommand {
     var chart = true
     @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md]}.")
     var json = false
+    @Option(help: ArgumentHelp("Also write the latest night's hypnogram to this SVG file.", valueName: "file"))
+    var svg: String?
+    @Flag(help: "Overwrite the --svg file if it exists.")
+    var force = false
 
     func validate() throws {
         if last != nil && date != nil { throw ValidationError("give --last or --date, not both") }
@@ -56,14 +64,12 @@ struct SleepShowCommand: AsyncParsableCommand {
             let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
             (first, lastDay) = (clock.adding(days: -max(days - 1, 0), to: today), clock.adding(days: 1, to: today))
         }
-        let askedRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
-        let report: DailySleepReport
-        if let served = try await daemonReport(first: first, last: lastDay, zone: zone, rule: askedRule) {
-            report = served
-        } else {
-            let (store, storedId) = try await source.open()
-            report = try await store.dailySleepReport(watch: storedId, first: first, last: lastDay, policy: WatchPolicy(timeZone: zone), rule: askedRule)
+        if let svg, FileManager.default.fileExists(atPath: svg), !force {
+            throw CLIFailure("\(svg) exists; add --force to overwrite it", status: .ioError)
         }
+        let askedRule = rule.flatMap { StatisticsRule(rawValue: UInt8($0)) }
+        let report = try await source.dailySleepReport(first: first, last: lastDay, zone: zone, rule: askedRule).report
+        if let svg { try writeHypnogram(of: report, to: svg, zone: zone) }
         if json { return try JSONOutput.print(report) }
         let watchId = report.watch, statisticsRule = report.statisticsRule, days = report.days
         guard !days.isEmpty else {
@@ -81,13 +87,14 @@ struct SleepShowCommand: AsyncParsableCommand {
 }
 
 extension SleepShowCommand {
-    /// When `tsgateway serve` runs and serves the watch (and no --db or --simulate points
-    /// elsewhere), its database holds the records: the days come from its DailySleep.
-    func daemonReport(first: LocalDate, last: LocalDate, zone: TimeZone, rule: StatisticsRule?) async throws -> DailySleepReport? {
-        guard !source.simulate, source.db == nil, let client = await GatewayClient.ifRunning() else { return nil }
-        defer { client.close() }
-        guard let served = try await WatchAccessor.daemonWatch(client, device: source.device) else { return nil }
-        return try await DaemonConnection.call { try await served.remote.dailySleep(first: first, last: last, timeZone: zone, rule: rule) }
+    /// The hypnogram of the latest night in the report, as a standalone SVG file (0600).
+    func writeHypnogram(of report: DailySleepReport, to path: String, zone: TimeZone) throws {
+        guard let night = report.days.last(where: { !$0.nightSleeps.isEmpty }), let document = HypnogramChart.document(night, zone: zone) else {
+            throw CLIFailure("no night sleep for \(report.watch) \(date.map { "on \($0)" } ?? "in that range") to draw; "
+                             + "run `tsgateway sleep sync --since 7d\(source.simulate ? " --simulate" : "")` first", status: .failure)
+        }
+        do { try ReportFile.write(document, to: path, mode: 0o600) } catch { throw CLIFailure.from(error) }
+        FileHandle.standardError.write(Data("wrote the hypnogram of the night to \(night.date) to \(path)\n".utf8))
     }
 }
 
