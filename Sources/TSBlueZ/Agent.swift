@@ -22,9 +22,9 @@ extension BlueZ {
         ])])
         do {
             _ = try await bus.call(destination: Self.service, path: Self.managerPath, interface: BlueZInterface.agentManager, member: "RegisterAgent",
-                                   [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: .seconds(5))
+                                   [.objectPath(Self.agentPath), .string("NoInputNoOutput")], timeout: BlueZ.replyTimeout)
             _ = try await bus.call(destination: Self.service, path: Self.managerPath, interface: BlueZInterface.agentManager, member: "RequestDefaultAgent",
-                                   [.objectPath(Self.agentPath)], timeout: .seconds(5))
+                                   [.objectPath(Self.agentPath)], timeout: BlueZ.replyTimeout)
         } catch let error as BusError where error.name != BlueZErrorName.alreadyExists {
             throw BlueZError.from(error)
         }

@@ -80,6 +80,12 @@ public struct BlueZ: Sendable {
 
     public init(bus: BusConnection) { self.bus = bus }
 
+    /// How long a call that bluetoothd answers from its own state (object lists, properties,
+    /// agent and application registration, trust) may take. Not short: on a loaded Pi, or a
+    /// loaded CI machine whose bluetoothd stand-in shares the CPU with the tests, 5 s expired
+    /// (`pair` failed with NoReply after RegisterAgent had been carried out).
+    public static let replyTimeout: Duration = .seconds(25)
+
     /// Connects to the system bus, or to `TSGATEWAY_DBUS_ADDRESS` when set (tests, development).
     public static func connect(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BlueZ {
         do {
@@ -94,7 +100,7 @@ public struct BlueZ: Sendable {
 
     private func managedObjects() async throws -> [String: [String: DBusProperties]] {
         do {
-            return try await bus.managedObjects(destination: Self.service, timeout: .seconds(5))
+            return try await bus.managedObjects(destination: Self.service, timeout: BlueZ.replyTimeout)
         } catch let error as BusError {
             throw BlueZError.from(error)
         }
@@ -141,8 +147,8 @@ public struct BlueZ: Sendable {
         do {
             var filter: DBusProperties = ["Transport": .string("le")]
             if !serviceUUIDs.isEmpty { filter["UUIDs"] = .strings(serviceUUIDs) }
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "SetDiscoveryFilter", [.properties(filter)], timeout: .seconds(5))
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: .seconds(5))
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "SetDiscoveryFilter", [.properties(filter)], timeout: BlueZ.replyTimeout)
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: BlueZ.replyTimeout)
         } catch let error as BusError where error.name != BlueZErrorName.inProgress {
             throw BlueZError.from(error, adapter: adapter.name)
         }
@@ -168,15 +174,15 @@ public struct BlueZ: Sendable {
                     }
                     group.addTask {
                         while (try? await Task.sleep(for: restartEvery)) != nil {
-                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: .seconds(5))
-                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: .seconds(5))
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: BlueZ.replyTimeout)
+                            _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StartDiscovery", timeout: BlueZ.replyTimeout)
                         }
                     }
                     group.addTask { try? await Task.sleep(for: duration) }
                     await group.next()
                     group.cancelAll()
                 }
-                _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: .seconds(5))
+                _ = try? await bus.call(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, member: "StopDiscovery", timeout: BlueZ.replyTimeout)
                 continuation.finish()
             }
             continuation.onTermination = { _ in work.cancel() }

@@ -22,7 +22,7 @@ extension BlueZ {
     /// The device with `address` under `adapter`, as BlueZ knows it now.
     public func device(address: String, adapter: AdapterInfo) async throws -> DeviceHandle {
         let objects: [String: [String: DBusProperties]]
-        do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
+        do { objects = try await bus.managedObjects(destination: Self.service, timeout: BlueZ.replyTimeout) } catch let error as BusError { throw BlueZError.from(error) }
         let wanted = address.uppercased()
         guard let path = objects.first(where: { path, interfaces in
             path.hasPrefix(adapter.path + "/") && interfaces[BlueZInterface.device]?["Address"]?.stringValue?.uppercased() == wanted
@@ -31,7 +31,7 @@ extension BlueZ {
     }
 
     public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
-        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: .seconds(5)) }
+        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: BlueZ.replyTimeout) }
         catch let error as BusError { throw BlueZError.from(error, device: device) }
     }
 
@@ -156,7 +156,7 @@ extension BlueZ {
 
     /// Stops a pairing in progress (BlueZ answers DoesNotExist when none is running; that is fine).
     public func cancelPairing(_ device: DeviceHandle) async throws {
-        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "CancelPairing", timeout: .seconds(5)) }
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "CancelPairing", timeout: BlueZ.replyTimeout) }
         catch let error as BusError where error.name != BlueZErrorName.doesNotExist { throw BlueZError.from(error) }
     }
 
@@ -167,7 +167,7 @@ extension BlueZ {
 
     /// Marks the device trusted so it may reconnect without asking.
     public func trust(_ device: DeviceHandle) async throws {
-        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: BlueZInterface.device, name: "Trusted", value: .boolean(true), timeout: .seconds(5)) }
+        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: BlueZInterface.device, name: "Trusted", value: .boolean(true), timeout: BlueZ.replyTimeout) }
         catch let error as BusError { throw BlueZError.from(error) }
     }
 }

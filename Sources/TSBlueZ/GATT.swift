@@ -15,7 +15,7 @@ extension BlueZ {
     /// The characteristics of a connected device, with the UUID of the service each belongs to.
     public func characteristics(of device: DeviceHandle) async throws -> [GattCharacteristic] {
         let objects: [String: [String: DBusProperties]]
-        do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
+        do { objects = try await bus.managedObjects(destination: Self.service, timeout: BlueZ.replyTimeout) } catch let error as BusError { throw BlueZError.from(error) }
         let services = objects.compactMapValues { $0[BlueZInterface.gattService]?["UUID"]?.stringValue }
         return objects.compactMap { path, interfaces -> GattCharacteristic? in
             guard path.hasPrefix(device.path + "/"), let properties = interfaces[BlueZInterface.gattCharacteristic],
@@ -112,7 +112,7 @@ extension BlueZ {
             }
             continuation.onTermination = { _ in
                 task.cancel()
-                Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "StopNotify", timeout: .seconds(5)) }
+                Task { _ = try? await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "StopNotify", timeout: BlueZ.replyTimeout) }
             }
         }
     }

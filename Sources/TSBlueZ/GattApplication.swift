@@ -174,7 +174,7 @@ extension BlueZ {
 
     func unregisterObject(_ path: String, with manager: String, member: String, adapter: AdapterInfo) async throws {
         do {
-            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: manager, member: member, [.objectPath(path)], timeout: .seconds(5))
+            _ = try await bus.call(destination: Self.service, path: adapter.path, interface: manager, member: member, [.objectPath(path)], timeout: BlueZ.replyTimeout)
         } catch let error as BusError {
             throw BlueZError.from(error, adapter: adapter.name)
         }
