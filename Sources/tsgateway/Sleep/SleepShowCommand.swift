@@ -13,7 +13,9 @@ struct SleepShowCommand: AsyncParsableCommand {
         abstract: "Show daily sleep reports from the synced records, with a hypnogram per night.",
         discussion: """
             Works offline from the database: run `tsgateway sleep sync` first. Days run from \
-            20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date).
+            20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date). \
+            A night or nap during which `tsgateway serve` stored heart-rate samples gets a line \
+            with their minimum, maximum and average (`heartRate` in --json).
 
             Examples:
               tsgateway sleep show --last 7d
@@ -30,7 +32,7 @@ struct SleepShowCommand: AsyncParsableCommand {
     var tz: String?
     @Flag(inversion: .prefixedNo, help: "Draw a hypnogram under each day.")
     var chart = true
-    @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md]}.")
+    @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md; a segment with stored heart-rate samples has \"heartRate\": {\"minimum\", \"average\", \"maximum\", \"samples\"}]}.")
     var json = false
 
     func validate() throws {
@@ -73,6 +75,7 @@ struct SleepShowCommand: AsyncParsableCommand {
         for day in days {
             print("")
             print(SleepDayView.table(day, zone: zone))
+            for line in SleepDayView.heartRateLines(day, zone: zone) { print(line) }
             if chart {
                 for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone, colour: Hypnogram.useColour)) }
             }
@@ -131,6 +134,18 @@ enum SleepDayView {
         rows.append(["  total", "", "", SleepReportFormatter.hoursAndMinutes(total.totalSleepDuration), "\(total.deepSleepPercentage)%",
                      "\(total.lightSleepPercentage)%", "\(total.remPercentage)%", "\(total.awakePercentage)%", "\(day.metrics.numberOfAwakenings)", "\(total.qualityScore)"])
         return TextTable.render(rows)
+    }
+
+    /// A line per night segment and nap during which heart-rate samples were stored:
+    /// `  night 23:10–06:45  heart rate 52–68 bpm, average 57.3 (412 samples)`.
+    static func heartRateLines(_ day: DailySleepModel, zone: TimeZone) -> [String] {
+        let segments = day.nightSleeps.map { ("night", $0) } + day.validNaps.map { ("nap", $0) }
+        return segments.compactMap { label, segment in
+            segment.heartRate.map { summary in
+                "  \(label) \(SleepReportFormatter.clock(segment.summary.start, zone))–\(SleepReportFormatter.clock(segment.summary.end, zone))  "
+                    + HeartRateText.line(summary)
+            }
+        }
     }
 }
 
