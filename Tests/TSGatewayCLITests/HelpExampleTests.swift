@@ -159,7 +159,8 @@ struct ExampleArrangement {
         // Heart-rate samples are stored by `tsgateway serve` while it holds a watch's link; the test stores some itself.
         "tsgateway hr history --since 12h": .init(heartRateStored: true),
         "tsgateway hr history --from 2026-11-20T22:00 --to 2026-11-21T07:00 --json": .init(heartRateStored: true),
-        "tsgateway hr history --db /var/lib/tsgateway/tsgateway.sqlite --device AA:BB:CC:DD:EE:FF --since 7d": .init(replacingPaths: ["/var/lib/tsgateway/tsgateway.sqlite": .heartRateDatabase]),
+        "tsgateway hr history --device AA:BB:CC:DD:EE:FF --since 7d": .init(heartRateStored: true),
+        "tsgateway hr history --db /var/lib/tsgateway/tsgateway.sqlite --json": .init(replacingPaths: ["/var/lib/tsgateway/tsgateway.sqlite": .heartRateDatabase]),
         // The daemon runs until stopped; on a private bus, with simulated watches.
         "tsgateway serve --config /etc/tsgateway/config.yaml": .init(replacingPaths: [configPath: .daemonConfiguration], stop: .terminateWhenServing),
         "tsgateway serve --config dev.yaml --bus session -v": .init(replacingPaths: ["dev.yaml": .daemonConfiguration], stop: .terminateWhenServing),

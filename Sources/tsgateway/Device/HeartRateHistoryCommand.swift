@@ -20,7 +20,8 @@ extension HeartRateCommand {
                 Examples:
                   tsgateway hr history --since 12h
                   tsgateway hr history --from 2026-11-20T22:00 --to 2026-11-21T07:00 --json
-                  tsgateway hr history --db /var/lib/tsgateway/tsgateway.sqlite --device AA:BB:CC:DD:EE:FF --since 7d
+                  tsgateway hr history --device AA:BB:CC:DD:EE:FF --since 7d
+                  tsgateway hr history --db /var/lib/tsgateway/tsgateway.sqlite --json
                 """)
         @OptionGroup var database: DatabaseOptions
         @Option(help: ArgumentHelp("The watch (default: the only one the database knows).", valueName: "address"))
@@ -54,11 +55,14 @@ extension HeartRateCommand {
             let samples: [HeartRateSample], watchId: String
             do {
                 let known = try await store.watches().map { WatchIdentity(id: $0.id, name: $0.name) }
-                guard let chosen = try WatchSelection.choose(device, among: known) else { throw WatchSelectionError.unknown(device ?? "") }
+                guard let chosen = try WatchSelection.choose(device, among: known) else {
+                    throw CLIFailure("the database \(store.path) has nothing of \"\(device ?? "")\"; it knows \(known.map(\.id).joined(separator: ", "))",
+                                     status: ExitStatus(.deviceNotFound))
+                }
                 watchId = chosen.id
                 samples = try await store.heartRate(watch: watchId, from: start, to: end)
             } catch WatchSelectionError.noneKnown {
-                throw CLIFailure("the database \(store.path) knows no watch yet: nothing was stored in it", status: ExitStatus(ErrorCategory.deviceNotFound))
+                throw CLIFailure("the database \(store.path) knows no watch yet: nothing was stored in it", status: ExitStatus(.deviceNotFound))
             } catch {
                 throw CLIFailure.from(error)
             }

@@ -106,10 +106,11 @@ enum DateArgument {
             wanted.minute = Int(minute)
             wanted.second = match.6.flatMap { Int($0) } ?? 0
         }
-        guard let date = calendar.date(from: wanted) else { throw refusal }
         var fields: Set<Calendar.Component> = [.year, .month, .day]
         if wanted.hour != nil { fields.formUnion([.hour, .minute, .second]) }
-        guard calendar.dateComponents(fields, from: date) == wanted else { throw refusal }
+        guard let date = calendar.date(from: wanted), calendar.dateComponents(fields, from: date) == wanted else {
+            throw CLIFailure("\(flag) \"\(text)\" does not exist in \(calendar.timeZone.identifier) (a day the month lacks, or a time a clock change skips)", status: .usage)
+        }
         guard dayEnd, wanted.hour == nil else { return date }
         return calendar.date(byAdding: .day, value: 1, to: date) ?? date
     }
