@@ -99,7 +99,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayCLITests",
-            dependencies: ["TSTestSupport"]
+            // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them.
+            dependencies: ["TSTestSupport", "TSModels", "TSStore"]
         ),
         .testTarget(
             name: "TSDeviceTests",

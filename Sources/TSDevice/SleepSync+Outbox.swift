@@ -47,16 +47,16 @@ public enum SleepNightUpload {
         "\(watchId):\(night.summary.start)"
     }
 
-    /// The final nights of `records` as outbox events. `records` must hold every stored record
-    /// of the watch from a day boundary on; `completeFrom..<rangeEnd` is the range the store
-    /// holds completely.
-    public static func events(
-        records: [SleepItem], watchId: String, rule: StatisticsRule, timeZone: TimeZone,
+    /// The final nights of `records` with their belonging dates. `records` must hold every
+    /// stored record of the watch from a day boundary on; `completeFrom..<rangeEnd` is the range
+    /// the store holds completely.
+    public static func finalNights(
+        records: [SleepItem], rule: StatisticsRule, timeZone: TimeZone,
         completeFrom: Int64, rangeEnd: Int64, settle: Duration = .seconds(3600)
-    ) -> [OutboxEventDraft] {
+    ) -> [(date: LocalDate, night: SleepSegment)] {
         let settleSeconds = max(SleepOperations.splittingAwakeSeconds, Int64(settle.components.seconds))
         let clock = LocalDayClock(timeZone: timeZone)
-        var events: [OutboxEventDraft] = []
+        var nights: [(date: LocalDate, night: SleepSegment)] = []
         for day in SleepProcessor.process(records, rule: rule, timeZone: timeZone) {
             let windows = clock.windows(for: day.date)
             switch rule {
@@ -70,21 +70,26 @@ public enum SleepNightUpload {
             case .withoutNap, .withNap:
                 break
             }
-            for night in day.nightSleeps {
-                guard night.summary.start - SleepOperations.splittingAwakeSeconds >= completeFrom,
-                      night.summary.end + settleSeconds <= rangeEnd,
-                      let payload = try? payload(night: night, date: day.date, watchId: watchId)
-                else { continue }
-                events.append(OutboxEventDraft(sourceId: sourceId(watchId: watchId, night: night), watchId: watchId,
-                                               kind: kind, payload: payload))
+            for night in day.nightSleeps
+            where night.summary.start - SleepOperations.splittingAwakeSeconds >= completeFrom && night.summary.end + settleSeconds <= rangeEnd {
+                nights.append((day.date, night))
             }
         }
-        return events
+        return nights
+    }
+
+    /// The outbox events of `nights` (each with the heart rate it should carry, if any).
+    public static func events(nights: [(date: LocalDate, night: SleepSegment)], watchId: String) -> [OutboxEventDraft] {
+        nights.compactMap { date, night in
+            guard let payload = try? payload(night: night, date: date, watchId: watchId) else { return nil }
+            return OutboxEventDraft(sourceId: sourceId(watchId: watchId, night: night), watchId: watchId, kind: kind, payload: payload)
+        }
     }
 
     /// The request body of one night. Times are RFC 3339 in UTC, `date` is the night's
     /// belonging date in the analysis zone, minutes are rounded to the nearest minute,
-    /// `sleep_efficiency` is total sleep / time in bed in percent (two decimals).
+    /// `sleep_efficiency` is total sleep / time in bed in percent (two decimals), `heart_rate`
+    /// the night's `heartRate` (left out when it has none).
     public static func payload(night: SleepSegment, date: LocalDate, watchId: String) throws -> String {
         let inBed = night.summary.end - night.summary.start
         let body = Body(
@@ -100,7 +105,8 @@ public enum SleepNightUpload {
             stages: night.detailItems.map { item in
                 Stage(stage: HealthKitSleepValue(stage: item.stage).rawValue, start_time: rfc3339(item.start),
                       end_time: rfc3339(item.end), duration_minutes: minutes(item.end - item.start))
-            })
+            },
+            heart_rate: night.heartRate.map { HeartRate(min_bpm: $0.minimum, avg_bpm: $0.average, max_bpm: $0.maximum, sample_count: $0.samples) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(body), as: UTF8.self)
@@ -118,6 +124,14 @@ public enum SleepNightUpload {
         var source_id: String
         var device_id: String
         var stages: [Stage]
+        var heart_rate: HeartRate?
+    }
+
+    struct HeartRate: Encodable {
+        var min_bpm: Int
+        var avg_bpm: Double
+        var max_bpm: Int
+        var sample_count: Int
     }
 
     struct Stage: Encodable {
@@ -168,7 +182,12 @@ extension SleepSync {
         // Nights before the complete range are never enqueued, so nothing earlier is needed.
         let from = Self.dayBoundary(atOrBefore: max(lower, cursor.rangeStart), timeZone: policy.timeZone)
         let records = try await store.sleepRecords(watch: watchId, start: from, end: cursor.upTo)
-        return SleepNightUpload.events(records: records, watchId: watchId, rule: rule, timeZone: policy.timeZone,
-                                       completeFrom: cursor.rangeStart, rangeEnd: rangeEnd, settle: policy.settle)
+        var nights = SleepNightUpload.finalNights(records: records, rule: rule, timeZone: policy.timeZone,
+                                                  completeFrom: cursor.rangeStart, rangeEnd: rangeEnd, settle: policy.settle)
+        // The samples of a night arrived while it was slept (the daemon stores them live), so
+        // they are all in the store once the night is final.
+        let heartRate = try await store.heartRateSummaries(watch: watchId, spans: nights.map(\.night.span))
+        for index in nights.indices { nights[index].night.heartRate = heartRate[nights[index].night.span] }
+        return SleepNightUpload.events(nights: nights, watchId: watchId)
     }
 }

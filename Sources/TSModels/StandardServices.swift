@@ -167,6 +167,13 @@ public struct HeartRateSummary: Sendable, Hashable, Codable {
             maximum = max(maximum, sample.bpm)
             total += sample.bpm
         }
-        self.init(minimum: minimum, average: (Double(total) / Double(samples.count) * 10).rounded() / 10, maximum: maximum, samples: samples.count)
+        self.init(minimum: minimum, total: total, maximum: maximum, samples: samples.count)
+    }
+
+    /// The summary of `samples` samples whose beats per minute add up to `total` (as a
+    /// database aggregates them); nil when there are none.
+    public init?(minimum: Int, total: Int, maximum: Int, samples: Int) {
+        guard samples > 0 else { return nil }
+        self.init(minimum: minimum, average: (Double(total) / Double(samples) * 10).rounded() / 10, maximum: maximum, samples: samples)
     }
 }

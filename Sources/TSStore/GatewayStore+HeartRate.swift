@@ -34,6 +34,37 @@ extension GatewayStore {
         }
     }
 
+    /// The summary of the samples of a watch received in each span [start, end) (Unix seconds),
+    /// aggregated by the database in one query per 500 spans rather than read sample by sample;
+    /// a span without samples has no entry.
+    public func heartRateSummaries(watch: String, spans: some Collection<Range<Int64>>) async throws -> [Range<Int64>: HeartRateSummary] {
+        let distinct = Array(Set(spans.filter { !$0.isEmpty }))
+        guard !distinct.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var summaries: [Range<Int64>: HeartRateSummary] = [:]
+            for start in stride(from: 0, to: distinct.count, by: 500) {
+                let chunk = Array(distinct[start..<min(start + 500, distinct.count)])
+                var arguments: StatementArguments = []
+                for (index, span) in chunk.enumerated() {
+                    arguments += [index, Self.milliseconds(seconds: span.lowerBound), Self.milliseconds(seconds: span.upperBound)]
+                }
+                arguments += [watch]
+                let rows = try Row.fetchAll(db, sql: """
+                    WITH span(position, lower, upper) AS (VALUES \(Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")))
+                    SELECT span.position, min(h.bpm) AS minimum, sum(h.bpm) AS total, max(h.bpm) AS maximum, count(*) AS samples
+                    FROM span JOIN heartRateSample h ON h.watchId = ? AND h.timeMs >= span.lower AND h.timeMs < span.upper
+                    GROUP BY span.position
+                    """, arguments: arguments)
+                for row in rows {
+                    let position: Int = row["position"]
+                    guard chunk.indices.contains(position) else { continue }
+                    summaries[chunk[position]] = HeartRateSummary(minimum: row["minimum"], total: row["total"], maximum: row["maximum"], samples: row["samples"])
+                }
+            }
+            return summaries
+        }
+    }
+
     /// Deletes every watch's samples received before `cutoff`; returns how many went.
     @discardableResult
     public func pruneHeartRate(before cutoff: Date) async throws -> Int {
@@ -46,6 +77,11 @@ extension GatewayStore {
     static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
         return value >= 9.2e18 ? .max : value <= -9.2e18 ? .min : Int64(value)
+    }
+
+    static func milliseconds(seconds: Int64) -> Int64 {
+        let (value, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow ? (seconds < 0 ? .min : .max) : value
     }
 
     static func sample(_ row: Row) throws -> HeartRateSample {

@@ -31,12 +31,15 @@ extension GatewayStore {
 
     /// Daily sleep models of the local dates [first, last] from the stored records of a watch:
     /// the records from two days before the first date (a night may start at 20:00 the day
-    /// before) up to the day after the last, processed under `rule` in `timeZone`.
+    /// before) up to the day after the last, processed under `rule` in `timeZone`. Each segment
+    /// carries the heart rate of the samples stored during it (none: no `heartRate`).
     public func dailySleepReport(watch: String, first: LocalDate, last: LocalDate, timeZone: TimeZone, rule: StatisticsRule) async throws -> DailySleepReport {
         let clock = LocalDayClock(timeZone: timeZone)
         let records = try await sleepRecords(watch: watch, start: clock.startOfDate(clock.adding(days: -2, to: first)),
                                              end: clock.startOfDate(clock.adding(days: 1, to: last)))
-        let days = SleepProcessor.process(records, rule: rule, timeZone: timeZone).filter { $0.date >= first && $0.date <= last }
+        var days = SleepProcessor.process(records, rule: rule, timeZone: timeZone).filter { $0.date >= first && $0.date <= last }
+        let heartRate = try await heartRateSummaries(watch: watch, spans: days.flatMap(\.segmentSpans))
+        for index in days.indices { days[index].setHeartRate { heartRate[$0] } }
         return DailySleepReport(watch: watch, timeZone: timeZone.identifier, rule: Int(rule.rawValue), days: days)
     }
 }

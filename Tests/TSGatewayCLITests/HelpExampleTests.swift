@@ -103,6 +103,8 @@ struct ExampleArrangement {
     var withDaemon = false
     /// The example runs until it is stopped: how the test stops it.
     var stop: Stop?
+    /// The default database holds heart-rate samples (`HeartRateSeed`), as `tsgateway serve` stores them.
+    var heartRateStored = false
     /// Set for examples that need a real Bluetooth adapter: they are run against a bus without
     /// bluetoothd and must get as far as saying so (exit 69), which shows the line parses.
     var needsBluetoothHardware: String?
@@ -114,6 +116,8 @@ struct ExampleArrangement {
         case syncedDatabase
         /// An HCI capture (btsnoop) of a watch exchange, as `tsgateway capture` writes them.
         case capture
+        /// A database holding heart-rate samples (`HeartRateSeed`).
+        case heartRateDatabase
     }
 
     enum Stop {
@@ -146,7 +150,7 @@ struct ExampleArrangement {
             ["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--simulate"],
             ["alarms", "add", "09:30", "--repeat", "weekends", "--label", "Weekend", "--snooze", "--simulate"],
         ]),
-        // The outbox lives in the database: before the first sync there is none (exit 66, "nothing synced yet?").
+        // The outbox lives in the database: before the first sync there is none (exit 66, "nothing stored yet?").
         "tsgateway outbox status": .init(firstRunning: syncFirst),
         "tsgateway outbox retry": .init(firstRunning: syncFirst),
         // The installed configuration and database do not exist here: files of the test's own stand in.
@@ -155,6 +159,11 @@ struct ExampleArrangement {
         "tsgateway outbox retry --config /etc/tsgateway/config.yaml": .init(replacingPaths: [configPath: .daemonConfiguration], firstRunning: [["sleep", "sync", "--since", "1d", "--simulate", "--db", "daemon/tsgateway.sqlite"]]),
         "tsgateway outbox retry --db /var/lib/tsgateway/tsgateway.sqlite": .init(replacingPaths: ["/var/lib/tsgateway/tsgateway.sqlite": .syncedDatabase]),
         "tsgateway outbox status --db ./tsgateway.sqlite --json": .init(replacingPaths: ["./tsgateway.sqlite": .syncedDatabase]),
+        // Heart-rate samples are stored by `tsgateway serve` while it holds a watch's link; the test stores some itself.
+        "tsgateway hr history --since 12h": .init(heartRateStored: true),
+        "tsgateway hr history --from 2026-11-20T22:00 --to 2026-11-21T07:00 --json": .init(heartRateStored: true),
+        "tsgateway hr history --device AA:BB:CC:DD:EE:FF --since 7d": .init(heartRateStored: true),
+        "tsgateway hr history --db /var/lib/tsgateway/tsgateway.sqlite --json": .init(replacingPaths: ["/var/lib/tsgateway/tsgateway.sqlite": .heartRateDatabase]),
         // The daemon runs until stopped; on a private bus, with simulated watches.
         "tsgateway serve --config /etc/tsgateway/config.yaml": .init(replacingPaths: [configPath: .daemonConfiguration], stop: .terminateWhenServing),
         "tsgateway serve --config dev.yaml --bus session -v": .init(replacingPaths: ["dev.yaml": .daemonConfiguration], stop: .terminateWhenServing),
@@ -209,8 +218,13 @@ enum ExampleRun {
                 #expect(sync.exited(0), "preparing \(path) for `\(example)`: \(sync.summary)")
             case .capture:
                 try Data(CaptureCLITests.capture).write(to: URL(fileURLWithPath: path))
+            case .heartRateDatabase:
+                try await HeartRateSeed.storeExampleSamples(at: path)
             }
             arguments = arguments.map { $0 == original ? path : $0 }
+        }
+        if arrangement.heartRateStored {
+            try await HeartRateSeed.storeExampleSamples(at: cli.home.appendingPathComponent("tsgateway/tsgateway.sqlite").path)
         }
         for preparation in arrangement.firstRunning {
             let result = try await run(preparation)

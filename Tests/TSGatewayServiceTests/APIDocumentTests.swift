@@ -30,13 +30,14 @@ struct APIDocumentTests {
         case "monitor": return try GatewayBusAPI.json(try GatewayBusAPI.decode(MonitorConfig.self, json: json))
         case "dailySleep": return try GatewayBusAPI.json(try GatewayBusAPI.decode(DailySleepReport.self, json: json))
         case "session": return try GatewayBusAPI.json(try GatewayBusAPI.decode(SessionReport.self, json: json))
+        case "heartRateSummary": return try GatewayBusAPI.json(try GatewayBusAPI.decode(HeartRateSummary.self, json: json))
         default: throw CategorizedFailure(.invalidInput, "dbus-api.md names an example kind \"\(kind)\" this test does not know")
         }
     }
 
     @Test("the document has an example of every JSON document the API carries")
     func everyKindHasAnExample() {
-        #expect(Set(Self.examples().map(\.kind)) == ["event", "alarms", "monitor", "dailySleep", "session"])
+        #expect(Set(Self.examples().map(\.kind)) == ["event", "alarms", "monitor", "dailySleep", "heartRateSummary", "session"])
     }
 
     @Test("each example decodes and encodes back to itself", arguments: examples().indices)

@@ -483,6 +483,39 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         #expect(Set(try await rig.store.outboxEvents().map(\.sourceId)).count == nights)
     }
 
+    @Test func aNightsBodyCarriesTheHeartRateStoredDuringItAndOnlyThen() async throws {
+        let rig = try OutboxRig(days: 3)
+        defer { rig.cleanUp() }
+        let nights = rig.expectedNights.map(\.night)
+        #expect(nights.count >= 2)
+        // Stored live while the second night was slept, before the sync that makes it final:
+        // its first and last millisecond count, its end second and the second before it do not,
+        // nor another watch's samples.
+        let night = nights[1].summary
+        func sample(_ seconds: Int64, _ bpm: Int, milliseconds: Double = 0) -> HeartRateSample {
+            HeartRateSample(time: Date(timeIntervalSince1970: Double(seconds) + milliseconds / 1000), bpm: bpm)
+        }
+        try await rig.store.storeHeartRate([sample(night.start, 62), sample(night.start + 4_000, 51), sample(night.end - 1, 57, milliseconds: 999),
+                                            sample(night.end, 130), sample(night.start - 1, 20)], watch: OutboxRig.watchId)
+        try await rig.store.storeHeartRate([sample(nights[0].summary.start + 60, 80)], watch: "another watch")
+
+        let report = try await rig.sync().run(from: rig.from)
+        #expect(report.enqueued == nights.count)
+        for event in try await rig.store.outboxEvents() {
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])
+            if event.sourceId == "sim:\(night.start)" {
+                let heartRate = try #require(body["heart_rate"] as? [String: Any], "the night with samples: \(event.payload)")
+                #expect(heartRate["min_bpm"] as? Int == 51)
+                #expect(heartRate["max_bpm"] as? Int == 62)
+                #expect(heartRate["avg_bpm"] as? Double == 56.7, "(62 + 51 + 57) / 3, one decimal")
+                #expect(heartRate["sample_count"] as? Int == 3)
+                #expect(Set(heartRate.keys) == ["min_bpm", "avg_bpm", "max_bpm", "sample_count"])
+            } else {
+                #expect(body["heart_rate"] == nil, "a night without samples of this watch has no heart_rate: \(event.payload)")
+            }
+        }
+    }
+
     @Test func aCancelledSyncLeavesNoOutboxRows() async throws {
         let rig = try OutboxRig(days: 3)
         defer { rig.cleanUp() }

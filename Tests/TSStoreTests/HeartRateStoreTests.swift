@@ -24,6 +24,46 @@ import TSStore
         #expect(try await store.heartRate(watch: "a") == [samples[2]])
         #expect(try await store.heartRate(watch: "b").isEmpty)
     }
+
+    @Test func summariesCoverTheSamplesReceivedInEachHalfOpenSpanOfOneWatch() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try GatewayStore(path: path)
+        let night: Range<Int64> = 1_762_120_800..<1_762_146_000
+        let nap: Range<Int64> = 1_762_174_800..<1_762_177_500
+        let empty: Range<Int64> = 1_762_200_000..<1_762_203_600
+        func at(_ seconds: Int64, _ bpm: Int, plus milliseconds: Double = 0) -> HeartRateSample {
+            HeartRateSample(time: Date(timeIntervalSince1970: Double(seconds) + milliseconds / 1000), bpm: bpm)
+        }
+        let inside = [at(night.lowerBound, 55), at(night.lowerBound + 3_600, 48), at(night.lowerBound + 7_200, 71),
+                      at(night.upperBound - 1, 60, plus: 999)]
+        let outside = [at(night.lowerBound - 1, 99, plus: 999), at(night.upperBound, 30), at(night.upperBound + 600, 120)]
+        let napSamples = [at(nap.lowerBound + 60, 64), at(nap.lowerBound + 120, 65)]
+        try await store.storeHeartRate(inside + outside + napSamples, watch: "a")
+        try await store.storeHeartRate([at(night.lowerBound + 10, 200), at(empty.lowerBound + 10, 200)], watch: "b")
+
+        let summaries = try await store.heartRateSummaries(watch: "a", spans: [night, nap, empty, night, 5..<5])
+        #expect(summaries.count == 2, "a span without samples (or an empty span) has no entry")
+        #expect(summaries[night] == HeartRateSummary(minimum: 48, average: 58.5, maximum: 71, samples: 4),
+                "the first millisecond counts, the end and the millisecond before the start do not, another watch's samples do not")
+        #expect(summaries[night] == HeartRateSummary(inside), "the same summary as over the samples themselves")
+        #expect(summaries[nap] == HeartRateSummary(minimum: 64, average: 64.5, maximum: 65, samples: 2))
+        #expect(summaries[empty] == nil)
+        #expect(try await store.heartRateSummaries(watch: "a", spans: []).isEmpty)
+    }
+
+    @Test func summariesOfMoreSpansThanOneQueryTakesAreAllThere() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try GatewayStore(path: path)
+        let base: Int64 = 1_762_000_000
+        let spans = (0..<1_200).map { Int64($0) * 100 + base ..< Int64($0) * 100 + base + 50 }
+        let samples = spans.map { HeartRateSample(time: Date(timeIntervalSince1970: Double($0.lowerBound + 10)), bpm: 40 + Int(($0.lowerBound - base) / 100) % 100) }
+        try await store.storeHeartRate(samples, watch: "a")
+        let summaries = try await store.heartRateSummaries(watch: "a", spans: spans)
+        #expect(summaries.count == spans.count)
+        for (span, sample) in zip(spans, samples) where summaries[span] != HeartRateSummary(minimum: sample.bpm, average: Double(sample.bpm), maximum: sample.bpm, samples: 1) {
+            Issue.record("span \(span): \(String(describing: summaries[span])), expected the one sample of \(sample.bpm) bpm")
+        }
+    }
 }
 
 @Suite struct SmartWakeStoreTests {

@@ -5,7 +5,7 @@ import TSModels
 
 struct HeartRateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "hr", abstract: "Heart rate from the watch's standard Heart Rate service.", subcommands: [Watch.self])
+        commandName: "hr", abstract: "Heart rate from the watch's standard Heart Rate service: live, or as stored.", subcommands: [Watch.self, History.self])
 
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -21,29 +21,68 @@ struct HeartRateCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            let encoder = HeartRateLine.encoder()
             try await WatchAccessor.run(connection) { watch in
                 var seen = 0
                 for try await sample in try await watch.heartRate() {
-                    if json {
-                        print(GatewayEvent(.heartRate(sample), watch: watch.watchId, time: sample.time).json())
-                    } else {
-                        var text = "\(sample.time.formatted(date: .omitted, time: .standard))  \(sample.bpm) bpm"
-                        switch sample.sensorContact {
-                        case .detected: text += ", contact"
-                        case .notDetected: text += ", no skin contact"
-                        case .notSupported: break
-                        }
-                        if let energy = sample.energyExpended { text += ", \(energy) kJ" }
-                        if !sample.rrIntervals.isEmpty {
-                            text += ", RR " + sample.rrIntervals.map { "\(Int((Double($0) * 1000 / 1024).rounded())) ms" }.joined(separator: " ")
-                        }
-                        print(text)
-                    }
+                    let line = HeartRateLine(watch: watch.watchId, sample: sample)
+                    print(json ? try line.json(encoder) : line.text(time: sample.time.formatted(date: .omitted, time: .standard)))
                     fflush(nil)
                     seen += 1
                     if let count, seen >= count { break }
                 }
             }
         }
+    }
+}
+
+/// One heart-rate sample as `hr watch` and `hr history` print it: a JSON line
+/// `{"type": "heartRate", "watch", "time", "bpm", "sensorContact", "energyExpended"?, "rrIntervals"}`: the
+/// `heartRate` event of `tsgateway events`, one JSON shape for a sample everywhere
+/// or a line of text.
+struct HeartRateLine: Encodable {
+    var type = "heartRate"
+    var watch: String
+    var time: Date
+    var bpm: Int
+    var sensorContact: SensorContact
+    var energyExpended: Int?
+    /// 1/1024 s.
+    var rrIntervals: [Int]
+
+    init(watch: String, sample: HeartRateSample) {
+        self.watch = watch
+        time = sample.time
+        bpm = sample.bpm
+        sensorContact = sample.sensorContact
+        energyExpended = sample.energyExpended
+        rrIntervals = sample.rrIntervals
+    }
+
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    func json(_ encoder: JSONEncoder) throws -> String {
+        GatewayEvent(.heartRate(HeartRateSample(time: time, bpm: bpm, sensorContact: sensorContact, energyExpended: energyExpended, rrIntervals: rrIntervals)),
+                     watch: watch, time: time).json()
+    }
+
+    /// `TIME  57 bpm, contact, 12 kJ, RR 812 ms 790 ms` with the time written as given.
+    func text(time: String) -> String {
+        var text = "\(time)  \(bpm) bpm"
+        switch sensorContact {
+        case .detected: text += ", contact"
+        case .notDetected: text += ", no skin contact"
+        case .notSupported: break
+        }
+        if let energyExpended { text += ", \(energyExpended) kJ" }
+        if !rrIntervals.isEmpty {
+            text += ", RR " + rrIntervals.map { "\(Int((Double($0) * 1000 / 1024).rounded())) ms" }.joined(separator: " ")
+        }
+        return text
     }
 }

@@ -78,6 +78,43 @@ enum DateArgument {
         return date
     }
 
+    /// An instant: `YYYY-MM-DD` (local midnight; with `dayEnd`, the midnight after it, so the
+    /// day is included), `YYYY-MM-DDTHH:MM[:SS]` in local time, or either with `Z` or an offset
+    /// such as `+01:00`. A local time the calendar does not have (2026-02-30, the hour a DST
+    /// change skips) is refused.
+    static func instant(_ text: String, flag: String, dayEnd: Bool = false, calendar: Calendar = .current) throws -> Date {
+        let refusal = CLIFailure("\(flag) \"\(text)\" is not a date YYYY-MM-DD or a time YYYY-MM-DDTHH:MM[:SS] (local time, or ending in Z or +HH:MM)", status: .usage)
+        let pattern = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?)?$/
+        guard let match = text.wholeMatch(of: pattern),
+              let year = Int(match.1), let month = Int(match.2), let day = Int(match.3)
+        else { throw refusal }
+        var calendar = calendar
+        if let zone = match.7 {
+            if zone == "Z" {
+                calendar.timeZone = TimeZone(identifier: "UTC")!
+            } else {
+                let digits = zone.dropFirst().filter(\.isNumber)
+                guard let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)), hours <= 18, minutes < 60,
+                      let offset = TimeZone(secondsFromGMT: (zone.first == "-" ? -1 : 1) * (hours * 3600 + minutes * 60))
+                else { throw refusal }
+                calendar.timeZone = offset
+            }
+        }
+        var wanted = DateComponents(year: year, month: month, day: day)
+        if let hour = match.4, let minute = match.5 {
+            wanted.hour = Int(hour)
+            wanted.minute = Int(minute)
+            wanted.second = match.6.flatMap { Int($0) } ?? 0
+        }
+        var fields: Set<Calendar.Component> = [.year, .month, .day]
+        if wanted.hour != nil { fields.formUnion([.hour, .minute, .second]) }
+        guard let date = calendar.date(from: wanted), calendar.dateComponents(fields, from: date) == wanted else {
+            throw CLIFailure("\(flag) \"\(text)\" does not exist in \(calendar.timeZone.identifier) (a day the month lacks, or a time a clock change skips)", status: .usage)
+        }
+        guard dayEnd, wanted.hour == nil else { return date }
+        return calendar.date(byAdding: .day, value: 1, to: date) ?? date
+    }
+
     /// Seconds in an age such as 7d, 36h, 2w.
     static func age(_ text: String, flag: String = "--since") throws -> TimeInterval {
         let units: [Character: Double] = ["h": 3600, "d": 86_400, "w": 604_800]

@@ -17,6 +17,8 @@ struct SleepShowCommand: AsyncParsableCommand {
             20:00 to 20:00 local time (a night starting at 21:00 belongs to the next date). \
             --svg also writes the latest night's hypnogram (of the range; with --date, that \
             date's night) as an SVG file, created readable by its owner only.
+            A night or nap during which `tsgateway serve` stored heart-rate samples gets a line \
+            with their minimum, maximum and average (`heartRate` in --json).
 
             Examples:
               tsgateway sleep show --last 7d
@@ -34,7 +36,7 @@ struct SleepShowCommand: AsyncParsableCommand {
     var tz: String?
     @Flag(inversion: .prefixedNo, help: "Draw a hypnogram under each day.")
     var chart = true
-    @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md]}.")
+    @Flag(help: "Print JSON: {\"watch\", \"timeZone\", \"rule\", \"days\": [daily models as in protocol-spec/sleep-statistics.md; a segment with stored heart-rate samples has \"heartRate\": {\"minimum\", \"average\", \"maximum\", \"samples\"}]}.")
     var json = false
     @Option(help: ArgumentHelp("Also write the latest night's hypnogram to this SVG file.", valueName: "file"))
     var svg: String?
@@ -79,6 +81,7 @@ struct SleepShowCommand: AsyncParsableCommand {
         for day in days {
             print("")
             print(SleepDayView.table(day, zone: zone))
+            for line in SleepDayView.heartRateLines(day, zone: zone) { print(line) }
             if chart {
                 for night in day.nightSleeps { print(Hypnogram.draw(night, zone: zone, colour: Hypnogram.useColour)) }
             }
@@ -138,6 +141,18 @@ enum SleepDayView {
         rows.append(["  total", "", "", SleepReportFormatter.hoursAndMinutes(total.totalSleepDuration), "\(total.deepSleepPercentage)%",
                      "\(total.lightSleepPercentage)%", "\(total.remPercentage)%", "\(total.awakePercentage)%", "\(day.metrics.numberOfAwakenings)", "\(total.qualityScore)"])
         return TextTable.render(rows)
+    }
+
+    /// A line per night segment and nap during which heart-rate samples were stored:
+    /// `  night 23:10–06:45  heart rate 52–68 bpm, average 57.3 (412 samples)`.
+    static func heartRateLines(_ day: DailySleepModel, zone: TimeZone) -> [String] {
+        let segments = day.nightSleeps.map { ("night", $0) } + day.validNaps.map { ("nap", $0) }
+        return segments.compactMap { label, segment in
+            segment.heartRate.map { summary in
+                "  \(label) \(SleepReportFormatter.clock(segment.summary.start, zone))–\(SleepReportFormatter.clock(segment.summary.end, zone))  "
+                    + HeartRateText.line(summary)
+            }
+        }
     }
 }
 
