@@ -58,6 +58,7 @@ ENTITIES = [
     ("heart_rate", "sensor", "Heart rate", None, "bpm", "measurement", None, "bpm"),
     ("night_deep_minutes", "sensor", "Deep sleep", "duration", "min", "measurement", None, "count"),
     ("night_efficiency", "sensor", "Sleep efficiency", None, "%", "measurement", None, "percent"),
+    ("night_heart_rate", "sensor", "Night heart rate", None, "bpm", "measurement", None, ("unavailable",)),
     ("asleep", "binary_sensor", "Asleep", None, None, None, None, ("on", "off")),
     ("night", "event", "Night", None, None, None, None, "event"),
 ]

@@ -60,6 +60,7 @@ public final class GatewayDaemon: Service {
         logger.notice("serving \(supervisors.count) watch\(supervisors.count == 1 ? "" : "es") as \(GatewayBusAPI.busName) on the \(configuration.bus.rawValue) bus; database \(configuration.database)")
         onReady?()
         let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)
+        for supervisor in supervisors { await supervisor.restoreKnownStatus() }
         let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
         let mqttEvents = mqtt.map { _ in events.subscribe() }
         let uploads = configuration.upload.map { UploadOutbox(store: store, settings: $0, logger: logger) }

@@ -247,7 +247,7 @@ public actor MQTTBridge {
         let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
         let before = clock.adding(days: -2, to: today)
         var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes",
-                                                                       "night_efficiency", "naps", "nap_minutes"].map { ($0, NSNull()) })
+                                                                       "night_efficiency", "night_heart_rate", "naps", "nap_minutes"].map { ($0, NSNull()) })
         if let report = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
            let night = report.days.last(where: { !$0.nightSleeps.isEmpty }) {
             figures["night_date"] = night.date.description
@@ -258,6 +258,14 @@ public actor MQTTBridge {
             let inBed = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.duration }
             let asleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
             figures["night_efficiency"] = inBed > 0 ? Int((Double(asleep) * 100 / Double(inBed)).rounded()) : 0
+            // The night's average heart rate over all its segments' samples (only when the daemon stored some).
+            let heartRates = night.nightSleeps.compactMap(\.heartRate)
+            let samples = heartRates.reduce(0) { $0 + $1.samples }
+            if samples > 0 {
+                let beats: Double = heartRates.reduce(0.0) { total, summary in total + summary.average * Double(summary.samples) }
+                let average: Double = beats / Double(samples)
+                figures["night_heart_rate"] = (average * 10).rounded() / 10
+            }
             figures["naps"] = night.validNaps.count
             figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }

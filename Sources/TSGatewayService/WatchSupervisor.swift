@@ -84,10 +84,20 @@ public actor WatchSupervisor {
     // MARK: The loop
 
     /// Runs until cancelled: connect, serve the connection until the link is lost, back off, again.
-    public func run() async {
+    /// What the store knows of the watch (last sync, model and firmware), in the status before
+    /// anything publishes it: a restarted gateway must not announce them as unknown.
+    public func restoreKnownStatus() async {
+        guard !restored else { return }
+        restored = true
         if let known = try? await store.watches().first(where: { $0.id == id }) {
-            updateStatus { $0.lastSync = known.lastSync; $0.info = $0.info ?? known.info }
+            updateStatus { $0.lastSync = $0.lastSync ?? known.lastSync; $0.info = $0.info ?? known.info }
         }
+    }
+
+    private var restored = false
+
+    public func run() async {
+        await restoreKnownStatus()
         do {
             try await sessions.recover()
             let latest = try await sessions.latest()

@@ -341,7 +341,7 @@ struct MQTTTests {
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
-                      "night_deep_share", "night_deep_minutes", "night_efficiency", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep"]
+                      "night_deep_share", "night_deep_minutes", "night_efficiency", "night_heart_rate", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep"]
         for field in fields {
             #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
         }
@@ -363,6 +363,7 @@ struct MQTTTests {
             "heart_rate": (nil, "bpm", "measurement", nil),
             "night_deep_minutes": ("duration", "min", "measurement", nil),
             "night_efficiency": (nil, "%", "measurement", nil),
+            "night_heart_rate": (nil, "bpm", "measurement", nil),
             "asleep": (nil, nil, nil, nil),
             "night": (nil, nil, nil, nil),
         ]
