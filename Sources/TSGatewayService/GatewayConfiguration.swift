@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSSimulator
 import TSWatchService
 import Yams
 
@@ -31,6 +32,9 @@ public struct GatewayConfiguration: Sendable {
         /// Whether the simulated watch has the standard services (Device Information, Battery,
         /// Current Time, Heart Rate) beside protocol v1.
         public var standardServices = true
+        /// The protocol the simulated watch speaks (`protocol: 1.0` makes it a version-1 watch,
+        /// without smart windows, RING or alarm alerts).
+        public var simulatedProtocol: SimulatedProtocol = .version1_1
 
         public init(address: String, name: String? = nil) {
             self.address = address
@@ -371,7 +375,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -398,7 +402,7 @@ private struct Reader {
             guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
             watch.adapter = adapter
         }
-        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services"] where entries[key] != nil && !simulated {
+        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol"] where entries[key] != nil && !simulated {
             throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
         }
         if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
@@ -408,6 +412,11 @@ private struct Reader {
         if let node = entries["live-stage-interval"]?.value { watch.liveStageInterval = try duration(node, "live-stage-interval", minimum: .milliseconds(10)) }
         if let node = entries["heart-rate-interval"]?.value { watch.heartRateInterval = try duration(node, "heart-rate-interval", minimum: .milliseconds(10)) }
         if let node = entries["standard-services"]?.value { watch.standardServices = try bool(node, "standard-services") }
+        if let node = entries["protocol"]?.value {
+            let text = try string(node, "protocol")
+            guard let spoken = SimulatedProtocol(text: text) else { throw fail(node, "protocol \"\(text)\" is not one the simulated watch speaks; write \(SimulatedProtocol.choices)") }
+            watch.simulatedProtocol = spoken
+        }
         return watch
     }
 }
