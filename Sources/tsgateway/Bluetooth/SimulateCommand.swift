@@ -64,7 +64,7 @@ struct SimulateCommand: AsyncParsableCommand {
                                                  advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages)
             peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
-            print("simulated watch (protocol \(spoken.rawValue)) advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
+            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), protocol \(spoken.rawValue), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
             fflush(nil)
             let edits = Self.onSignal(SIGUSR1) {
                 await simulator.nudgeFirstAlarmOnWatch()
