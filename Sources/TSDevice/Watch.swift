@@ -250,8 +250,14 @@ public actor Watch {
     private func negotiateExtensions() async throws -> ExtensionsResponse {
         let wanted = configuration.extensions
         guard supportedCommands.contains(.extensions), !wanted.isEmpty else { return ExtensionsResponse(enabled: [], maxSmartWindow: 0) }
-        let answer = try await expect(.extensionsRequest(ExtensionsRequest(wanted: wanted))) {
-            if case let .extensionsResponse(answer) = $0 { answer } else { nil }
+        let answer: ExtensionsResponse
+        do {
+            answer = try await expect(.extensionsRequest(ExtensionsRequest(wanted: wanted))) {
+                if case let .extensionsResponse(answer) = $0 { answer } else { nil }
+            }
+        } catch WatchError.rejected {
+            // It listed EXTENSIONS but refuses it: talk version 1 rather than not at all.
+            return ExtensionsResponse(enabled: [], maxSmartWindow: 0)
         }
         guard answer.enabled.isSubset(of: wanted) else {
             throw WatchError.protocolViolation("EXTENSIONS enabled \(answer.enabled.subtracting(wanted).names.joined(separator: ", ")), which this gateway did not ask for")
