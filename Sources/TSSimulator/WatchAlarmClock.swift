@@ -48,8 +48,9 @@ public struct WatchAlarmClock: Sendable {
     /// ends timed-out rings, rings again after snoozes, then rings the alarms that are due.
     public mutating func advance(to time: Date, stage: SleepStage?, alarms: [Alarm], calendar: Calendar) -> [Change] {
         let previous = now
-        now = max(time, previous ?? time)
-        let time = now!
+        // The watch's clock never runs backwards.
+        let time = max(time, previous ?? time)
+        now = time
         var changes: [Change] = []
         for slot in active.keys.sorted() {
             guard let ring = active[slot] else { continue }
