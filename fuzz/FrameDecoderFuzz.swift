@@ -31,7 +31,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         checkCanonical(message, frame)
     }
     let payload = Array(stream.prefix(Frame.maxPayload))
-    for command in CommandID.allVersion1 {
+    for command in CommandID.all {
         for flags in [FrameFlags(), .response, .event] {
             let frame = Frame(flags: flags, sequence: first, command: command, payload: payload)
             if let message = try? Message(frame: frame) { checkCanonical(message, frame) }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the wire-protocol v1 test vectors (protocol-spec/vectors/*.json).
+"""Generate the wire-protocol v1 and v1.1 test vectors (protocol-spec/vectors/*.json).
 
 This is a second, independent implementation of protocol-spec/wire-protocol.md in
 Python (standard library only), written from the two spec documents alone. The Swift
@@ -17,8 +17,11 @@ Layout of this file:
   * decoder: frame -> (kind, sequence, body) with the error codes of spec section 8;
     used to check every vector this script emits (round trip for valid vectors, the
     expected error for invalid ones)
+  * version 1.1 (spec section 9): its constants, encoders and decoders in one block
+    after the version-1 decoder; the alarm record's SMART byte in enc_alarm/dec_alarm
   * reassembler: the scanning rules of spec section 3 (steps 1-3 and the timeout)
-  * the vectors themselves, and the writer.
+  * the vectors themselves (version 1.1's in valid_vectors_v11 / invalid_vectors_v11),
+    and the writer.
 """
 
 import argparse
@@ -183,8 +186,11 @@ def enc_battery_response(b):
 
 
 def enc_alarm(a):
-    return (u8(a["slot"]) + u8(flag_byte(a["enabled"], a["snooze"])) + u8(a["hour"])
-            + u8(a["minute"]) + u8(a["repeat"]) + string(a["label"]) + string(a["remark"]))
+    # v1.1 (spec 9.3): "smart" present -> SMART flag and one byte after the remark
+    smart = "smart" in a
+    return (u8(a["slot"]) + u8(flag_byte(a["enabled"], a["snooze"], smart)) + u8(a["hour"])
+            + u8(a["minute"]) + u8(a["repeat"]) + string(a["label"]) + string(a["remark"])
+            + (u8(a["smart"]) if smart else b""))
 
 
 def enc_alarm_table(b):
@@ -473,7 +479,7 @@ def dec_battery_response(r):
 def dec_alarm(r):
     slot = r.u8()
     flags = r.u8()
-    check(flags & 0xFC == 0, "reservedBitsSet", "alarm flags")
+    check(flags & 0xF8 == 0, "reservedBitsSet", "alarm flags")  # bit 2: v1.1 SMART
     hour = r.u8()
     check(hour <= 23, "hourOutOfRange")
     minute = r.u8()
@@ -482,8 +488,13 @@ def dec_alarm(r):
     check(repeat & 0x80 == 0, "reservedBitsSet", "repeat")
     label = r.string(32, "labelTooLong")
     remark = r.string(255)
-    return {"slot": slot, "enabled": bool(flags & 1), "snooze": bool(flags & 2), "hour": hour,
+    body = {"slot": slot, "enabled": bool(flags & 1), "snooze": bool(flags & 2), "hour": hour,
             "minute": minute, "repeat": repeat, "label": label, "remark": remark}
+    if flags & 4:
+        smart = r.u8()
+        check(smart >= 1, "valueOutOfRange", "SMART with a window of 0")
+        body["smart"] = smart
+    return body
 
 
 def dec_alarm_table(r):
@@ -657,6 +668,125 @@ DECODERS = {
 assert set(DECODERS) == set(ENCODERS)
 
 
+# --------------------------------------------------------------------------- version 1.1
+# Spec section 9: EXTENSIONS, RING, ALARM_ALERT. Frames stay version 1; the alarm record's
+# SMART byte lives in enc_alarm / dec_alarm above.
+
+V1_COMMAND_IDS = list(COMMANDS.values())
+V11_COMMANDS = {
+    "extensions": 0x0100,
+    "ring": 0x0101,
+    "alarmAlert": 0x0102,
+}
+EXTENSION_FEATURES = ["smartWindows", "alarmAlerts"]  # bit 0, bit 1; bits 2-7 later versions
+RING_REASONS = ["smartWake", "test"]
+RING_RESULTS = ["ringing", "alreadyRinging", "alreadyRang"]
+ALERT_KINDS = ["ringing", "dismissed", "snoozed", "timedOut"]
+ALERT_TRIGGERS = ["alarmTime", "smartWindow", "ringSmartWake", "ringTest", "snoozeEnded"]
+
+
+def feature_bits(names):
+    """Feature names -> bit mask; "bitN" names a bit this version does not define."""
+    mask = 0
+    for name in names:
+        bit = EXTENSION_FEATURES.index(name) if name in EXTENSION_FEATURES else int(name[3:])
+        mask |= 1 << bit
+    return mask
+
+
+def feature_names(mask):
+    return [EXTENSION_FEATURES[b] if b < len(EXTENSION_FEATURES) else "bit%d" % b
+            for b in range(8) if mask & (1 << b)]
+
+
+def enc_extensions_request(b):
+    return u8(feature_bits(b["wanted"]))
+
+
+def enc_extensions_response(b):
+    return u8(feature_bits(b["enabled"])) + u8(b["maxSmartWindow"])
+
+
+def enc_ring_request(b):
+    return u8(b["slot"]) + u8(enum(b["reason"], RING_REASONS))
+
+
+def enc_ring_response(b):
+    return u8(enum(b["result"], RING_RESULTS))
+
+
+def enc_alarm_alert(b):
+    return (u8(enum(b["kind"], ALERT_KINDS)) + u8(b["slot"]) + u8(enum(b["trigger"], ALERT_TRIGGERS))
+            + u32(b["time"]) + u8(b["snoozeMinutes"]))
+
+
+def dec_extensions_request(r):
+    # unknown bits are kept: a watch ignores them, they are not an error (spec 9.2)
+    return {"wanted": feature_names(r.u8())}
+
+
+def dec_extensions_response(r):
+    enabled = r.u8()
+    check(enabled & 0xFC == 0, "reservedBitsSet", "enabled")
+    window = r.u8()
+    if enabled & 1:
+        check(window >= 1, "valueOutOfRange", "maxSmartWindow 0 with smartWindows")
+    else:
+        check(window == 0, "valueOutOfRange", "maxSmartWindow without smartWindows")
+    return {"enabled": feature_names(enabled), "maxSmartWindow": window}
+
+
+def dec_ring_request(r):
+    slot, reason = r.u8(), r.u8()
+    check(reason < len(RING_REASONS), "valueOutOfRange", "reason")
+    return {"slot": slot, "reason": RING_REASONS[reason]}
+
+
+def dec_ring_response(r):
+    result = r.u8()
+    check(result < len(RING_RESULTS), "valueOutOfRange", "result")
+    return {"result": RING_RESULTS[result]}
+
+
+def dec_alarm_alert(r):
+    kind, slot, trigger = r.u8(), r.u8(), r.u8()
+    check(kind < len(ALERT_KINDS), "valueOutOfRange", "kind")
+    check(trigger < len(ALERT_TRIGGERS), "valueOutOfRange", "trigger")
+    time, snooze = r.u32(), r.u8()
+    if ALERT_KINDS[kind] == "snoozed":
+        check(snooze >= 1, "valueOutOfRange", "snoozed with 0 minutes")
+    else:
+        check(snooze == 0, "valueOutOfRange", "snoozeMinutes on another kind")
+    return {"kind": ALERT_KINDS[kind], "slot": slot, "trigger": ALERT_TRIGGERS[trigger],
+            "time": time, "snoozeMinutes": snooze}
+
+
+COMMANDS.update(V11_COMMANDS)
+COMMAND_NAMES.update({v: k for k, v in V11_COMMANDS.items()})
+DIRECTIONS.update({
+    "extensions": _REQ_RESP,
+    "ring": _REQ_RESP,
+    "alarmAlert": {FLAG_EVENT: "event", FLAG_RESPONSE: "eventAck"},
+})
+ENCODERS.update({
+    "extensions.request": enc_extensions_request,
+    "extensions.response": enc_extensions_response,
+    "ring.request": enc_ring_request,
+    "ring.response": enc_ring_response,
+    "alarmAlert.event": enc_alarm_alert,
+    "alarmAlert.eventAck": enc_empty,
+})
+DECODERS.update({
+    "extensions.request": dec_extensions_request,
+    "extensions.response": dec_extensions_response,
+    "ring.request": dec_ring_request,
+    "ring.response": dec_ring_response,
+    "alarmAlert.event": dec_alarm_alert,
+    "alarmAlert.eventAck": dec_empty,
+})
+assert set(DECODERS) == set(ENCODERS)
+
+
 def kind_of(command, flags):
     name = COMMAND_NAMES.get(command)
     if name is None:
@@ -819,7 +949,7 @@ def utf8_exact(text, size):
 
 MESSAGE_200 = utf8_exact("slot 3: label is 40 bytes, limit 32 – Grenze überschritten; 标签太长. ", 200)
 
-ALL_COMMAND_IDS = sorted(COMMANDS.values())
+ALL_COMMAND_IDS = sorted(V1_COMMAND_IDS)
 
 
 def sleep_records(rng, count, start):
@@ -1026,7 +1156,143 @@ def valid_vectors():
       error_body("crcMismatch", 0x0011, 4, "CRC mismatch"))
     v("NACK naming an unknown command", "error.nack", 255,
       error_body("crcMismatch", 0xFFFF, 0, ""))
+    valid_vectors_v11(v)
     return vs
+
+
+# --------------------------------------------------------------------------- v1.1 vectors
+
+A_SMART = dict(A_WORK, smart=30)
+A_SMART_MAX = dict(A_MED, smart=255)
+A_SMART_ONCE = dict(A_ONCE, smart=1)
+
+
+def valid_vectors_v11(v):
+    """Spec section 9: EXTENSIONS, alarm records with SMART, RING, ALARM_ALERT."""
+    v("v1.1 watch lists EXTENSIONS, RING and ALARM_ALERT in hello", "hello.response", 0,
+      {"version": 1, "maxPayload": 2048, "maxWindow": 16,
+       "commands": sorted(V1_COMMAND_IDS + list(V11_COMMANDS.values()))})
+    v("extensions: smart windows and alarm alerts wanted", "extensions.request", 1,
+      {"wanted": ["smartWindows", "alarmAlerts"]})
+    v("extensions: nothing wanted (turns both off)", "extensions.request", 2, {"wanted": []})
+    v("extensions: a later central also asks for bits 2 and 7", "extensions.request", 3,
+      {"wanted": ["smartWindows", "alarmAlerts", "bit2", "bit7"]})
+    v("extensions enabled, smart windows up to 60 minutes", "extensions.response", 1,
+      {"enabled": ["smartWindows", "alarmAlerts"], "maxSmartWindow": 60})
+    v("extensions: alarm alerts only, no smart windows", "extensions.response", 2,
+      {"enabled": ["alarmAlerts"], "maxSmartWindow": 0})
+    v("extensions: smart windows up to 255 minutes, no alerts", "extensions.response", 3,
+      {"enabled": ["smartWindows"], "maxSmartWindow": 255})
+    v("extensions: nothing enabled", "extensions.response", 4,
+      {"enabled": [], "maxSmartWindow": 0})
+    v("set an alarm with a 30-minute smart window", "alarmsSet.request", 16,
+      {"alarms": [A_SMART]})
+    v("set alarms with and without smart windows (1 and 255 minutes)", "alarmsSet.request", 17,
+      {"alarms": [A_SMART_ONCE, A_WEEKEND, A_SMART_MAX]})
+    v("alarm table with a smart window", "alarmsGet.response", 18,
+      {"alarms": [A_SMART, A_CN]})
+    v("smart window edited on the watch", "alarmsChanged.event", 4,
+      {"origin": "watch", "alarms": [dict(A_SMART, smart=45)]})
+    v("once alarm with a smart window rang early and turned off", "alarmsChanged.event", 5,
+      {"origin": "onceAlarmFired", "alarms": [dict(A_SMART_ONCE, enabled=False)]})
+    v("ring now: the gateway's smart wake", "ring.request", 19,
+      {"slot": 0, "reason": "smartWake"})
+    v("ring slot 255 as a test", "ring.request", 20, {"slot": 255, "reason": "test"})
+    v("ring answered: ringing", "ring.response", 19, {"result": "ringing"})
+    v("ring answered: already ringing", "ring.response", 20, {"result": "alreadyRinging"})
+    v("ring answered: already rang", "ring.response", 21, {"result": "alreadyRang"})
+    t = 1763620860  # 2025-11-20 06:41 UTC
+    v("alarm rings early in its smart window", "alarmAlert.event", 9,
+      {"kind": "ringing", "slot": 0, "trigger": "smartWindow", "time": t, "snoozeMinutes": 0})
+    v("alarm snoozed for 9 minutes", "alarmAlert.event", 10,
+      {"kind": "snoozed", "slot": 0, "trigger": "smartWindow", "time": t + 60,
+       "snoozeMinutes": 9})
+    v("alarm rings again after the snooze", "alarmAlert.event", 11,
+      {"kind": "ringing", "slot": 0, "trigger": "snoozeEnded", "time": t + 600,
+       "snoozeMinutes": 0})
+    v("alarm dismissed", "alarmAlert.event", 12,
+      {"kind": "dismissed", "slot": 0, "trigger": "snoozeEnded", "time": t + 630,
+       "snoozeMinutes": 0})
+    v("alarm rings at its time", "alarmAlert.event", 13,
+      {"kind": "ringing", "slot": 3, "trigger": "alarmTime", "time": t + 1140,
+       "snoozeMinutes": 0})
+    v("alarm rang unanswered until the watch stopped it", "alarmAlert.event", 14,
+      {"kind": "timedOut", "slot": 3, "trigger": "alarmTime", "time": t + 1200,
+       "snoozeMinutes": 0})
+    v("ring from the gateway's smart wake", "alarmAlert.event", 15,
+      {"kind": "ringing", "slot": 255, "trigger": "ringSmartWake", "time": t,
+       "snoozeMinutes": 0})
+    v("test ring dismissed", "alarmAlert.event", 16,
+      {"kind": "dismissed", "slot": 1, "trigger": "ringTest", "time": t, "snoozeMinutes": 0})
+    v("snoozed for 255 minutes", "alarmAlert.event", 17,
+      {"kind": "snoozed", "slot": 1, "trigger": "alarmTime", "time": 0, "snoozeMinutes": 255})
+    v("alarm alert acknowledged", "alarmAlert.eventAck", 9, {})
+
+
+def invalid_vectors_v11(payload_case, E):
+    """Spec section 9: what a v1.1 codec rejects."""
+    smart = E("alarmsSet.request", {"alarms": [A_SMART]})
+    payload_case("alarm with SMART and a window of 0", "alarmsSet.request",
+                 smart[:-1] + b"\x00", "valueOutOfRange", sequence=16)
+    payload_case("alarm with SMART but no window byte", "alarmsSet.request", smart[:-1],
+                 "truncatedPayload", sequence=16)
+    payload_case("alarm without SMART followed by a window byte", "alarmsSet.request",
+                 set_byte(smart, 2, 0x03), "trailingBytes", sequence=16)
+    payload_case("alarm table response with SMART window 0", "alarmsGet.response",
+                 E("alarmsGet.response", {"alarms": [A_CN, dict(A_SMART, smart=0)]}),
+                 "valueOutOfRange", sequence=18)
+    payload_case("alarms changed with SMART window 0", "alarmsChanged.event",
+                 E("alarmsChanged.event", {"origin": "watch", "alarms": [dict(A_SMART, smart=0)]}),
+                 "valueOutOfRange")
+
+    payload_case("extensions request of 0 bytes", "extensions.request", b"", "truncatedPayload")
+    payload_case("extensions request of 2 bytes", "extensions.request", b"\x03\x00",
+                 "trailingBytes")
+    payload_case("extensions response enabling bit 2", "extensions.response", b"\x05\x3c",
+                 "reservedBitsSet")
+    payload_case("extensions response enabling bit 7", "extensions.response", b"\x80\x00",
+                 "reservedBitsSet")
+    payload_case("extensions response with smart windows of at most 0 minutes",
+                 "extensions.response", b"\x01\x00", "valueOutOfRange")
+    payload_case("extensions response with a maximum but no smart windows",
+                 "extensions.response", b"\x02\x3c", "valueOutOfRange")
+    payload_case("extensions response of 1 byte", "extensions.response", b"\x03",
+                 "truncatedPayload")
+    payload_case("extensions response of 3 bytes", "extensions.response", b"\x03\x3c\x00",
+                 "trailingBytes")
+
+    payload_case("ring reason 2", "ring.request", E("ring.request", {"slot": 0, "reason": 2}),
+                 "valueOutOfRange")
+    payload_case("ring reason 255", "ring.request", E("ring.request", {"slot": 0, "reason": 255}),
+                 "valueOutOfRange")
+    payload_case("ring request of 1 byte", "ring.request", b"\x00", "truncatedPayload")
+    payload_case("ring request of 3 bytes", "ring.request", b"\x00\x00\x00", "trailingBytes")
+    payload_case("ring result 3", "ring.response", b"\x03", "valueOutOfRange")
+    payload_case("ring response without result", "ring.response", b"", "truncatedPayload")
+    payload_case("RING with EVENT flag", None, b"\x00\x00", "unexpectedDirection",
+                 command=0x0101, flags=FLAG_EVENT)
+
+    al = {"kind": "ringing", "slot": 0, "trigger": "smartWindow", "time": 1763620860,
+          "snoozeMinutes": 0}
+    payload_case("alarm alert kind 4", "alarmAlert.event", E("alarmAlert.event", dict(al, kind=4)),
+                 "valueOutOfRange")
+    payload_case("alarm alert trigger 5", "alarmAlert.event",
+                 E("alarmAlert.event", dict(al, trigger=5)), "valueOutOfRange")
+    payload_case("alarm alert snoozed for 0 minutes", "alarmAlert.event",
+                 E("alarmAlert.event", dict(al, kind="snoozed")), "valueOutOfRange")
+    payload_case("alarm alert ringing with snooze minutes", "alarmAlert.event",
+                 E("alarmAlert.event", dict(al, snoozeMinutes=9)), "valueOutOfRange")
+    payload_case("alarm alert dismissed with snooze minutes", "alarmAlert.event",
+                 E("alarmAlert.event", dict(al, kind="dismissed", snoozeMinutes=1)),
+                 "valueOutOfRange")
+    payload_case("alarm alert of 7 bytes", "alarmAlert.event", E("alarmAlert.event", al)[:7],
+                 "truncatedPayload")
+    payload_case("alarm alert of 9 bytes", "alarmAlert.event",
+                 E("alarmAlert.event", al) + b"\x00", "trailingBytes")
+    payload_case("ALARM_ALERT without EVENT flag", None, E("alarmAlert.event", al),
+                 "unexpectedDirection", command=0x0102, flags=0)
+    payload_case("alarm alert event ack with payload", "alarmAlert.eventAck", b"\x00",
+                 "trailingBytes")
 
 
 def build_valid():
@@ -1139,8 +1405,8 @@ def build_invalid():
     payload_case("unknown command 0x0099", None, b"\x01", "unknownCommand", command=0x0099,
                  flags=0)
     payload_case("unknown command 0x0000", None, b"", "unknownCommand", command=0x0000, flags=0)
-    payload_case("unknown command 0x0100 (reserved for later versions)", None, b"",
-                 "unknownCommand", command=0x0100, flags=0)
+    payload_case("unknown command 0x0103 (reserved for later versions)", None, b"",
+                 "unknownCommand", command=0x0103, flags=0)
     payload_case("unknown command 0x8001 (vendor extension)", None, b"\x00\x01",
                  "unknownCommand", command=0x8001, flags=1)
     payload_case("unknown command 0x0005 as a response", None, b"", "unknownCommand",
@@ -1278,7 +1544,7 @@ def build_invalid():
     alarm_case("alarm hour 24 in ALARMS_GET response", [A_WORK, dict(A_CN, hour=24)],
                "hourOutOfRange", kind="alarmsGet.response")
     one = E("alarmsSet.request", table(A_WORK))
-    payload_case("alarm reserved flag bit 2", "alarmsSet.request", set_byte(one, 2, 0x07),
+    payload_case("alarm reserved flag bit 3", "alarmsSet.request", set_byte(one, 2, 0x0B),
                  "reservedBitsSet", sequence=3)
     payload_case("alarm reserved flag bit 7", "alarmsSet.request", set_byte(one, 2, 0x81),
                  "reservedBitsSet", sequence=3)
@@ -1457,6 +1723,8 @@ def build_invalid():
                  E("error.nack", eb)[:4], "truncatedPayload", sequence=3)
     payload_case("error with a byte after the message", "error.response",
                  E("error.response", eb) + b"\x00", "trailingBytes", sequence=3)
+
+    invalid_vectors_v11(payload_case, E)
 
     names = [v["name"] for v in out]
     assert len(names) == len(set(names)), "duplicate invalid names"

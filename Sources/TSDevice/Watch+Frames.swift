@@ -176,9 +176,15 @@ extension Watch {
         case let .sleepPage(page):
             await receivePage(page)
         case let .alarmsChanged(change):
-            await acknowledgeEvent(frame) { alarmEvents.send(change) }
+            await acknowledgeEvent(frame) {
+                if smartWindowOutsideNegotiation(change.alarms) != nil { rejectedEvents += 1 } else { alarmEvents.send(change) }
+            }
         case let .liveStage(stage):
             await acknowledgeEvent(frame) { liveEvents.send(stage) }
+        case let .alarmAlert(alert):
+            await acknowledgeEvent(frame) {
+                if extensions.enabled.contains(.alarmAlerts) { alertEvents.send(alert) } else { rejectedEvents += 1 }
+            }
         default:
             guard message.form == .response, let waiting = pending, waiting.sequence == frame.sequence, waiting.command == frame.command else { return }
             pending = nil
@@ -190,7 +196,11 @@ extension Watch {
     }
 
     private func acknowledgeEvent(_ frame: Frame, deliver: () -> Void) async {
-        let ack: Message = frame.command == .alarmsChanged ? .alarmsChangedAck : .liveStageAck
+        let ack: Message = switch frame.command {
+        case .alarmsChanged: .alarmsChangedAck
+        case .alarmAlert: .alarmAlertAck
+        default: .liveStageAck
+        }
         let isRepeat = lastEvent?.sequence == frame.sequence && lastEvent?.command == frame.command
         lastEvent = (frame.sequence, frame.command)
         if !isRepeat { deliver() }
@@ -214,6 +224,7 @@ extension Watch {
             .monitorGet: "MONITOR_GET", .monitorSet: "MONITOR_SET", .sleepQuery: "SLEEP_QUERY", .sleepPage: "SLEEP_PAGE",
             .sleepPageAck: "SLEEP_PAGE_ACK", .sleepCommit: "SLEEP_COMMIT", .sleepAbort: "SLEEP_ABORT",
             .liveSubscribe: "LIVE_SUBSCRIBE", .liveStage: "LIVE_STAGE", .error: "ERROR",
+            .extensions: "EXTENSIONS", .ring: "RING", .alarmAlert: "ALARM_ALERT",
         ]
         return names[command] ?? "command \(command)"
     }

@@ -3,7 +3,7 @@ import TSModels
 import TSProtocol
 import TSTransport
 
-/// One watch: the central side of protocol v1 over any transport. Requests go out one at a
+/// One watch: the central side of protocol v1 and v1.1 over any transport. Requests go out one at a
 /// time, are retransmitted on timeout or NACK and matched to their response by sequence
 /// number; events are acknowledged and fanned out to every subscriber; sleep pages are
 /// received under a sliding window.
@@ -14,6 +14,12 @@ public actor Watch {
     public private(set) var info: DeviceInfo?
     /// Commands the watch listed in HELLO.
     public private(set) var supportedCommands: Set<CommandID> = []
+    /// The version-1.1 features the watch enabled on the current or last connection (EXTENSIONS);
+    /// none for a version-1 watch, or when `configuration.extensions` is empty.
+    public private(set) var extensions = ExtensionsResponse(enabled: [], maxSmartWindow: 0)
+    /// Events the watch sent that this connection's negotiation does not allow (a smart window
+    /// or an alarm alert without the feature enabled): acknowledged, counted, not delivered.
+    public internal(set) var rejectedEvents = 0
     /// The services of the current or last connection; nil before the first.
     public internal(set) var services: ServiceSet?
     /// Heart Rate Measurement values refused as malformed since this actor was made.
@@ -28,6 +34,7 @@ public actor Watch {
     var lastEvent: (sequence: UInt8, command: CommandID)?
     let alarmEvents = EventFanOut<AlarmsChanged>(buffer: 64)
     let liveEvents = EventFanOut<LiveStageEvent>(buffer: 256)
+    let alertEvents = EventFanOut<AlarmAlert>(buffer: 64)
     let linkLossEvents = EventFanOut<String>(buffer: 8)
     var receiver: SleepReceiver?
     /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
@@ -85,6 +92,7 @@ public actor Watch {
         reassembler = FrameReassembler()
         sequence = 0
         lastEvent = nil
+        extensions = ExtensionsResponse(enabled: [], maxSmartWindow: 0)
         let generation = connectionGeneration
         pumpTask = Task { [weak self] in
             for await event in opened.events {
@@ -106,10 +114,14 @@ public actor Watch {
                 throw WatchError.protocolViolation("HELLO answered with \(hello.kind)")
             }
             supportedCommands = Set(answer.commands.map(CommandID.init(rawValue:)))
+            extensions = try await negotiateExtensions()
             guard case let .deviceInfoResponse(deviceInfo) = try await request(.deviceInfoRequest) else {
                 throw WatchError.protocolViolation("DEVICE_INFO answered with another message")
             }
             var described = deviceInfo
+            described.capabilities.maxSmartWindow = Int(extensions.maxSmartWindow)
+            described.capabilities.supportsRing = supportedCommands.contains(.ring)
+            described.capabilities.reportsAlarmAlerts = extensions.enabled.contains(.alarmAlerts)
             described.services = opened.services
             if opened.services.contains(.deviceInformation) { described.standard = try await readDeviceInformation(opened) }
             info = described
@@ -162,16 +174,38 @@ public actor Watch {
     }
 
     public func alarms() async throws -> [Alarm] {
-        try await expect(.alarmsGetRequest) { if case let .alarmsGetResponse(table) = $0 { table.alarms } else { nil } }
+        let alarms = try await expect(.alarmsGetRequest) { if case let .alarmsGetResponse(table) = $0 { table.alarms } else { nil } }
+        if let smuggled = smartWindowOutsideNegotiation(alarms) {
+            throw WatchError.protocolViolation("ALARMS_GET response: the alarm in slot \(smuggled.slot) carries a smart window, but smart windows are not enabled on this connection")
+        }
+        return alarms
     }
 
     /// Replaces the whole alarm table. Checked against the watch's limits before anything is
-    /// sent; the error names each offending alarm.
+    /// sent; the error names each offending alarm. A smart window on a watch without smart wake
+    /// is `.unsupported`; one longer than the watch takes is an invalid alarm.
     public func setAlarms(_ alarms: [Alarm]) async throws {
-        let limits = try currentInfo().capabilities.alarmLimits
-        let problems = alarms.problems(limits: limits)
+        let capabilities = try currentInfo().capabilities
+        if capabilities.maxSmartWindow == 0, let asking = alarms.first(where: { $0.smartWindow > 0 }) {
+            throw WatchError.unsupported("smart wake windows (the alarm in slot \(asking.slot) asks for \(asking.smartWindow) minutes; "
+                                         + "this watch's smart-window limit is 0: it lacks protocol v1.1's smart windows)")
+        }
+        let problems = alarms.problems(limits: capabilities.alarmLimits)
         guard problems.isEmpty else { throw WatchError.invalidAlarms(problems) }
         try await expect(.alarmsSetRequest(AlarmTable(alarms: alarms))) { if case .alarmsSetResponse = $0 { () } else { nil } }
+    }
+
+    /// Makes the watch ring now for the alarm in `slot` (protocol v1.1 RING): `.smartWake` stands
+    /// for the alarm's next occurrence, `.test` changes nothing. A watch without RING is
+    /// `.unsupported` before anything is sent.
+    public func ring(slot: UInt8, reason: RingReason) async throws -> RingResult {
+        _ = try currentInfo()
+        guard supportedCommands.contains(.ring) else {
+            throw WatchError.unsupported("ringing on command (protocol v1.1 RING)")
+        }
+        return try await expect(.ringRequest(RingRequest(slot: slot, reason: reason))) {
+            if case let .ringResponse(answer) = $0 { answer.result } else { nil }
+        }
     }
 
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
@@ -206,6 +240,35 @@ public actor Watch {
     public func alarmChanges() -> AsyncStream<AlarmsChanged> { alarmEvents.subscribe() }
 
     public func liveStages() -> AsyncStream<LiveStageEvent> { liveEvents.subscribe() }
+
+    /// Every ALARM_ALERT the watch sends (an alarm ringing, dismissed, snoozed, timed out), for
+    /// as long as the stream is iterated; nothing on a watch that does not report them
+    /// (`capabilities.reportsAlarmAlerts`).
+    public func alarmAlerts() -> AsyncStream<AlarmAlert> { alertEvents.subscribe() }
+
+    /// EXTENSIONS right after HELLO when the watch listed it (wire-protocol.md §9.2).
+    private func negotiateExtensions() async throws -> ExtensionsResponse {
+        let wanted = configuration.extensions
+        guard supportedCommands.contains(.extensions), !wanted.isEmpty else { return ExtensionsResponse(enabled: [], maxSmartWindow: 0) }
+        let answer: ExtensionsResponse
+        do {
+            answer = try await expect(.extensionsRequest(ExtensionsRequest(wanted: wanted))) {
+                if case let .extensionsResponse(answer) = $0 { answer } else { nil }
+            }
+        } catch WatchError.rejected {
+            // It listed EXTENSIONS but refuses it: talk version 1 rather than not at all.
+            return ExtensionsResponse(enabled: [], maxSmartWindow: 0)
+        }
+        guard answer.enabled.isSubset(of: wanted) else {
+            throw WatchError.protocolViolation("EXTENSIONS enabled \(answer.enabled.subtracting(wanted).names.joined(separator: ", ")), which this gateway did not ask for")
+        }
+        return answer
+    }
+
+    /// The first alarm with a smart window when smart windows are not enabled on this connection.
+    func smartWindowOutsideNegotiation(_ alarms: [Alarm]) -> Alarm? {
+        extensions.enabled.contains(.smartWindows) ? nil : alarms.first { $0.smartWindow > 0 }
+    }
 
     func currentInfo() throws -> DeviceInfo {
         guard let info, connection != nil else { throw WatchError.notConnected }

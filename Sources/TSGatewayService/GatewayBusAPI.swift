@@ -154,6 +154,9 @@ public enum GatewayBusAPI {
             "DeletesSyncedRecords": .boolean(capabilities.deletesSyncedRecords),
             "SupportsLiveSleep": .boolean(capabilities.supportsLiveSleep),
             "MonitorTypes": .strings(capabilities.monitorTypes.map(\.name)),
+            "MaxSmartWindow": .uint32(UInt32(capabilities.maxSmartWindow)),
+            "SupportsRing": .boolean(capabilities.supportsRing),
+            "ReportsAlarmAlerts": .boolean(capabilities.reportsAlarmAlerts),
         ]
     }
 
@@ -164,9 +167,13 @@ public enum GatewayBusAPI {
               let naps = values["SupportsNaps"]?.boolValue, let deletes = values["DeletesSyncedRecords"]?.boolValue,
               let live = values["SupportsLiveSleep"]?.boolValue, let types = values["MonitorTypes"]?.stringArrayValue
         else { return nil }
+        // The protocol v1.1 keys are absent from a daemon older than them: a watch without v1.1.
         return DeviceCapabilities(maxAlarms: Int(maxAlarms), labelMaxBytes: Int(label), remarkMaxBytes: Int(remark), statisticsRule: rule,
                                   supportsNaps: naps, deletesSyncedRecords: deletes, supportsLiveSleep: live,
-                                  monitorTypes: types.compactMap(MonitorType.init(name:)))
+                                  monitorTypes: types.compactMap(MonitorType.init(name:)),
+                                  maxSmartWindow: Int(values["MaxSmartWindow"]?.uint32Value ?? 0),
+                                  supportsRing: values["SupportsRing"]?.boolValue ?? false,
+                                  reportsAlarmAlerts: values["ReportsAlarmAlerts"]?.boolValue ?? false)
     }
 
     /// SyncSleep's options: `from`, `to` (x, Unix seconds), `reconnects` (u); each may be left out.

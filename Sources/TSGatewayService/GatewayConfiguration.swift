@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSSimulator
 import TSWatchService
 import Yams
 
@@ -33,6 +34,9 @@ public struct GatewayConfiguration: Sendable {
         public var standardServices = true
         /// False: the simulated watch is a band with the standard services only.
         public var protocolV1 = true
+        /// The protocol the simulated watch speaks (`protocol: 1.0` makes it a version-1 watch,
+        /// without smart windows, RING or alarm alerts).
+        public var simulatedProtocol: SimulatedProtocol = .version1_1
 
         public init(address: String, name: String? = nil) {
             self.address = address
@@ -411,7 +415,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -438,7 +442,7 @@ private struct Reader {
             guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
             watch.adapter = adapter
         }
-        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1"] where entries[key] != nil && !simulated {
+        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol"] where entries[key] != nil && !simulated {
             throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
         }
         if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
@@ -451,6 +455,11 @@ private struct Reader {
         if let node = entries["protocol-v1"]?.value { watch.protocolV1 = try bool(node, "protocol-v1") }
         if !watch.protocolV1 && !watch.standardServices {
             throw fail(entries["protocol-v1"]?.key, "a simulated watch needs protocol-v1 or standard-services (or both)")
+        }
+        if let node = entries["protocol"]?.value {
+            let text = try string(node, "protocol")
+            guard let spoken = SimulatedProtocol(text: text) else { throw fail(node, "protocol \"\(text)\" is not one the simulated watch speaks; write \(SimulatedProtocol.choices)") }
+            watch.simulatedProtocol = spoken
         }
         return watch
     }

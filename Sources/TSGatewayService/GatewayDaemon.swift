@@ -113,7 +113,7 @@ public final class GatewayDaemon: Service {
                 let now = SimulatorClock.now()
                 let records = SleepDataGenerator(seed: entry.seed, timeZone: configuration.timeZone)
                     .records(days: entry.historyDays, lastMorning: now, notAfter: now)
-                let simulator = SimulatedWatch(state: SimulatorState(alarms: [
+                let simulator = SimulatedWatch(configuration: entry.simulatedProtocol.configuration, state: SimulatorState(alarms: [
                     .simulatorDefault,
                 ], records: records))
                 let standard = entry.standardServices ? SimulatedStandardServices() : nil

@@ -40,6 +40,8 @@ public struct AlarmRepeat: OptionSet, Sendable, Hashable, Codable {
 public struct Alarm: Sendable, Hashable {
     /// The longest label the protocol carries, in UTF-8 bytes.
     public static let maxLabelBytes = 32
+    /// The longest smart window protocol v1.1 carries, in minutes.
+    public static let maxSmartWindow = 255
 
     /// Device-side slot, 0…255, unique within a table.
     public var slot: UInt8
@@ -53,12 +55,16 @@ public struct Alarm: Sendable, Hashable {
     public var snoozeAllowed: Bool
     public var remark: String
     public var repeatDays: AlarmRepeat
+    /// Smart wake (protocol v1.1): minutes before its time in which the watch may ring early, at
+    /// the first light or awake stage; 0 = off, the alarm rings at its time.
+    public var smartWindow: UInt8
 
     /// Creates an alarm exactly as given. Out-of-range values are kept so they can be reported
     /// by `validate`; use `setTime(hour:minute:)` for the SDK's clamping behaviour.
     public init(
         slot: UInt8, identifier: String? = nil, label: String = "", hour: UInt8, minute: UInt8,
-        isEnabled: Bool = true, snoozeAllowed: Bool = false, remark: String = "", repeatDays: AlarmRepeat = .once
+        isEnabled: Bool = true, snoozeAllowed: Bool = false, remark: String = "", repeatDays: AlarmRepeat = .once,
+        smartWindow: UInt8 = 0
     ) {
         self.slot = slot
         self.identifier = identifier
@@ -69,6 +75,7 @@ public struct Alarm: Sendable, Hashable {
         self.snoozeAllowed = snoozeAllowed
         self.remark = remark
         self.repeatDays = repeatDays
+        self.smartWindow = smartWindow
     }
 
     /// Sets the time, clamping to 0…23 and 0…59 as the TopStep SDK does (25:75 → 23:59, −5:−10 → 0:00).
@@ -92,6 +99,9 @@ public struct Alarm: Sendable, Hashable {
         if remarkBytes > limits.remarkMaxBytes {
             found.append(.remarkTooLong(slot: slot, bytes: remarkBytes, limit: limits.remarkMaxBytes))
         }
+        if Int(smartWindow) > limits.maxSmartWindow {
+            found.append(.smartWindowTooLong(slot: slot, minutes: Int(smartWindow), limit: limits.maxSmartWindow))
+        }
         return found
     }
 }
@@ -101,11 +111,14 @@ public struct AlarmLimits: Sendable, Hashable {
     public var maxAlarms: Int
     public var labelMaxBytes: Int
     public var remarkMaxBytes: Int
+    /// The longest smart window in minutes; 0: the watch has no smart wake.
+    public var maxSmartWindow: Int
 
-    public init(maxAlarms: Int, labelMaxBytes: Int, remarkMaxBytes: Int) {
+    public init(maxAlarms: Int, labelMaxBytes: Int, remarkMaxBytes: Int, maxSmartWindow: Int = Alarm.maxSmartWindow) {
         self.maxAlarms = maxAlarms
         self.labelMaxBytes = labelMaxBytes
         self.remarkMaxBytes = remarkMaxBytes
+        self.maxSmartWindow = maxSmartWindow
     }
 
     /// What the wire format itself can carry.
@@ -122,6 +135,7 @@ public enum AlarmProblem: Error, Sendable, Hashable, CustomStringConvertible {
     case reservedRepeatBit(slot: UInt8, mask: UInt8)
     case labelTooLong(slot: UInt8, bytes: Int, limit: Int)
     case remarkTooLong(slot: UInt8, bytes: Int, limit: Int)
+    case smartWindowTooLong(slot: UInt8, minutes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -138,6 +152,10 @@ public enum AlarmProblem: Error, Sendable, Hashable, CustomStringConvertible {
             limit == 0
                 ? "alarm in slot \(slot): this watch takes no remarks, but one of \(bytes) bytes was given"
                 : "alarm in slot \(slot): remark is \(bytes) bytes of UTF-8, limit \(limit)"
+        case let .smartWindowTooLong(slot, minutes, limit):
+            limit == 0
+                ? "alarm in slot \(slot): this watch has no smart wake (its smart-window limit is 0 minutes), but a \(minutes)-minute smart window was given"
+                : "alarm in slot \(slot): smart window is \(minutes) minutes, this watch's limit is \(limit)"
         }
     }
 }

@@ -13,6 +13,14 @@ public enum AlarmText {
         return (UInt8(hour), UInt8(minute))
     }
 
+    /// A smart-wake window in minutes, 0 (off) … 255.
+    public static func checkSmartWindow(_ minutes: Int) throws(AlarmTextError) -> UInt8 {
+        guard (0...Alarm.maxSmartWindow).contains(minutes) else {
+            throw AlarmTextError("smart window \(minutes) is out of range 0…\(Alarm.maxSmartWindow) minutes (0 = off)")
+        }
+        return UInt8(minutes)
+    }
+
     public static func formatTime(hour: UInt8, minute: UInt8) -> String {
         String(format: "%02d:%02d", Int(hour), Int(minute))
     }
@@ -56,7 +64,8 @@ public enum AlarmText {
 /// The one JSON form of an alarm, everywhere: `alarms get --json`, `alarms set --file`, the
 /// daemon's GetAlarms/SetAlarms and AlarmsChanged, events, MQTT commands and the store's alarm
 /// history. `{"slot": 0, "time": "07:00", "repeat": ["mon", …], "enabled": true,
-/// "snooze": false, "label": "Work", "remark": ""}`; on input only `time` is required.
+/// "snooze": false, "label": "Work", "remark": "", "smart": 30}`; on input only `time` is
+/// required. `smart` (the smart-wake window in minutes) is left out when off, and 0 means off.
 public struct AlarmJSON: Codable, Sendable, Equatable {
     public var slot: UInt8?
     public var identifier: String?
@@ -66,9 +75,10 @@ public struct AlarmJSON: Codable, Sendable, Equatable {
     public var repeatDays: [String]?
     public var label: String?
     public var remark: String?
+    public var smart: Int?
 
     enum CodingKeys: String, CodingKey {
-        case slot, identifier, time, enabled, snooze, repeatDays = "repeat", label, remark
+        case slot, identifier, time, enabled, snooze, repeatDays = "repeat", label, remark, smart
     }
 
     public init(_ alarm: Alarm) {
@@ -80,13 +90,15 @@ public struct AlarmJSON: Codable, Sendable, Equatable {
         repeatDays = AlarmText.dayNames(alarm.repeatDays)
         label = alarm.label
         remark = alarm.remark
+        smart = alarm.smartWindow > 0 ? Int(alarm.smartWindow) : nil
     }
 
     public func alarm(defaultSlot: UInt8) throws(AlarmTextError) -> Alarm {
         let (hour, minute) = try AlarmText.parseTime(time)
         let days = try AlarmText.parseRepeat((repeatDays ?? []).joined(separator: ","))
+        let window = try AlarmText.checkSmartWindow(smart ?? 0)
         return Alarm(slot: slot ?? defaultSlot, identifier: identifier, label: label ?? "", hour: hour, minute: minute, isEnabled: enabled ?? true,
-                     snoozeAllowed: snooze ?? false, remark: remark ?? "", repeatDays: days)
+                     snoozeAllowed: snooze ?? false, remark: remark ?? "", repeatDays: days, smartWindow: window)
     }
 
     /// An alarm table from JSON input: `{"alarms": [...], …}` (what `alarms get --json` prints,
@@ -141,7 +153,8 @@ extension Alarm: Codable {
         }
     }
 
-    /// tsgateway 0.2's form: hour, minute and the repeat bit mask as numbers.
+    /// tsgateway 0.2's form: hour, minute and the repeat bit mask as numbers. The protocol test
+    /// vectors use it too, with `smart` (protocol v1.1) when the alarm has a smart window.
     private struct LegacyAlarm: Decodable {
         var slot: UInt8
         var identifier: String?
@@ -152,12 +165,13 @@ extension Alarm: Codable {
         var snooze: Bool
         var remark: String
         var repeatMask: UInt8
+        var smart: UInt8?
 
-        enum CodingKeys: String, CodingKey { case slot, identifier, label, hour, minute, enabled, snooze, remark, repeatMask = "repeat" }
+        enum CodingKeys: String, CodingKey { case slot, identifier, label, hour, minute, enabled, snooze, remark, repeatMask = "repeat", smart }
 
         var alarm: Alarm {
             Alarm(slot: slot, identifier: identifier, label: label, hour: hour, minute: minute, isEnabled: enabled, snoozeAllowed: snooze,
-                  remark: remark, repeatDays: AlarmRepeat(rawValue: repeatMask))
+                  remark: remark, repeatDays: AlarmRepeat(rawValue: repeatMask), smartWindow: smart ?? 0)
         }
     }
 }

@@ -1,4 +1,5 @@
-/// What a watch can do, as reported in its DEVICE_INFO.
+/// What a watch can do, as reported in its DEVICE_INFO, and for protocol v1.1 in HELLO and
+/// EXTENSIONS (the last three properties; none of them on a version-1 watch).
 public struct DeviceCapabilities: Sendable, Hashable, Codable {
     /// 0 means the watch has no alarms.
     public var maxAlarms: Int
@@ -12,10 +13,17 @@ public struct DeviceCapabilities: Sendable, Hashable, Codable {
     public var supportsLiveSleep: Bool
     /// Supported monitor types in type order.
     public var monitorTypes: [MonitorType]
+    /// The longest smart-wake window the watch takes on an alarm, in minutes; 0: none.
+    public var maxSmartWindow: Int
+    /// The watch rings on command (RING).
+    public var supportsRing: Bool
+    /// The watch reports its alarms ringing, dismissed, snoozed (ALARM_ALERT).
+    public var reportsAlarmAlerts: Bool
 
     public init(
         maxAlarms: Int, labelMaxBytes: Int, remarkMaxBytes: Int, statisticsRule: StatisticsRule,
-        supportsNaps: Bool, deletesSyncedRecords: Bool, supportsLiveSleep: Bool, monitorTypes: [MonitorType]
+        supportsNaps: Bool, deletesSyncedRecords: Bool, supportsLiveSleep: Bool, monitorTypes: [MonitorType],
+        maxSmartWindow: Int = 0, supportsRing: Bool = false, reportsAlarmAlerts: Bool = false
     ) {
         self.maxAlarms = maxAlarms
         self.labelMaxBytes = labelMaxBytes
@@ -25,6 +33,31 @@ public struct DeviceCapabilities: Sendable, Hashable, Codable {
         self.deletesSyncedRecords = deletesSyncedRecords
         self.supportsLiveSleep = supportsLiveSleep
         self.monitorTypes = monitorTypes.sorted()
+        self.maxSmartWindow = maxSmartWindow
+        self.supportsRing = supportsRing
+        self.reportsAlarmAlerts = reportsAlarmAlerts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case maxAlarms, labelMaxBytes, remarkMaxBytes, statisticsRule, supportsNaps, deletesSyncedRecords, supportsLiveSleep, monitorTypes
+        case maxSmartWindow, supportsRing, reportsAlarmAlerts
+    }
+
+    /// Records written before protocol v1.1 lack its three properties: a watch without them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            maxAlarms: try container.decode(Int.self, forKey: .maxAlarms),
+            labelMaxBytes: try container.decode(Int.self, forKey: .labelMaxBytes),
+            remarkMaxBytes: try container.decode(Int.self, forKey: .remarkMaxBytes),
+            statisticsRule: try container.decode(StatisticsRule.self, forKey: .statisticsRule),
+            supportsNaps: try container.decode(Bool.self, forKey: .supportsNaps),
+            deletesSyncedRecords: try container.decode(Bool.self, forKey: .deletesSyncedRecords),
+            supportsLiveSleep: try container.decode(Bool.self, forKey: .supportsLiveSleep),
+            monitorTypes: try container.decode([MonitorType].self, forKey: .monitorTypes),
+            maxSmartWindow: try container.decodeIfPresent(Int.self, forKey: .maxSmartWindow) ?? 0,
+            supportsRing: try container.decodeIfPresent(Bool.self, forKey: .supportsRing) ?? false,
+            reportsAlarmAlerts: try container.decodeIfPresent(Bool.self, forKey: .reportsAlarmAlerts) ?? false)
     }
 
     /// A watch without protocol v1: no alarms, monitors, sleep records or live stages.
@@ -32,7 +65,7 @@ public struct DeviceCapabilities: Sendable, Hashable, Codable {
                                                 supportsNaps: false, deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: [])
 
     public var alarmLimits: AlarmLimits {
-        AlarmLimits(maxAlarms: maxAlarms, labelMaxBytes: labelMaxBytes, remarkMaxBytes: remarkMaxBytes)
+        AlarmLimits(maxAlarms: maxAlarms, labelMaxBytes: labelMaxBytes, remarkMaxBytes: remarkMaxBytes, maxSmartWindow: maxSmartWindow)
     }
 }
 

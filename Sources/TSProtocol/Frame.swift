@@ -21,12 +21,22 @@ public struct CommandID: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let liveSubscribe = CommandID(rawValue: 0x0040)
     public static let liveStage = CommandID(rawValue: 0x0041)
     public static let error = CommandID(rawValue: 0x00FF)
+    // Version 1.1 (§9).
+    public static let extensions = CommandID(rawValue: 0x0100)
+    public static let ring = CommandID(rawValue: 0x0101)
+    public static let alarmAlert = CommandID(rawValue: 0x0102)
 
     /// Every command protocol version 1 defines, in id order.
     public static let allVersion1: [CommandID] = [
         .hello, .deviceInfo, .timeSet, .battery, .alarmsGet, .alarmsSet, .alarmsChanged, .monitorGet, .monitorSet,
         .sleepQuery, .sleepPage, .sleepPageAck, .sleepCommit, .sleepAbort, .liveSubscribe, .liveStage, .error,
     ]
+
+    /// The commands version 1.1 adds, in id order.
+    public static let addedInVersion1_1: [CommandID] = [.extensions, .ring, .alarmAlert]
+
+    /// Every command this codec knows: version 1 and 1.1.
+    public static let all: [CommandID] = allVersion1 + addedInVersion1_1
 
     public var description: String {
         let hex = String(rawValue, radix: 16)

@@ -13,7 +13,7 @@ public enum MessageForm: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// Every message of protocol version 1, with its decoded payload.
+/// Every message of protocol version 1 and 1.1, with its decoded payload.
 public enum Message: Sendable, Hashable {
     case helloRequest(HelloRequest)
     case helloResponse(HelloResponse)
@@ -45,6 +45,12 @@ public enum Message: Sendable, Hashable {
     case liveSubscribeResponse
     case liveStage(LiveStageEvent)
     case liveStageAck
+    case extensionsRequest(ExtensionsRequest)
+    case extensionsResponse(ExtensionsResponse)
+    case ringRequest(RingRequest)
+    case ringResponse(RingResponse)
+    case alarmAlert(AlarmAlert)
+    case alarmAlertAck
     /// An ERROR answering a request.
     case error(ErrorReport)
     /// An unsolicited ERROR: a NACK of a corrupt frame.
@@ -54,7 +60,7 @@ public enum Message: Sendable, Hashable {
     public init(frame: Frame) throws(ProtocolError) {
         let flags = frame.flags.intersection(.defined)
         guard let forms = Message.formsByCommand[frame.command] else {
-            throw ProtocolError(.unknownCommand, "command \(frame.command) is not defined in protocol version 1")
+            throw ProtocolError(.unknownCommand, "command \(frame.command) is not defined in protocol version 1 or 1.1")
         }
         let form: MessageForm? = switch flags {
         case []: forms.contains(.request) ? .request : forms.contains(.stream) ? .stream : forms.contains(.nack) ? .nack : nil
@@ -117,6 +123,12 @@ public enum Message: Sendable, Hashable {
         case .liveSubscribeResponse: p(.liveSubscribe, .response, empty)
         case let .liveStage(body): p(.liveStage, .event, body)
         case .liveStageAck: p(.liveStage, .eventAck, empty)
+        case let .extensionsRequest(body): p(.extensions, .request, body)
+        case let .extensionsResponse(body): p(.extensions, .response, body)
+        case let .ringRequest(body): p(.ring, .request, body)
+        case let .ringResponse(body): p(.ring, .response, body)
+        case let .alarmAlert(body): p(.alarmAlert, .event, body)
+        case .alarmAlertAck: p(.alarmAlert, .eventAck, empty)
         case let .error(body): p(.error, .response, body)
         case let .nack(body): p(.error, .nack, body)
         }
@@ -188,6 +200,12 @@ extension Message {
         .init("liveStage.eventAck", .liveStage, .eventAck, empty: .liveStageAck),
         .init("error.response", .error, .response, ErrorReport.self) { .error($0) },
         .init("error.nack", .error, .nack, ErrorReport.self) { .nack($0) },
+        .init("extensions.request", .extensions, .request, ExtensionsRequest.self) { .extensionsRequest($0) },
+        .init("extensions.response", .extensions, .response, ExtensionsResponse.self) { .extensionsResponse($0) },
+        .init("ring.request", .ring, .request, RingRequest.self) { .ringRequest($0) },
+        .init("ring.response", .ring, .response, RingResponse.self) { .ringResponse($0) },
+        .init("alarmAlert.event", .alarmAlert, .event, AlarmAlert.self) { .alarmAlert($0) },
+        .init("alarmAlert.eventAck", .alarmAlert, .eventAck, empty: .alarmAlertAck),
     ]
 
     static let descriptors: [DescriptorKey: MessageDescriptor] = Dictionary(

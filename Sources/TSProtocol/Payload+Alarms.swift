@@ -9,20 +9,30 @@ extension Alarm {
         let repeatMask = try reader.u8("alarm \(slot) repeat")
         let label = try reader.string("alarm \(slot) label", limit: Alarm.maxLabelBytes, tooLong: .labelTooLong)
         let remark = try reader.string("alarm \(slot) remark", limit: 255)
-        try checkReserved(flags, allowed: 0b11, "alarm \(slot) flags")
+        try checkReserved(flags, allowed: 0b111, "alarm \(slot) flags")
+        // Version 1.1's SMART flag: the smart window follows the remark (§9.3).
+        var smartWindow: UInt8 = 0
+        if flags & Self.smartFlag != 0 {
+            smartWindow = try reader.u8("alarm \(slot) smart window")
+            guard smartWindow >= 1 else { throw outOfRange("alarm \(slot) smart window", 0, "1…255 with SMART set (no smart window: SMART clear)") }
+        }
         self.init(slot: slot, label: label, hour: hour, minute: minute, isEnabled: flags & 1 != 0,
-                  snoozeAllowed: flags & 2 != 0, remark: remark, repeatDays: AlarmRepeat(rawValue: repeatMask))
+                  snoozeAllowed: flags & 2 != 0, remark: remark, repeatDays: AlarmRepeat(rawValue: repeatMask), smartWindow: smartWindow)
         if let problem = problems().first { throw ProtocolError(problem) }
     }
 
     func write(to writer: inout ByteWriter) throws(ProtocolError) {
         if let problem = problems().first { throw ProtocolError(problem) }
         writer.u8(slot)
-        writer.u8((isEnabled ? 1 : 0) | (snoozeAllowed ? 2 : 0))
+        writer.u8((isEnabled ? 1 : 0) | (snoozeAllowed ? 2 : 0) | (smartWindow > 0 ? Self.smartFlag : 0))
         writer.u8(hour); writer.u8(minute); writer.u8(repeatDays.rawValue)
         try writer.string(label, "alarm \(slot) label", limit: Alarm.maxLabelBytes, tooLong: .labelTooLong)
         try writer.string(remark, "alarm \(slot) remark", limit: 255)
+        if smartWindow > 0 { writer.u8(smartWindow) }
     }
+
+    /// Flag bit 2 of the record: a smart window follows (protocol v1.1).
+    static let smartFlag: UInt8 = 0b100
 }
 
 extension ProtocolError {
@@ -35,6 +45,7 @@ extension ProtocolError {
         case .reservedRepeatBit: .reservedBitsSet
         case .labelTooLong: .labelTooLong
         case .remarkTooLong: .stringTooLong
+        case .smartWindowTooLong: .valueOutOfRange
         }
         self.init(code, problem.description)
     }

@@ -4,8 +4,9 @@ import TSModels
 
 /// Plays a night of live stage events on an in-process simulated watch while the daemon is
 /// connected: fell asleep, a few cycles, woke up, a pause, and again; its heart (the standard
-/// Heart Rate service, when it has one) beats at the rate of the current stage. The script's
-/// position survives a dropped link, so a reconnect resumes the same night.
+/// Heart Rate service, when it has one) beats at the rate of the current stage, and its alarm
+/// clock runs on the wall clock (alarms ring, smart windows follow the played stages). The
+/// script's position survives a dropped link, so a reconnect resumes the same night.
 public actor SimulatedNight {
     public let simulator: SimulatedWatch
     public let standard: SimulatedStandardServices?
@@ -26,10 +27,10 @@ public actor SimulatedNight {
         self.heartRateInterval = heartRateInterval
     }
 
-    /// Until cancelled: the heart beats and the live night plays; returns at once when the
-    /// watch has neither.
+    /// Until cancelled: the alarm clock runs, the heart beats and the live night plays.
     public func play() async {
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { [simulator] in await simulator.runAlarmClock() }
             if let standard {
                 group.addTask { [heartRateInterval] in await standard.beat(every: heartRateInterval) }
             }

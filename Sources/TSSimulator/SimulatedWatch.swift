@@ -1,10 +1,12 @@
+import Foundation
 import TSModels
 import TSProtocol
 import TSTransport
 
-/// The watch side of protocol v1, faithful enough to stand in for firmware: HELLO negotiation,
-/// duplicate-request replay, NACKs, BUSY during transfers, windowed go-back-N sleep pages with
-/// retransmission, durable-commit deletion, acknowledged events. It serves one central at a
+/// The watch side of protocol v1 and v1.1, faithful enough to stand in for firmware: HELLO
+/// negotiation, duplicate-request replay, NACKs, BUSY during transfers, windowed go-back-N sleep
+/// pages with retransmission, durable-commit deletion, acknowledged events; and version 1.1's
+/// EXTENSIONS, smart windows, RING and alarm alerts (or none of them, as a version-1 watch). It serves one central at a
 /// time through `PeripheralEndpoint` (loopback) and, later, a BlueZ GATT application.
 public actor SimulatedWatch: PeripheralEndpoint {
     public let configuration: SimulatorConfiguration
@@ -25,6 +27,15 @@ public actor SimulatedWatch: PeripheralEndpoint {
     var link: Link?
     var transfer: Transfer?
     var nextTransferId: UInt16 = 1
+    /// Rings, snoozes and smart wake, driven by `advanceClock(to:)` and the live ticker.
+    public internal(set) var alarmClock: WatchAlarmClock
+    /// The wearer's sleep stage as the watch's sensors see it; nil: not worn, or no stage yet.
+    public internal(set) var wearerStage: SleepStage?
+    /// Every alert the watch raised, whether or not a central heard it.
+    public internal(set) var alertLog: [AlarmAlert] = []
+    var alertObservers: [@Sendable (AlarmAlert) -> Void] = []
+    /// What a request's handling must do once its response is out (alerts of a RING).
+    var afterResponse: [WatchAlarmClock.Change] = []
     private let clock = ContinuousClock()
     private let epoch = ContinuousClock.now
 
@@ -36,6 +47,8 @@ public actor SimulatedWatch: PeripheralEndpoint {
         var sequence: UInt8 = 0
         var lastRequest: (sequence: UInt8, command: CommandID, response: [UInt8])?
         var liveSubscribed = false
+        /// Version-1.1 features EXTENSIONS enabled on this connection.
+        var extensions: ExtensionFeatures = []
         var pendingEvent: PendingEvent?
         var generation: Int
     }
@@ -48,6 +61,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public init(configuration: SimulatorConfiguration = SimulatorConfiguration(), state: SimulatorState = SimulatorState()) {
         self.configuration = configuration
         self.state = state
+        alarmClock = WatchAlarmClock(ringDuration: configuration.ringDuration, snoozeMinutes: configuration.snoozeMinutes)
     }
 
     // MARK: PeripheralEndpoint
@@ -94,7 +108,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public func editAlarmsOnWatch(origin: AlarmChangeOrigin = .watch, _ edit: @Sendable (inout [Alarm]) -> Void) async {
         edit(&state.alarms)
         state.alarms.sort { $0.slot < $1.slot }
-        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: state.alarms)))
+        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: alarmsAsSent)))
     }
 
     /// What a person does on the wrist in demos and tests: sets a 07:00 alarm when there is
@@ -109,8 +123,10 @@ public actor SimulatedWatch: PeripheralEndpoint {
         }
     }
 
-    /// Reports a live sleep-stage change to a subscribed central.
+    /// The wearer's stage changed: the watch follows it for smart wake, and reports it to a
+    /// subscribed central.
     public func reportLiveStage(_ event: LiveStageEvent) async {
+        await setWearerStage(event.stage, at: Date(timeIntervalSince1970: TimeInterval(event.time)))
         guard link?.liveSubscribed == true else { return }
         await sendEvent(.liveStage(event))
     }
@@ -149,11 +165,15 @@ public actor SimulatedWatch: PeripheralEndpoint {
             await transmit(last.response)
             return
         }
+        afterResponse = []
         let response = respond(to: message, frame: frame)
         guard let bytes = try? response.frame(sequence: frame.sequence).encoded() else { return }
         link?.lastRequest = (frame.sequence, frame.command, bytes)
         await transmit(bytes)
         if case .sleepQueryResponse = response { await pumpPages() }
+        let changes = afterResponse
+        afterResponse = []
+        await apply(changes)
     }
 
     private func respond(to message: Message, frame: Frame) -> Message {
@@ -167,7 +187,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
             link?.greeted = true
             if let mtu = try? ATTMTU(min(Int(hello.attMTU), link?.mtu.value ?? Int(hello.attMTU))) { link?.mtu = mtu }
             return .helloResponse(HelloResponse(maxPayload: UInt16(Frame.maxPayload), maxWindow: configuration.maxWindow,
-                                                commands: CommandID.allVersion1.map(\.rawValue)))
+                                                commands: configuration.commands.map(\.rawValue)))
         }
         guard link?.greeted == true else { return failure(.helloRequired, "send HELLO first") }
         if transfer != nil {
@@ -187,8 +207,11 @@ public actor SimulatedWatch: PeripheralEndpoint {
         case .batteryRequest:
             return .batteryResponse(configuration.battery)
         case .alarmsGetRequest:
-            return .alarmsGetResponse(AlarmTable(alarms: state.alarms.sorted { $0.slot < $1.slot }))
+            return .alarmsGetResponse(AlarmTable(alarms: alarmsAsSent))
         case let .alarmsSetRequest(table):
+            if link?.extensions.contains(.smartWindows) != true, let smart = table.alarms.first(where: { $0.smartWindow > 0 }) {
+                return failure(.invalidValue, "alarm \(smart.slot) flags: bit 2 (SMART) is reserved unless smart windows are enabled with EXTENSIONS")
+            }
             if let problem = table.alarms.problems(limits: caps.alarmLimits).first {
                 return failure(.limitExceeded, problem.description)
             }
@@ -221,6 +244,19 @@ public actor SimulatedWatch: PeripheralEndpoint {
             guard caps.supportsLiveSleep else { return failure(.notSupported, "this watch has no live sleep events") }
             link?.liveSubscribed = subscribe.enable
             return .liveSubscribeResponse
+        case let .extensionsRequest(request) where configuration.speaksVersion1_1:
+            let enabled = request.wanted.intersection(configuration.extensionFeatures)
+            link?.extensions = enabled
+            let window = enabled.contains(.smartWindows) ? UInt8(clamping: caps.maxSmartWindow) : 0
+            return .extensionsResponse(ExtensionsResponse(enabled: enabled, maxSmartWindow: window))
+        case let .ringRequest(request) where configuration.commands.contains(.ring):
+            switch alarmClock.ring(slot: request.slot, reason: request.reason, alarms: state.alarms, calendar: watchCalendar, fallback: Date()) {
+            case let .success((result, changes)):
+                afterResponse = changes
+                return .ringResponse(RingResponse(result: result))
+            case let .failure(refusal):
+                return failure(.invalidValue, refusal.message)
+            }
         default:
             return failure(.unknownCommand, "command \(frame.command) is not a request this watch answers")
         }

@@ -15,11 +15,16 @@ struct Rig {
     /// A fixed "now" so runs (and captures) are reproducible: 2025-11-03 08:00 UTC.
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
 
+    /// `speaksVersion1_1` false: the simulated watch is a version-1 watch; `centralExtensions`
+    /// empty: the central behaves as a version-1 central.
     init(days: Int = 7, capabilities: DeviceCapabilities = .simulatorDefault, faults: FaultInjection = .none,
-         mtu: Int = 247, fast: Bool = true, seed: UInt64 = 42, alarms: [Alarm] = []) throws {
+         mtu: Int = 247, fast: Bool = true, seed: UInt64 = 42, alarms: [Alarm] = [],
+         speaksVersion1_1: Bool = true, centralExtensions: ExtensionFeatures = .version1_1,
+         transport wrap: (any WatchTransport) -> any WatchTransport = { $0 }) throws {
         let records = SleepDataGenerator(seed: seed, timeZone: Rig.berlin).records(days: days, lastMorning: Rig.now, notAfter: Rig.now)
-        var simulatorConfiguration = SimulatorConfiguration(capabilities: capabilities)
+        var simulatorConfiguration = SimulatorConfiguration(capabilities: capabilities, speaksVersion1_1: speaksVersion1_1)
         var watchConfiguration = WatchConfiguration()
+        watchConfiguration.extensions = centralExtensions
         watchConfiguration.timeZone = Rig.berlin
         watchConfiguration.now = { Rig.now }
         if fast {
@@ -31,7 +36,7 @@ struct Rig {
             watchConfiguration.pageIdleRetries = 8
         }
         simulator = SimulatedWatch(configuration: simulatorConfiguration, state: SimulatorState(alarms: alarms, records: records))
-        watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(mtu), faults: faults), configuration: watchConfiguration)
+        watch = Watch(transport: wrap(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(mtu), faults: faults)), configuration: watchConfiguration)
         groundTruth = records
     }
 

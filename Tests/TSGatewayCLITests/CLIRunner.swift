@@ -39,8 +39,8 @@ struct CLI {
         try #require(CLI.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
     }
 
-    func json(_ arguments: [String]) throws -> Any {
-        let result = try run(arguments)
+    func json(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Any {
+        let result = try run(arguments, environment: extra)
         #expect(result.status == 0, "\(arguments): \(result.stderr)")
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
     }

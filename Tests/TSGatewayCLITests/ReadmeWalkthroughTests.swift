@@ -9,9 +9,12 @@ import TSTestSupport
         .deletingLastPathComponent().appendingPathComponent("README.md")
 
     /// The command lines of the first sh block under the walk-through's heading.
-    static func walkthrough() throws -> [ShellCommandLine] {
+    static func walkthrough() throws -> [ShellCommandLine] { try commands(under: "## Walk-through with the simulated watch") }
+
+    /// The command lines of the first sh block under `heading`.
+    static func commands(under heading: String) throws -> [ShellCommandLine] {
         let text = try String(contentsOf: readme, encoding: .utf8)
-        let section = try #require(text.range(of: "## Walk-through with the simulated watch"), "README has no walk-through section")
+        let section = try #require(text.range(of: heading), "README has no section \(heading)")
         let rest = text[section.upperBound...]
         let blockStart = try #require(rest.range(of: "```sh\n"))
         let blockEnd = try #require(rest[blockStart.upperBound...].range(of: "```"))
@@ -44,5 +47,22 @@ import TSTestSupport
         let export = cli.home.appendingPathComponent("week.csv").path
         let mode = try FileManager.default.attributesOfItem(atPath: export)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+
+    /// "Smart wake": the watch-side commands work as written, and the alarms they set are shown
+    /// with their windows.
+    @Test func smartWakeCommandsSucceedInOrder() throws {
+        let lines = try Self.commands(under: "### On the watch")
+        #expect(lines.count == 4, "found \(lines)")
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let bus = try PrivateBus(); defer { bus.stop() }
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "DBUS_SESSION_BUS_ADDRESS": bus.address, "TSGATEWAY_DBUS_ADDRESS": bus.address]
+        var last = ""
+        for line in lines {
+            let result = try cli.run(Array(line.words.dropFirst()), environment: environment)
+            #expect(result.exited(0), "\(line): \(result.summary)")
+            last = result.stdout
+        }
+        #expect(last.contains("30 min") && last.contains("45 min"), "alarms get shows the windows: \(last)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TSGatewayService
 import TSModels
+import TSSimulator
 import Testing
 
 @Suite("serve configuration")
@@ -37,6 +38,7 @@ struct ConfigurationTests {
                 live-stage-interval: 2s
                 heart-rate-interval: 250ms
                 standard-services: false
+                protocol: 1.0
             """, file: "c.yaml")
         #expect(configuration.database == "/var/lib/x/db.sqlite")
         #expect(configuration.bus == .session)
@@ -56,7 +58,8 @@ struct ConfigurationTests {
         #expect(simulated.simulated && simulated.address == "00:00:5E:00:54:01" && simulated.seed == 3 && simulated.historyDays == 5)
         #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
         #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
-        #expect(real.heartRateInterval == .seconds(1) && real.standardServices)
+        #expect(simulated.simulatedProtocol == .version1)
+        #expect(real.heartRateInterval == .seconds(1) && real.standardServices && real.simulatedProtocol == .version1_1)
     }
 
     @Test("each mistake is reported with its file, line and what to do", arguments: [
@@ -74,6 +77,8 @@ struct ConfigurationTests {
         ("watches:\n  - name: a\n    adapter: hci0", 2, "this watch has no address"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    heart-rate-interval: 1s", 3, "heart-rate-interval applies only to a simulated watch"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    protocol: 1.0", 3, "protocol applies only to a simulated watch"),
+        ("watches:\n  - simulated: true\n    protocol: 2", 3, "protocol \"2\" is not one the simulated watch speaks; write 1.0 (version 1 only) or 1.1"),
         ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),
         ("watches:\n  - simulated: true\n    protocol-v1: false\n    standard-services: false", 3, "a simulated watch needs protocol-v1 or standard-services"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    adapter: usb0", 3, "adapter must look like hci0"),

@@ -30,7 +30,7 @@ struct FrontDoorTests {
         }
         // Each step with the keys its JSON output may differ in (when a door last synced).
         let steps: [(arguments: [String], ignoring: Set<String>)] = [
-            (["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work"], []),
+            (["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--smart", "30"], []),
             (["alarms", "add", "09:30", "--repeat", "weekends", "--label", "Weekend", "--snooze"], []),
             (["alarms", "disable", "1"], []),
             (["alarms", "get", "--json"], []),
@@ -122,7 +122,42 @@ struct FrontDoorTests {
     }
 }
 
+/// Protocol v1.1's smart windows through `tsgateway serve`, on a watch that has them and on a
+/// version-1 watch, with the same outcomes as over the CLI's own link.
+@Suite("smart windows through the daemon", .serialized, .timeLimit(.minutes(3)))
+struct SmartWindowDaemonTests {
+    @Test("set and shown on a v1.1 watch; over its limit invalid; on a version-1 watch not supported; Capabilities says which")
+    func smartWindowsThroughTheDaemon() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: smart", "simulated: true\nname: plain\nprotocol: 1.0"])
+        try await daemon.start()
+        let set = try await daemon.cli(["alarms", "set", "07:00", "--smart", "30", "--device", "smart"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let printed = try FrontDoorTests.object(try await daemon.cli(["alarms", "get", "--json", "--device", "smart"]).stdout)
+        #expect((printed["alarms"] as? [[String: Any]])?.first?["smart"] as? Int == 30)
+
+        let tooLong = try await daemon.cli(["alarms", "set", "07:00", "--smart", "90", "--device", "smart"])
+        #expect(tooLong.status == ExitCode.invalidInput, "\(tooLong.stderr)")
+        #expect(tooLong.stderr.contains("smart window is 90 minutes, this watch's limit is 60"), "\(tooLong.stderr)")
+
+        let refused = try await daemon.cli(["alarms", "set", "07:00", "--smart", "30", "--device", "plain"])
+        #expect(refused.status == ExitCode.notSupported, "\(refused.stderr)")
+        #expect(refused.stderr.contains("does not support smart wake windows"), "\(refused.stderr)")
+        #expect(try await daemon.cli(["alarms", "set", "07:00", "--device", "plain"]).status == 0)
+
+        let client = GatewayClient(connection: try .init(.address(daemon.bus.address)))
+        defer { client.close() }
+        let watches = try await client.watches()
+        let smart = try #require(watches.first { $0.name == "smart" }?.info?.capabilities)
+        let plain = try #require(watches.first { $0.name == "plain" }?.info?.capabilities)
+        #expect(smart.maxSmartWindow == 60 && smart.supportsRing && smart.reportsAlarmAlerts)
+        #expect(plain.maxSmartWindow == 0 && !plain.supportsRing && !plain.reportsAlarmAlerts)
+        await daemon.cleanUp()
+    }
+}
+
 /// Exit statuses the tests look for (README "Exit codes").
 enum ExitCode {
     static let unavailable: Int32 = 69
+    static let invalidInput: Int32 = 65
+    static let notSupported: Int32 = 79
 }

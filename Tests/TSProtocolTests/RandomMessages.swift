@@ -29,7 +29,7 @@ struct MessageGenerator {
     mutating func alarm(slot: UInt8) -> Alarm {
         Alarm(slot: slot, label: text(maxBytes: 32), hour: UInt8(int(0...23)), minute: UInt8(int(0...59)),
               isEnabled: bool(), snoozeAllowed: bool(), remark: text(maxBytes: 60),
-              repeatDays: AlarmRepeat(rawValue: UInt8(int(0...0x7F))))
+              repeatDays: AlarmRepeat(rawValue: UInt8(int(0...0x7F))), smartWindow: bool() ? 0 : UInt8(int(1...255)))
     }
 
     mutating func alarms() -> [Alarm] {
@@ -62,10 +62,10 @@ struct MessageGenerator {
     }
 
     mutating func message() -> Message {
-        switch int(0...31) {
+        switch int(0...37) {
         case 0: return .helloRequest(HelloRequest(minVersion: 1, maxVersion: UInt8(int(1...3)), attMTU: UInt16(int(23...517)), maxPayload: UInt16(int(256...2048))))
         case 1: return .helloResponse(HelloResponse(maxPayload: UInt16(int(256...2048)), maxWindow: UInt8(int(1...32)),
-                                                    commands: CommandID.allVersion1.map(\.rawValue).filter { _ in bool() }))
+                                                    commands: CommandID.all.map(\.rawValue).filter { _ in bool() }))
         case 2: return .deviceInfoRequest
         case 3:
             return .deviceInfoResponse(DeviceInfo(model: text(maxBytes: 32), firmware: text(maxBytes: 32), capabilities: DeviceCapabilities(
@@ -103,6 +103,17 @@ struct MessageGenerator {
         case 28: return .liveStage(LiveStageEvent(kind: LiveStageKind.allCases[int(0...2)], stage: SleepStage.allCases[int(0...3)], time: u32()))
         case 29: return .liveStageAck
         case 30: return .error(error())
+        case 31: return .extensionsRequest(ExtensionsRequest(wanted: ExtensionFeatures(rawValue: u8())))
+        case 32:
+            let enabled = ExtensionFeatures(rawValue: UInt8(int(0...3)))
+            return .extensionsResponse(ExtensionsResponse(enabled: enabled, maxSmartWindow: enabled.contains(.smartWindows) ? UInt8(int(1...255)) : 0))
+        case 33: return .ringRequest(RingRequest(slot: u8(), reason: RingReason.allCases[int(0...1)]))
+        case 34: return .ringResponse(RingResponse(result: RingResult.allCases[int(0...2)]))
+        case 35:
+            let kind = AlarmAlertKind.allCases[int(0...3)]
+            return .alarmAlert(AlarmAlert(kind: kind, slot: u8(), trigger: AlarmAlertTrigger.allCases[int(0...4)], time: u32(),
+                                          snoozeMinutes: kind == .snoozed ? UInt8(int(1...255)) : 0))
+        case 36: return .alarmAlertAck
         default: return .nack(error())
         }
     }

@@ -35,7 +35,7 @@ import TSModels
             }
             // The payload decoders behind a valid CRC: random command, flags and payload bytes.
             let payload = (0..<generator.int(0...64)).map { _ in generator.u8() }
-            let command = CommandID.allVersion1[generator.int(0...CommandID.allVersion1.count - 1)]
+            let command = CommandID.all[generator.int(0...CommandID.all.count - 1)]
             _ = try? Message(frame: Frame(flags: FrameFlags(rawValue: generator.u8()), sequence: 0, command: command, payload: payload))
         }
         // The mix exercised both paths: some inputs decoded, some were rejected after reassembly.

@@ -68,7 +68,7 @@ enum Vectors {
             let bytes = hex(vector.input)
             return bytes.count >= 6 ? UInt16(bytes[4]) | UInt16(bytes[5]) << 8 : nil
         })
-        let missing = CommandID.allVersion1.filter { !commands.contains($0.rawValue) }
+        let missing = CommandID.all.filter { !commands.contains($0.rawValue) }
         #expect(missing.isEmpty, "commands without an invalid vector: \(missing)")
         let frameCodes = Set(Vectors.invalid.filter { $0.layer == "frame" }.map(\.error))
         #expect(frameCodes.isSuperset(of: ["crcMismatch", "truncatedFrame", "lengthMismatch", "badStartMarker", "unsupportedVersion", "payloadTooLarge"]))
@@ -130,7 +130,7 @@ enum Vectors {
     @Test func specificationCoversEveryCommandAndErrorCode() throws {
         let spec = try String(contentsOf: Vectors.root.appendingPathComponent("protocol-spec/wire-protocol.md"), encoding: .utf8)
         let headings = spec.split(separator: "\n").filter { $0.hasPrefix("### ") }.joined(separator: "\n")
-        for command in CommandID.allVersion1 {
+        for command in CommandID.all {
             let id = "`0x" + String(command.description.dropFirst(2)).uppercased() + "`"
             #expect(headings.contains(id), "no section heading for command \(id)")
         }

@@ -30,6 +30,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var groundTruth: String?
     @Option(help: ArgumentHelp("Fault injection: drop the link from the watch's side once, after the central has acknowledged this many sleep pages.", valueName: "pages"))
     var dropLinkAfterPages: Int?
+    @Option(name: .customLong("protocol"), help: ArgumentHelp("The protocol the watch speaks: \(SimulatedProtocol.choices).", valueName: "version"))
+    var protocolVersion: String = SimulatedProtocol.version1_1.rawValue
     @Option(help: .hidden)
     var advertiseService: String?
 
@@ -37,6 +39,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
         guard (1...3650).contains(days) else { throw ValidationError("--days must be 1…3650") }
         if let dropLinkAfterPages, dropLinkAfterPages < 1 { throw ValidationError("--drop-link-after-pages must be 1 or more") }
+        if SimulatedProtocol(text: protocolVersion) == nil { throw ValidationError("--protocol must be \(SimulatedProtocol.choices); got \"\(protocolVersion)\"") }
     }
 
     func run() async throws {
@@ -50,19 +53,28 @@ struct SimulateCommand: AsyncParsableCommand {
             let now = simulatorNow()
             let records = SleepDataGenerator(seed: seed, timeZone: .current).records(days: days, lastMorning: now, notAfter: now)
             if let groundTruth { try Self.write(records, to: groundTruth) }
-            let simulator = SimulatedWatch(state: SimulatorState(records: records))
+            let spoken = SimulatedProtocol(text: protocolVersion) ?? .version1_1
+            let simulator = SimulatedWatch(configuration: spoken.configuration, state: SimulatorState(records: records))
+            await simulator.onAlarmAlert { alert in
+                print("alarm in slot \(alert.slot): \(alert.kind.rawValue) (\(alert.trigger.rawValue))" + (alert.kind == .snoozed ? " for \(alert.snoozeMinutes) minutes" : ""))
+                fflush(nil)
+            }
+            let alarmClock = Task { await simulator.runAlarmClock() }
             let peripheral = SimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found,
                                                  advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages)
             peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
-            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch")
+            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), protocol \(spoken.rawValue), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
             fflush(nil)
             let edits = Self.onSignal(SIGUSR1) {
                 await simulator.nudgeFirstAlarmOnWatch()
                 print("watch-side alarm edit sent"); fflush(nil)
             }
+            let dismissals = Self.onSignal(SIGUSR2) { await simulator.dismissRinging(at: Date()) }
             await Self.waitForStop(duration: duration)
             edits.cancel()
+            dismissals.cancel()
+            alarmClock.cancel()
             await peripheral.stop()
             let statistics = await simulator.statistics
             print("\(statistics.connections) connections: \(statistics.framesReceived) frames received (\(statistics.corruptFramesReceived) corrupt), \(statistics.pagesSent) sleep pages sent (\(statistics.pagesResent) resent)")

@@ -10,12 +10,16 @@ struct AlarmsCommand: AsyncParsableCommand {
         abstract: "Read and change the watch's alarm table.",
         discussion: """
             Times are HH:MM (24-hour). Repeat days: once, workdays, weekends, everyday, or a list \
-            such as mon,wed,fri.
+            such as mon,wed,fri. --smart MIN lets the watch ring up to MIN minutes early, at the \
+            first light or awake stage of your sleep (smart wake; `tsgateway info` shows the \
+            watch's limit; a watch of protocol v1 has none).
 
             Examples:
               tsgateway alarms get
               tsgateway alarms set 07:00 --repeat workdays --label Work
+              tsgateway alarms set 07:00 --repeat workdays --smart 30
               tsgateway alarms add 09:30 --repeat weekends --label Weekend --snooze
+              tsgateway alarms add 06:15 --smart 20 --label Early
               tsgateway alarms disable 1
             """,
         subcommands: [Get.self, Set.self, Add.self, Remove.self, Enable.self, Disable.self, Watch.self]
@@ -33,18 +37,21 @@ struct AlarmsCommand: AsyncParsableCommand {
         var snooze = false
         @Flag(help: "Store the alarm switched off.")
         var disabled = false
+        @Option(help: ArgumentHelp("Smart wake: ring up to this many minutes early, at the first light or awake stage (1…255; the watch's limit applies; 0 = off).", valueName: "minutes"))
+        var smart: Int = 0
 
         func alarm(slot: UInt8, time: String) throws -> Alarm {
             let (hour, minute) = try AlarmText.parseTime(time)
             return Alarm(slot: slot, label: label, hour: hour, minute: minute, isEnabled: !disabled,
-                         snoozeAllowed: snooze, remark: remark, repeatDays: try AlarmText.parseRepeat(self.repeat))
+                         snoozeAllowed: snooze, remark: remark, repeatDays: try AlarmText.parseRepeat(self.repeat),
+                         smartWindow: try AlarmText.checkSmartWindow(smart))
         }
     }
 
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show every alarm on the watch.")
         @OptionGroup var connection: ConnectionOptions
-        @Flag(help: "Print JSON: {\"watch\": id, \"alarms\": [{slot, time, enabled, snooze, repeat, label, remark}]}.")
+        @Flag(help: "Print JSON: {\"watch\": id, \"alarms\": [{slot, time, enabled, snooze, repeat, label, remark, smart}]} (smart: the smart-wake window in minutes, left out when off).")
         var json = false
 
         func run() async throws {

@@ -32,7 +32,8 @@ struct DeviceSession {
         let zone = TimeZone(identifier: memory.timeZone) ?? .current
         let now = simulatorNow()
         let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
-        let simulator = SimulatedWatch(state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
+        let simulator = SimulatedWatch(configuration: try simulatorProtocol().configuration,
+                                       state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
         let standard = SimulatedStandardServices()
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247), standard: standard))
         logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
@@ -124,6 +125,15 @@ struct DeviceSession {
 
 /// The simulated watch's clock (TSGATEWAY_SIMULATOR_NOW pins it).
 func simulatorNow() -> Date { SimulatorClock.now() }
+
+/// The protocol the simulated watch speaks: 1.1 unless TSGATEWAY_SIMULATOR_PROTOCOL says 1.0.
+func simulatorProtocol(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SimulatedProtocol {
+    guard let text = environment["TSGATEWAY_SIMULATOR_PROTOCOL"], !text.isEmpty else { return .version1_1 }
+    guard let chosen = SimulatedProtocol(text: text) else {
+        throw CLIFailure("TSGATEWAY_SIMULATOR_PROTOCOL=\(text) is not a protocol the simulated watch speaks; use \(SimulatedProtocol.choices)", status: .usage)
+    }
+    return chosen
+}
 
 /// What the simulated watch keeps between runs. Its sleep history is regenerated from the seed.
 struct SimulatedWatchMemory: Codable {

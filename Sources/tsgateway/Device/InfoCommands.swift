@@ -55,6 +55,7 @@ struct InfoCommand: AsyncParsableCommand {
                 ["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes, remarks ≤ \(caps.remarkMaxBytes) bytes"],
                 ["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"],
                 ["monitors", caps.monitorTypes.map(\.name).joined(separator: ", ")],
+                ["smart wake", Self.smartWake(caps)],
             ]
         } else {
             rows.append(["protocol v1", "no (alarms, monitors and sleep records are not offered)"])
@@ -62,6 +63,15 @@ struct InfoCommand: AsyncParsableCommand {
         rows.append(["heart rate", output.services.contains(.heartRate) ? "yes (`tsgateway hr watch`)" : "no"])
         rows.append(["last sync", output.lastSync.map { $0.formatted(date: .abbreviated, time: .shortened) } ?? "never"])
         print(TextTable.render(rows))
+    }
+
+    /// Protocol v1.1's alarm features, or that the watch has none of them.
+    static func smartWake(_ caps: DeviceCapabilities) -> String {
+        var parts: [String] = []
+        if caps.maxSmartWindow > 0 { parts.append("windows up to \(caps.maxSmartWindow) min (`alarms set --smart`)") }
+        if caps.supportsRing { parts.append("rings on command") }
+        if caps.reportsAlarmAlerts { parts.append("reports rings") }
+        return parts.isEmpty ? "no (protocol v1 without the v1.1 alarm extensions)" : parts.joined(separator: ", ")
     }
 }
 
