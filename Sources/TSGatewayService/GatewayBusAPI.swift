@@ -62,6 +62,10 @@ public enum GatewayBusAPI {
     // MARK: Typed values
 
     /// A watch's status as `a{sv}`: the Watch2 property names, unknown values left out.
+    /// The longest smart window the gateway keeps for an alarm: RING smartWake is refused for an
+    /// occurrence further ahead (wire-protocol.md §9).
+    public static let maxGatewaySmartWindow = 255
+
     static func dictionary(_ status: WatchStatus) -> DBusProperties {
         var values: DBusProperties = [
             "Address": .string(status.id), "Simulated": .boolean(status.simulated),

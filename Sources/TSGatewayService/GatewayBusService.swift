@@ -66,6 +66,9 @@ public final class GatewayBusService: Sendable {
                 details["AlarmSlot"] = night.alarmSlot.map { .byte(UInt8(clamping: $0)) }
                 try connection.emitSignal(path: path, interface: watchInterface, member: "Night",
                                           [.string(night.name.rawValue), .int64(Int64(event.time.timeIntervalSince1970)), .properties(details)])
+            case let .smartWake(slot, alarmTime, outcome, stage):
+                try connection.emitSignal(path: path, interface: watchInterface, member: "SmartWake",
+                                          [.byte(UInt8(clamping: slot)), .int64(Int64(alarmTime.timeIntervalSince1970)), .string(outcome.rawValue), .string(stage?.name ?? "")])
             case let .heartRate(sample):
                 try connection.emitSignal(path: path, interface: watchInterface, member: "HeartRate", [.properties(GatewayBusAPI.dictionary(sample))])
             case let .liveStage(stage, kind):
@@ -162,6 +165,18 @@ public final class GatewayBusService: Sendable {
                     let (zone, rule) = try GatewayBusAPI.dailySleepOptions(arguments[2].propertiesValue ?? [:])
                     return [.string(try GatewayBusAPI.json(try await supervisor.dailySleep(first: first, last: last, timeZone: zone, rule: rule)))]
                 }),
+                DBusMethod("SetSmartWake", in: "yq", names: ["slot", "minutes"], call { arguments in
+                    let slot = Int(arguments[0].byteValue ?? 0), minutes = Int(arguments[1].uint16Value ?? 0)
+                    guard minutes <= GatewayBusAPI.maxGatewaySmartWindow else {
+                        throw GatewayBusAPI.invalid("a gateway smart window is at most \(GatewayBusAPI.maxGatewaySmartWindow) minutes (the watch's RING covers no more), got \(minutes)")
+                    }
+                    try await supervisor.setSmartWakeWindow(slot: slot, minutes: minutes)
+                    return []
+                }),
+                DBusMethod("GetSmartWake", out: "a{yq}", results: ["windows"], call { _ in
+                    let windows = try await supervisor.smartWakeWindows()
+                    return [.dictionary(key: "y", value: "q", windows.sorted { $0.key < $1.key }.map { DBusDictEntry(key: .byte(UInt8(clamping: $0.key)), value: .uint16(UInt16(clamping: $0.value))) })]
+                }),
                 DBusMethod("GetSession", out: "s", results: ["session_json"], call { _ in
                     let session = try await supervisor.sessions.latest()
                     var stages: [LiveStageRecord] = []
@@ -184,6 +199,7 @@ public final class GatewayBusService: Sendable {
                 (name: "SessionChanged", signature: "ss"),
                 (name: "HeartRate", signature: "a{sv}"),
                 (name: "Night", signature: "sxa{sv}"),
+                (name: "SmartWake", signature: "yxss"),
             ],
             signalArgumentNames: [
                 "AlarmsChanged": ["alarms_json", "origin"],
@@ -194,6 +210,7 @@ public final class GatewayBusService: Sendable {
                 "SessionChanged": ["change", "session_json"],
                 "HeartRate": ["sample"],
                 "Night": ["event", "time_unix", "details"],
+                "SmartWake": ["slot", "alarm_time_unix", "outcome", "stage"],
             ])
     }
 

@@ -38,6 +38,10 @@ public struct GatewayConfiguration: Sendable {
         /// without smart windows, RING or alarm alerts).
         public var simulatedProtocol: SimulatedProtocol = .version1_1
 
+        /// Smart windows the gateway wakes from, minutes by alarm slot (`smart-wake:`); nil: as stored
+        /// (set over D-Bus, or by an earlier configuration).
+        public var smartWake: [Int: Int]?
+
         public init(address: String, name: String? = nil) {
             self.address = address
             self.name = name
@@ -415,7 +419,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -455,6 +459,19 @@ private struct Reader {
         if let node = entries["protocol-v1"]?.value { watch.protocolV1 = try bool(node, "protocol-v1") }
         if !watch.protocolV1 && !watch.standardServices {
             throw fail(entries["protocol-v1"]?.key, "a simulated watch needs protocol-v1 or standard-services (or both)")
+        }
+        if let node = entries["smart-wake"]?.value {
+            guard case let .mapping(windows) = node else {
+                throw fail(node, "smart-wake must map alarm slots to minutes before the alarm, such as `smart-wake: {0: 30}`")
+            }
+            var parsed: [Int: Int] = [:]
+            for (slotNode, minutesNode) in windows {
+                guard let slot = Int(slotNode.string ?? ""), (0...254).contains(slot) else {
+                    throw fail(slotNode, "smart-wake: \"\(slotNode.string ?? "")\" is not an alarm slot (0–254; `tsgateway alarms get` shows them)")
+                }
+                parsed[slot] = try integer(minutesNode, "smart-wake window", 0...GatewayBusAPI.maxGatewaySmartWindow)
+            }
+            watch.smartWake = parsed
         }
         if let node = entries["protocol"]?.value {
             let text = try string(node, "protocol")

@@ -23,6 +23,9 @@ public struct GatewayEvent: Sendable, Hashable {
         case session(change: SessionChange, session: LiveSleepSession, reason: String?)
         /// The night in its event vocabulary (`NightEvent`), beside the events it comes from.
         case night(NightEvent)
+        /// The gateway settled a ringing of an alarm with a gateway smart window: it made the
+        /// watch ring at `stage`, or left the ring to the watch's alarm at its time.
+        case smartWake(slot: Int, alarmTime: Date, outcome: SmartWakeOutcome, stage: SleepStage?)
     }
 
     /// How a live session changed.
@@ -32,7 +35,7 @@ public struct GatewayEvent: Sendable, Hashable {
 
     /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
     public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
-        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night
+        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake
     }
 
     public var watch: String
@@ -57,6 +60,7 @@ public struct GatewayEvent: Sendable, Hashable {
         case .wokeUp: .wokeUp
         case .session: .session
         case .night: .night
+        case .smartWake: .smartWake
         }
     }
 
@@ -69,7 +73,7 @@ extension GatewayEvent: Codable {
     enum CodingKeys: String, CodingKey {
         case type, watch, time, connected, reason, alarms, origin, fetched, stored, battery, stage, liveKind, change, session
         case bpm, sensorContact, energyExpended, rrIntervals
-        case event, alarmSlot
+        case event, alarmSlot, alarmTime, outcome
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -107,6 +111,11 @@ extension GatewayEvent: Codable {
             try container.encode(night.name, forKey: .event)
             try container.encodeIfPresent(night.stage, forKey: .stage)
             try container.encodeIfPresent(night.alarmSlot, forKey: .alarmSlot)
+        case let .smartWake(slot, alarmTime, outcome, stage):
+            try container.encode(slot, forKey: .alarmSlot)
+            try container.encode(alarmTime, forKey: .alarmTime)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encodeIfPresent(stage, forKey: .stage)
         }
     }
 
@@ -140,6 +149,9 @@ extension GatewayEvent: Codable {
         case .night:
             kind = .night(NightEvent(try container.decode(NightEvent.Name.self, forKey: .event), stage: try container.decodeIfPresent(SleepStage.self, forKey: .stage),
                                      alarmSlot: try container.decodeIfPresent(Int.self, forKey: .alarmSlot)))
+        case .smartWake:
+            kind = .smartWake(slot: try container.decode(Int.self, forKey: .alarmSlot), alarmTime: try container.decode(Date.self, forKey: .alarmTime),
+                              outcome: try container.decode(SmartWakeOutcome.self, forKey: .outcome), stage: try container.decodeIfPresent(SleepStage.self, forKey: .stage))
         }
     }
 }

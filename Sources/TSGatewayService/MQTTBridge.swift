@@ -18,7 +18,7 @@ import TSWatchService
 ///   P/status                               online | offline (retained; offline is the last will)
 ///   P/watch/W/state                        the state document (retained; after a heart-rate
 ///                                          sample at most every 15 s)
-///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session   (the event's JSON)
+///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session|smart_wake   (the event's JSON)
 ///   P/watch/W/event/night                  {"event_type", "time", "stage"?, "alarm_slot"?} (NightEvent)
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
@@ -185,6 +185,7 @@ public actor MQTTBridge {
         case .wokeUp: "woke_up"
         case .sleepSynced: "sleep_synced"
         case .session: "session"
+        case .smartWake: "smart_wake"
         case .connection, .battery, .heartRate, .liveStage, .night: nil
         }
         if let name {

@@ -29,6 +29,7 @@ struct ConfigurationTests {
               - address: aa:bb:cc:dd:ee:01
                 name: bedroom
                 adapter: hci1
+                smart-wake: {0: 30, 3: 0}
               - simulated: true
                 name: demo
                 seed: 3
@@ -60,6 +61,7 @@ struct ConfigurationTests {
         #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
         #expect(simulated.simulatedProtocol == .version1)
         #expect(real.heartRateInterval == .seconds(1) && real.standardServices && real.simulatedProtocol == .version1_1)
+        #expect(real.smartWake == [0: 30, 3: 0] && simulated.smartWake == nil)
     }
 
     @Test("each mistake is reported with its file, line and what to do", arguments: [
@@ -77,6 +79,9 @@ struct ConfigurationTests {
         ("watches:\n  - name: a\n    adapter: hci0", 2, "this watch has no address"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    heart-rate-interval: 1s", 3, "heart-rate-interval applies only to a simulated watch"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: {0: 300}", 3, "smart-wake window must be 0…255, got 300"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: {first: 30}", 3, "smart-wake: \"first\" is not an alarm slot"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: 30", 3, "smart-wake must map alarm slots to minutes"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    protocol: 1.0", 3, "protocol applies only to a simulated watch"),
         ("watches:\n  - simulated: true\n    protocol: 2", 3, "protocol \"2\" is not one the simulated watch speaks; write 1.0 (version 1 only) or 1.1"),
         ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),

@@ -120,12 +120,13 @@ final class DaemonProcess: @unchecked Sendable {
     /// Runs the CLI against the daemon's bus, as root or (uid) as another user.
     /// A command still running after `timeout` is killed and reported with its output so far.
     func cli(_ arguments: [String], asUser uid: UInt32? = nil, environment extra: [String: String] = [:],
-             timeout: Duration = .seconds(90)) async throws -> Result {
+             timeout: Duration = .seconds(90), interruptAfter: Duration? = nil) async throws -> Result {
         let binary = try #require(Self.binary)
         let (executable, commandLine) = uid.map {
             (URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=\($0)", "--regid=\($0)", "--clear-groups", "--", binary.path] + arguments)
         } ?? (binary, arguments)
-        let result = try await ChildProcess.run(executable, arguments: commandLine, environment: environment.merging(extra) { $1 }, timeout: timeout)
+        let result = try await ChildProcess.run(executable, arguments: commandLine, environment: environment.merging(extra) { $1 },
+                                                interruption: interruptAfter.map { ChildProcess.Interruption(when: .after($0)) }, timeout: timeout)
         if result.timedOut {
             throw BusTestError("`tsgateway \(arguments.joined(separator: " "))` still ran after \(timeout); its stderr: \(result.stderr)\ndaemon log:\n\(log())")
         }

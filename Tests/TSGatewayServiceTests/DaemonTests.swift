@@ -417,4 +417,41 @@ struct DaemonTests {
         #expect(signalled.contains { $0.name == .deepSleep && $0.stage == .deep }, "phase signals carry their stage: \(signalled)")
         await daemon.cleanUp()
     }
+
+    @Test("smart wake from the gateway: light sleep inside an alarm's gateway window makes the watch ring once; the decision is an event; a restart inside the window does not ring again")
+    func gatewaySmartWake() async throws {
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: sleeper\nlive-stage-interval: 200ms\nsmart-wake: {0: 30}"])
+        try await daemon.start()
+        // An alarm ten minutes from now (UTC, as the daemon's time zone): now is inside its 30-minute window.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let alarmAt = Date() + 600
+        let parts = calendar.dateComponents([.hour, .minute], from: alarmAt)
+        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        // The simulated night starts light: the gateway rings inside the window (`events` listens first).
+        async let listened = daemon.cli(["events", "--type", "smartWake", "--count", "1"], timeout: .seconds(60))
+        try await Task.sleep(for: .seconds(2))
+        let set = try await daemon.cli(["alarms", "set", time, "--repeat", "everyday", "--label", "Smart", "--device", "sleeper"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let decided = try await listened
+        #expect(decided.status == 0, "\(decided.stderr)\n\(daemon.log())")
+        let event = try GatewayEvent.decode(json: decided.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard case let .smartWake(slot, alarmTime, outcome, stage) = event.kind else {
+            Issue.record("not a smartWake event: \(decided.stdout)")
+            return
+        }
+        #expect(slot == 0 && outcome == .rang && (stage == .light || stage == .awake))
+        #expect(abs(alarmTime.timeIntervalSince(alarmAt)) < 60)
+        #expect(daemon.log().contains("smart wake window of alarm 0"))
+        let store = try daemon.store()
+        #expect(try await store.settledSmartWakes(watch: "00:00:5E:00:54:01", since: Date() - 3600).map(\.outcome) == [.rang])
+
+        // Restarted inside the same window, the gateway finds the ringing settled and leaves it.
+        await daemon.stop()
+        try await daemon.start()
+        let quiet = try await daemon.cli(["events", "--type", "smartWake"], timeout: .seconds(30), interruptAfter: .seconds(6))
+        #expect(quiet.stdout.isEmpty, "no second ring: \(quiet.stdout)")
+        #expect(try await store.settledSmartWakes(watch: "00:00:5E:00:54:01", since: Date() - 3600).count == 1)
+        await daemon.cleanUp()
+    }
 }
