@@ -92,9 +92,10 @@ final class MockBlueZ: @unchecked Sendable {
         try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", alias: "TS Watch", uuids: [MockBlueZ.watchUUID], rssi: -48)
         try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:02", alias: "Headphones", uuids: ["0000110b-0000-1000-8000-00805f9b34fb"])
         let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
-        let devices = try await bluez.scan(adapter: try await bluez.adapter("hci0"), serviceUUIDs: [MockBlueZ.watchUUID], duration: .milliseconds(800))
+        let devices = try await bluez.scan(adapter: try await bluez.adapter("hci0"), serviceUUIDs: [MockBlueZ.watchUUID], duration: .seconds(4))
+        // Well inside the scan even when the mock bluetoothd (a Python process) is slow under load.
         Task {
-            try await Task.sleep(for: .milliseconds(200))
+            try await Task.sleep(for: .milliseconds(100))
             try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:03", alias: "Late Watch", uuids: [MockBlueZ.watchUUID])
         }
         var found: [String: DiscoveredDevice] = [:]
