@@ -108,6 +108,11 @@ extension BlueZ {
     /// Yields one reason, then ends, when the link to `device` is gone: BlueZ reports
     /// Connected = false, the device object is removed, or bluetoothd leaves the bus. A GATT
     /// notification stream alone does not end on any of these.
+    /// How long a disconnect waits for bluetoothd leaving the bus to be the better reason. 500 ms
+    /// was too short for bluetoothd 5.66 stopping in the e2e VM under TCG (the step "bluetoothd
+    /// stopped under a running alarms watch" read "the watch ended the link").
+    static let exitGrace: Duration = .seconds(2)
+
     public func linkLoss(of device: DeviceHandle) async throws -> AsyncStream<String> {
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
@@ -119,7 +124,7 @@ extension BlueZ {
                         for await signal in changes where signal.arguments.count > 1 {
                             if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false {
                                 // A stopping bluetoothd first disconnects its devices; give its exit the chance to be the reason.
-                                try? await Task.sleep(for: .milliseconds(500))
+                                try? await Task.sleep(for: Self.exitGrace)
                                 return "the watch ended the link (BlueZ reports it disconnected)"
                             }
                         }
@@ -127,7 +132,7 @@ extension BlueZ {
                     }
                     group.addTask {
                         for await signal in removals where signal.arguments.first?.objectPathValue == device.path {
-                            try? await Task.sleep(for: .milliseconds(500))  // as above: bluetoothd's exit removes its objects first
+                            try? await Task.sleep(for: Self.exitGrace)  // as above: bluetoothd's exit removes its objects first
                             return "BlueZ removed the device"
                         }
                         return nil
