@@ -53,7 +53,7 @@ let package = Package(
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
         // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSProtocol", "TSSimulator", "TSBlueZ"]),
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.

@@ -28,6 +28,7 @@ public enum BlueZErrorName {
     public static let notPermitted = "org.bluez.Error.NotPermitted"
     public static let inProgress = "org.bluez.Error.InProgress"
     public static let alreadyExists = "org.bluez.Error.AlreadyExists"
+    public static let invalidOffset = "org.bluez.Error.InvalidOffset"
     public static let alreadyConnected = "org.bluez.Error.AlreadyConnected"
     public static let notConnected = "org.bluez.Error.NotConnected"
     public static let doesNotExist = "org.bluez.Error.DoesNotExist"

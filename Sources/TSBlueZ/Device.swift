@@ -22,7 +22,7 @@ extension BlueZ {
     /// The device with `address` under `adapter`, as BlueZ knows it now.
     public func device(address: String, adapter: AdapterInfo) async throws -> DeviceHandle {
         let objects: [String: [String: DBusProperties]]
-        do { objects = try await bus.managedObjects(destination: Self.service, timeout: BlueZ.replyTimeout) } catch let error as BusError { throw BlueZError.from(error) }
+        do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
         let wanted = address.uppercased()
         guard let path = objects.first(where: { path, interfaces in
             path.hasPrefix(adapter.path + "/") && interfaces[BlueZInterface.device]?["Address"]?.stringValue?.uppercased() == wanted
@@ -31,7 +31,7 @@ extension BlueZ {
     }
 
     public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
-        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: BlueZ.replyTimeout) }
+        do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: .seconds(5)) }
         catch let error as BusError { throw BlueZError.from(error, device: device) }
     }
 
@@ -105,53 +105,80 @@ extension BlueZ {
         }
     }
 
+    public static let linkLossGrace: Duration = .seconds(1)
+    public static let linkLossShutdownGrace: Duration = .seconds(5)
+
     /// Yields one reason, then ends, when the link to `device` is gone: BlueZ reports
     /// Connected = false, the device object is removed, or bluetoothd leaves the bus. A GATT
     /// notification stream alone does not end on any of these.
-    /// How long a disconnect waits for bluetoothd leaving the bus to be the better reason. 500 ms
-    /// was too short for bluetoothd 5.66 stopping in the e2e VM under TCG (the step "bluetoothd
-    /// stopped under a running alarms watch" read "the watch ended the link").
-    static let exitGrace: Duration = .seconds(2)
-
-    public func linkLoss(of device: DeviceHandle) async throws -> AsyncStream<String> {
+    ///
+    /// A stopping bluetoothd first disconnects its devices, powers its adapters off and removes
+    /// its objects, and only then leaves the bus; with many GATT objects on a slow machine that
+    /// takes a second or more. So a disconnect is named after `grace`, or, when the watch's
+    /// adapter powers off meanwhile, after up to `shutdownGrace` more for bluetoothd to leave:
+    /// bluetoothd stopping if it left, else the adapter powered off, else the watch's link.
+    public func linkLoss(of device: DeviceHandle, grace: Duration = linkLossGrace, shutdownGrace: Duration = linkLossShutdownGrace) async throws -> AsyncStream<String> {
+        let adapterPath = String(device.path[..<(device.path.lastIndex(of: "/") ?? device.path.endIndex)])
+        let adapterName = adapterPath.split(separator: "/").last.map(String.init) ?? "the adapter"
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let adapterChanges = try await bus.signals(SignalMatch(sender: Self.service, path: adapterPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
         let owners = try await bus.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        let (events, sink) = AsyncStream.makeStream(of: LinkEvent.self)
+        let sources = [
+            Task {
+                for await signal in changes where signal.arguments.count > 1 && signal.arguments[0].stringValue == BlueZInterface.device {
+                    if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false { sink.yield(.disconnected) }
+                }
+            },
+            Task {
+                for await signal in adapterChanges where signal.arguments.count > 1 && signal.arguments[0].stringValue == BlueZInterface.adapter {
+                    if signal.arguments[1].propertiesValue?["Powered"]?.boolValue == false { sink.yield(.adapterPoweredOff) }
+                }
+            },
+            Task {
+                for await signal in removals where signal.arguments.first?.objectPathValue == device.path { sink.yield(.removed) }
+            },
+            Task {
+                for await signal in owners where signal.arguments.count == 3 && signal.arguments[0].stringValue == Self.service {
+                    if signal.arguments[2].stringValue == "" { sink.yield(.bluetoothdLeft) }
+                }
+            },
+        ]
+        // Our own connection closing ends every source: name what was already heard, if anything.
+        let ended = Task {
+            for source in sources { await source.value }
+            sink.yield(.sourcesEnded)
+            sink.finish()
+        }
         return AsyncStream { continuation in
             let work = Task {
-                let reason = await withTaskGroup(of: String?.self, returning: String?.self) { group in
-                    group.addTask {
-                        for await signal in changes where signal.arguments.count > 1 {
-                            if signal.arguments[1].propertiesValue?["Connected"]?.boolValue == false {
-                                // A stopping bluetoothd first disconnects its devices; give its exit the chance to be the reason.
-                                try? await Task.sleep(for: Self.exitGrace)
-                                return "the watch ended the link (BlueZ reports it disconnected)"
-                            }
-                        }
-                        return nil
+                var decision = LinkLossDecision()
+                var deadline: Task<Void, Never>?
+                for await event in events {
+                    let step = decision.next(event)
+                    if let reason = step.reason {
+                        continuation.yield(reason.text(adapter: adapterName))
+                        break
                     }
-                    group.addTask {
-                        for await signal in removals where signal.arguments.first?.objectPathValue == device.path {
-                            try? await Task.sleep(for: Self.exitGrace)  // as above: bluetoothd's exit removes its objects first
-                            return "BlueZ removed the device"
-                        }
-                        return nil
+                    if let wait = step.wait {
+                        deadline?.cancel()
+                        let generation = decision.generation
+                        let period = wait == .grace ? grace : shutdownGrace
+                        deadline = Task { if (try? await Task.sleep(for: period)) != nil { sink.yield(.deadline(generation)) } }
                     }
-                    group.addTask {
-                        for await signal in owners where signal.arguments.count == 3 && signal.arguments[0].stringValue == Self.service {
-                            if signal.arguments[2].stringValue == "" { return "bluetoothd stopped (it left the system bus); start it again (systemctl start bluetooth) and retry" }
-                        }
-                        return nil
-                    }
-                    for await candidate in group {
-                        if let candidate { group.cancelAll(); return candidate }
-                    }
-                    return nil
                 }
-                if let reason { continuation.yield(reason) }
+                deadline?.cancel()
+                sources.forEach { $0.cancel() }
+                ended.cancel()
                 continuation.finish()
             }
-            continuation.onTermination = { _ in work.cancel() }
+            continuation.onTermination = { _ in
+                work.cancel()
+                sources.forEach { $0.cancel() }
+                ended.cancel()
+                sink.finish()
+            }
         }
     }
 
@@ -161,7 +188,7 @@ extension BlueZ {
 
     /// Stops a pairing in progress (BlueZ answers DoesNotExist when none is running; that is fine).
     public func cancelPairing(_ device: DeviceHandle) async throws {
-        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "CancelPairing", timeout: BlueZ.replyTimeout) }
+        do { _ = try await bus.call(destination: Self.service, path: device.path, interface: BlueZInterface.device, member: "CancelPairing", timeout: .seconds(5)) }
         catch let error as BusError where error.name != BlueZErrorName.doesNotExist { throw BlueZError.from(error) }
     }
 
@@ -172,7 +199,69 @@ extension BlueZ {
 
     /// Marks the device trusted so it may reconnect without asking.
     public func trust(_ device: DeviceHandle) async throws {
-        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: BlueZInterface.device, name: "Trusted", value: .boolean(true), timeout: BlueZ.replyTimeout) }
+        do { try await bus.setProperty(destination: Self.service, path: device.path, interface: BlueZInterface.device, name: "Trusted", value: .boolean(true), timeout: .seconds(5)) }
         catch let error as BusError { throw BlueZError.from(error) }
+    }
+}
+
+/// What `BlueZ.linkLoss(of:)` hears about a link.
+enum LinkEvent: Sendable, Equatable {
+    case disconnected, removed, adapterPoweredOff, bluetoothdLeft
+    /// Nothing more will be heard (the gateway's own bus connection closed).
+    case sourcesEnded
+    /// The wait begun as `generation` ran out.
+    case deadline(Int)
+}
+
+/// Names why a link ended from the events in the order they came (pure, so it is tested alone).
+struct LinkLossDecision {
+    enum Wait { case grace, shutdownGrace }
+    enum Reason: Equatable {
+        case bluetoothdStopped, adapterPoweredOff, disconnected, removed
+
+        func text(adapter: String) -> String {
+            switch self {
+            case .bluetoothdStopped: "bluetoothd stopped (it left the system bus); start it again (systemctl start bluetooth) and retry"
+            case .adapterPoweredOff: "\(adapter) was powered off; `tsgateway adapter power on --adapter \(adapter)` and retry"
+            case .disconnected: "the watch ended the link (BlueZ reports it disconnected)"
+            case .removed: "BlueZ removed the device"
+            }
+        }
+    }
+
+    private var lost: Reason?
+    private var adapterOff = false
+    private var waitingForShutdown = false
+    /// Counts the waits begun; a deadline of an earlier wait is ignored.
+    private(set) var generation = 0
+
+    /// The reason when it is known, else the wait to begin (if any).
+    mutating func next(_ event: LinkEvent) -> (reason: Reason?, wait: Wait?) {
+        switch event {
+        case .bluetoothdLeft:
+            return (.bluetoothdStopped, nil)
+        case .disconnected, .removed:
+            guard lost == nil else { return (nil, nil) }
+            lost = event == .removed ? .removed : .disconnected
+            if adapterOff { return startShutdownWait() }
+            generation += 1
+            return (nil, .grace)
+        case .adapterPoweredOff:
+            adapterOff = true
+            guard lost != nil, !waitingForShutdown else { return (nil, nil) }
+            return startShutdownWait()
+        case let .deadline(of):
+            guard of == generation, let lost else { return (nil, nil) }
+            return (adapterOff ? .adapterPoweredOff : lost, nil)
+        case .sourcesEnded:
+            guard let lost else { return (nil, nil) }
+            return (adapterOff ? .adapterPoweredOff : lost, nil)
+        }
+    }
+
+    private mutating func startShutdownWait() -> (reason: Reason?, wait: Wait?) {
+        waitingForShutdown = true
+        generation += 1
+        return (nil, .shutdownGrace)
     }
 }

@@ -96,7 +96,15 @@ public final class GattApplication: @unchecked Sendable {
     private func interface(for characteristic: LocalGattCharacteristic, at path: String, service: String) -> DBusInterface {
         var methods: [DBusMethod] = []
         if let read = characteristic.read {
-            methods.append(DBusMethod("ReadValue", in: "a{sv}", out: "ay") { _, _ in [.bytes(try await read())] })
+            methods.append(DBusMethod("ReadValue", in: "a{sv}", out: "ay") { arguments, _ in
+                // A long value is read in parts (ATT Read Blob): BlueZ asks from an offset.
+                let offset = Int(arguments.first?.propertiesValue?["offset"]?.uint16Value ?? 0)
+                let value = try await read()
+                guard offset <= value.count else {
+                    throw BusError(name: BlueZErrorName.invalidOffset, message: "offset \(offset) is past the value's \(value.count) bytes")
+                }
+                return [.bytes(Array(value[offset...]))]
+            })
         }
         if let write = characteristic.write {
             methods.append(DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in

@@ -77,8 +77,9 @@ struct BlueZConnection: TransportConnection {
                     if let values {
                         group.addTask {
                             for await value in values { continuation.yield(.notification(value)) }
-                            // The link-loss watcher usually knows why (link dropped, bluetoothd gone).
-                            try? await Task.sleep(for: .seconds(1))
+                            // The link-loss watcher usually knows why (link dropped, bluetoothd gone);
+                            // give it the longest it takes to decide.
+                            try? await Task.sleep(for: BlueZ.linkLossGrace + BlueZ.linkLossShutdownGrace + .seconds(1))
                             continuation.yield(.disconnected(reason: "the notification channel closed"))
                         }
                     }

@@ -51,9 +51,13 @@ public actor SimulatedStandardServices: StandardServicesEndpoint {
     /// Notifies one Heart Rate Measurement to every subscriber.
     public func beatOnce() { notify(nextMeasurement().value, on: .heartRateMeasurement) }
 
-    /// Notifies Heart Rate Measurements every `period` until cancelled.
-    public func beat(every period: Duration) async {
-        while (try? await Task.sleep(for: period)) != nil { beatOnce() }
+    /// Notifies Heart Rate Measurements every `period` until cancelled; with a `night`, each
+    /// beat first takes the stage the replayed night has reached.
+    public func beat(every period: Duration, following night: NightReplay? = nil) async {
+        while (try? await Task.sleep(for: period)) != nil {
+            if let night { stage = night.stage(atBeat: beat) }
+            beatOnce()
+        }
     }
 
     public func setBatteryLevel(_ level: UInt8) {

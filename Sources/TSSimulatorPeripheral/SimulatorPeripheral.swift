@@ -4,9 +4,11 @@ import TSProtocol
 import TSSimulator
 
 /// The simulated watch as a real BlueZ peripheral: a GATT application with the wire protocol's
-/// service (GattManager1.RegisterApplication) and an LE advertisement carrying its UUID
+/// service and, unless left out, the standard Device Information, Battery and Heart Rate services
+/// (GattManager1.RegisterApplication), and an LE advertisement carrying the protocol's UUID
 /// (LEAdvertisingManager1.RegisterAdvertisement). Writes from a central feed the simulator; its
-/// notifications become Value changes of the notify characteristic.
+/// notifications become Value changes of the notify characteristic. While a central subscribes
+/// to Heart Rate Measurement the wearer's heart beats, following the replayed night.
 public final class SimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/simulator"
     static let advertisementPath = applicationPath + "/advertisement0"
@@ -21,7 +23,14 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     /// Drop the link from the watch's side once the central has acknowledged this many sleep
     /// pages (once per run), so the drop lands mid-transfer with some records stored.
     let dropLinkAfterPages: Int?
+    /// The standard services beside protocol v1; nil leaves them out.
+    public let standard: SimulatedStandardServices?
+    /// The night the heart rate follows (awake throughout without one).
+    let night: NightReplay?
+    let heartbeat: Duration
     private let lock = NSLock()
+    private var standardTasks: [Task<Void, Never>] = []
+    private var beating: Task<Void, Never>?
     private var peripheral: BlueZPeripheral?
     private var central: DeviceHandle?
     private var linkStatistics = LinkStatistics()
@@ -39,13 +48,17 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     }
 
     public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
-                advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil) {
+                advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil,
+                standard: SimulatedStandardServices? = nil, night: NightReplay? = nil, heartbeat: Duration = .seconds(1)) {
         self.bluez = bluez
         self.simulator = simulator
         self.adapter = adapter
         self.name = name
         self.advertisedService = advertisedService
         self.dropLinkAfterPages = dropLinkAfterPages
+        self.standard = standard
+        self.night = night
+        self.heartbeat = heartbeat
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
@@ -85,9 +98,14 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             self?.linkEnded()
             await simulator.centralDisconnected()
         })
+        var services = [LocalGattService(uuid: WatchGATT.service, characteristics: [write, notify])]
+        if let standard {
+            services += StandardGattServices.services(for: standard) { [weak self] subscribed in self?.heartRateSubscribed(subscribed) }
+            await forwardNotifications(of: standard)
+        }
         let peripheral = BlueZPeripheral(
             bluez: bluez, adapter: adapter,
-            application: GattApplication(path: Self.applicationPath, services: [LocalGattService(uuid: WatchGATT.service, characteristics: [write, notify])]),
+            application: GattApplication(path: Self.applicationPath, services: services),
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [advertisedService], localName: name, discoverable: true))
         lock.withLock { self.peripheral = peripheral }
         try await peripheral.start { [weak self] event in
@@ -106,7 +124,41 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     /// Withdraws the advertisement and the application.
     public func stop() async {
         disconnectWatcher?.cancel()
+        lock.withLock {
+            standardTasks.forEach { $0.cancel() }
+            beating?.cancel()
+            beating = nil
+        }
         await registered?.stop()
+    }
+
+    /// The standard services' notifications (Battery Level, Heart Rate Measurement) become Value
+    /// changes of their characteristics; bluetoothd sends them to the subscribed centrals.
+    private func forwardNotifications(of standard: SimulatedStandardServices) async {
+        for characteristic in StandardGattServices.notified {
+            let values = await standard.notifications(of: characteristic)
+            let task = Task { [weak self] in
+                for await value in values { try? self?.registered?.notify(value, characteristic: characteristic.uuid) }
+            }
+            lock.withLock { standardTasks.append(task) }
+        }
+    }
+
+    /// A central subscribed to Heart Rate Measurement (the heart starts beating) or left.
+    private func heartRateSubscribed(_ subscribed: Bool) {
+        guard let standard else { return }
+        let (night, heartbeat) = (self.night, self.heartbeat)
+        let change: String? = lock.withLock {
+            if subscribed, beating == nil {
+                beating = Task { await standard.beat(every: heartbeat, following: night) }
+                return "a central subscribed to Heart Rate Measurement: one beat every \(heartbeat)"
+            }
+            guard !subscribed, let task = beating else { return nil }
+            task.cancel()
+            beating = nil
+            return "Heart Rate Measurement unsubscribed"
+        }
+        if let change { report(change) }
     }
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }

@@ -42,6 +42,15 @@ import TSBlueZ
         #expect(objects[notifyPath]?[BlueZInterface.gattCharacteristic]?["Notifying"]?.boolValue == false)
         let read = try await fake.server.call(destination: sender, path: readWritePath, interface: BlueZInterface.gattCharacteristic, member: "ReadValue", [.properties([:])])
         #expect(read.first?.byteArrayValue == [1, 2, 3])
+        // A Read Blob: BlueZ asks for the value from an offset, and one past the end is refused.
+        let rest = try await fake.server.call(destination: sender, path: readWritePath, interface: BlueZInterface.gattCharacteristic, member: "ReadValue", [.properties(["offset": .uint16(1)])])
+        #expect(rest.first?.byteArrayValue == [2, 3])
+        do {
+            _ = try await fake.server.call(destination: sender, path: readWritePath, interface: BlueZInterface.gattCharacteristic, member: "ReadValue", [.properties(["offset": .uint16(4)])])
+            Issue.record("a read from past the value's end was answered")
+        } catch let error as BusError {
+            #expect(error.name == BlueZErrorName.invalidOffset)
+        }
         _ = try await fake.server.call(destination: sender, path: readWritePath, interface: BlueZInterface.gattCharacteristic, member: "WriteValue",
                                        [.bytes([9]), .properties(["type": .string("request"), "mtu": .uint16(100), "device": .objectPath("/org/bluez/hci1/dev_00_AA_BB_CC_DD_02")])])
         var received = writes.makeAsyncIterator()

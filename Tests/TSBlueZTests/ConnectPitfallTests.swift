@@ -1,7 +1,7 @@
 import TSTestSupport
 import Foundation
 import Testing
-import TSBlueZ
+@testable import TSBlueZ
 @testable import TSDBus
 
 /// A fake bluetoothd whose Connect first answers InProgress (as BlueZ does while another
@@ -113,5 +113,68 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
         fake.server.close()
         let reason = await losses.next()
         #expect(reason?.contains("bluetoothd stopped") == true, "\(reason ?? "nil")")
+    }
+
+    @Test func aSlowlyStoppingBluetoothdIsStillNamedOnceItsAdapterPoweredOff() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: false); defer { fake.bus.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        // A grace shorter than bluetoothd takes to leave: the adapter's power-off extends the wait.
+        var losses = try await bluez.linkLoss(of: device, grace: .milliseconds(300), shutdownGrace: .seconds(30)).makeAsyncIterator()
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
+        try fake.server.emitPropertiesChanged(path: "/org/bluez/hci0", interface: BlueZInterface.adapter, changed: ["Powered": .boolean(false)])
+        try await Task.sleep(for: .seconds(1))
+        fake.server.close()
+        let reason = await losses.next()
+        #expect(reason?.contains("bluetoothd stopped") == true, "\(reason ?? "nil")")
+    }
+
+    @Test func anAdapterPoweredOffUnderTheLinkIsNamedAsTheReason() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: false); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        var losses = try await bluez.linkLoss(of: device, grace: .milliseconds(50), shutdownGrace: .milliseconds(50)).makeAsyncIterator()
+        try fake.server.emitPropertiesChanged(path: "/org/bluez/hci0", interface: BlueZInterface.adapter, changed: ["Powered": .boolean(false)])
+        try fake.server.emitPropertiesChanged(path: FlakyConnectBlueZ.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
+        let reason = await losses.next()
+        #expect(reason == "hci0 was powered off; `tsgateway adapter power on --adapter hci0` and retry")
+        #expect(await losses.next() == nil)
+    }
+}
+
+/// The order of events `linkLoss` hears decides the reason it names.
+@Suite struct LinkLossDecisionTests {
+    func decide(_ events: [LinkEvent]) -> (reason: LinkLossDecision.Reason?, waits: [LinkLossDecision.Wait]) {
+        var decision = LinkLossDecision()
+        var waits: [LinkLossDecision.Wait] = []
+        for event in events {
+            let step = decision.next(event)
+            if let wait = step.wait { waits.append(wait) }
+            if let reason = step.reason { return (reason, waits) }
+        }
+        return (nil, waits)
+    }
+
+    @Test func aDisconnectAloneIsTheWatchsAfterTheGrace() {
+        #expect(decide([.disconnected]).reason == nil)
+        let decided = decide([.disconnected, .deadline(1)])
+        #expect(decided.reason == .disconnected && decided.waits == [.grace])
+    }
+
+    @Test func theAdapterPoweringOffWaitsLongerForBluetoothdToLeave() {
+        // The grace's deadline, already on its way, no longer counts.
+        let stopped = decide([.disconnected, .adapterPoweredOff, .deadline(1), .bluetoothdLeft])
+        #expect(stopped.reason == .bluetoothdStopped && stopped.waits == [.grace, .shutdownGrace])
+        #expect(decide([.disconnected, .adapterPoweredOff, .deadline(1), .deadline(2)]).reason == .adapterPoweredOff)
+        let poweredFirst = decide([.adapterPoweredOff, .removed, .deadline(1)])
+        #expect(poweredFirst.reason == .adapterPoweredOff && poweredFirst.waits == [.shutdownGrace])
+    }
+
+    @Test func bluetoothdLeavingWinsAtOnceAndARemovalIsNamedAsSuch() {
+        #expect(decide([.bluetoothdLeft]).reason == .bluetoothdStopped)
+        #expect(decide([.removed, .disconnected, .deadline(1)]).reason == .removed)
+        #expect(decide([.removed, .sourcesEnded]).reason == .removed)
+        #expect(decide([.sourcesEnded]).reason == nil)
+        #expect(decide([.adapterPoweredOff, .deadline(0)]).reason == nil, "an adapter off without a lost link ends nothing")
     }
 }

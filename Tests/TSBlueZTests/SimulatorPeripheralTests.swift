@@ -168,6 +168,107 @@ final class FakePeripheralManager: @unchecked Sendable {
         await peripheral.stop()
     }
 
+    /// The GATT objects bluetoothd read back, by UUID: each characteristic's path, flags and service UUID.
+    static func characteristics(in objects: [String: [String: DBusProperties]]) -> [String: (path: String, flags: [String], service: String?)] {
+        var found: [String: (path: String, flags: [String], service: String?)] = [:]
+        for (path, interfaces) in objects {
+            guard let characteristic = interfaces[BlueZInterface.gattCharacteristic], let uuid = characteristic["UUID"]?.stringValue else { continue }
+            let servicePath = characteristic["Service"]?.objectPathValue
+            let service = servicePath.flatMap { objects[$0]?[BlueZInterface.gattService]?["UUID"]?.stringValue }
+            found[uuid] = (path, characteristic["Flags"]?.stringArrayValue ?? [], service)
+        }
+        return found
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theSimulatorServesDeviceInformationBatteryAndAHeartRateFollowingItsNight() async throws {
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let morning = Date(timeIntervalSince1970: 1_763_535_600)   // 2025-11-19 07:00 UTC
+        let records = SleepDataGenerator(seed: 7, timeZone: TimeZone(identifier: "UTC")!).records(days: 3, lastMorning: morning, notAfter: morning)
+        // Half an hour of the night a beat, so a few beats cross several stages.
+        let night = NightReplay(records: records, secondsPerBeat: 1_800)
+        let standard = SimulatedStandardServices()
+        let peripheral = SimulatorPeripheral(bluez: bluez, simulator: SimulatedWatch(), adapter: try await bluez.adapter("hci1"),
+                                             standard: standard, night: night, heartbeat: .milliseconds(20))
+        let reports = Reports()
+        peripheral.report = { reports.add($0) }
+        try await peripheral.start()
+
+        // The services and characteristics bluetoothd read back, with BlueZ's flags.
+        let objects = try #require(fake.application?.objects)
+        let serviceUUIDs = Set(objects.values.compactMap { $0[BlueZInterface.gattService]?["UUID"]?.stringValue })
+        #expect(serviceUUIDs == [WatchGATT.service, bluetoothBaseUUID(0x180A), bluetoothBaseUUID(0x180F), bluetoothBaseUUID(0x180D)])
+        let found = Self.characteristics(in: objects)
+        var expected: [String: ([String], String)] = [
+            WatchGATT.writeCharacteristic: (["write", "write-without-response"], WatchGATT.service),
+            WatchGATT.notifyCharacteristic: (["notify"], WatchGATT.service),
+            bluetoothBaseUUID(0x2A19): (["read", "notify"], bluetoothBaseUUID(0x180F)),
+            bluetoothBaseUUID(0x2A37): (["notify"], bluetoothBaseUUID(0x180D)),
+            bluetoothBaseUUID(0x2A38): (["read"], bluetoothBaseUUID(0x180D)),
+        ]
+        for short: UInt16 in [0x2A29, 0x2A24, 0x2A25, 0x2A27, 0x2A26, 0x2A28] { expected[bluetoothBaseUUID(short)] = (["read"], bluetoothBaseUUID(0x180A)) }
+        #expect(Set(found.keys) == Set(expected.keys))
+        for (uuid, (flags, service)) in expected {
+            #expect(found[uuid]?.flags == flags, "flags of \(uuid)")
+            #expect(found[uuid]?.service == service, "service of \(uuid)")
+        }
+
+        // Reads, as bluetoothd makes them for a central.
+        let sender = try #require(fake.application?.sender)
+        func read(_ short: UInt16) async throws -> [UInt8]? {
+            let path = try #require(found[bluetoothBaseUUID(short)]?.path)
+            return try await fake.server.call(destination: sender, path: path, interface: BlueZInterface.gattCharacteristic, member: "ReadValue", [.properties([:])]).first?.byteArrayValue
+        }
+        let information = SimulatedStandardServices.defaultInformation
+        #expect(try await read(0x2A29) == Array((information.manufacturer ?? "").utf8))
+        #expect(try await read(0x2A24) == Array("TS-Sim W10".utf8))
+        #expect(try await read(0x2A26) == Array((information.firmwareRevision ?? "").utf8))
+        #expect(try await read(0x2A19) == [82])
+        #expect(try await read(0x2A38) == [BodySensorLocation.wrist.rawValue])
+
+        // A Battery Level change reaches bluetoothd as a Value change.
+        let batteryPath = try #require(found[bluetoothBaseUUID(0x2A19)]?.path)
+        let batteryValues = try await fake.server.signals(SignalMatch(path: batteryPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        await standard.setBatteryLevel(40)
+        var batteryIterator = batteryValues.makeAsyncIterator()
+        #expect(await batteryIterator.next()?.arguments[1].propertiesValue?["Value"]?.byteArrayValue == [40])
+
+        // Subscribed, the heart beats: each measurement is the rate of the stage the replayed night has reached.
+        let heartRatePath = try #require(found[bluetoothBaseUUID(0x2A37)]?.path)
+        let heartRateValues = try await fake.server.signals(SignalMatch(path: heartRatePath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        _ = try await fake.server.call(destination: sender, path: heartRatePath, interface: BlueZInterface.gattCharacteristic, member: "StartNotify")
+        var measurements: [HeartRateMeasurement] = []
+        for await signal in heartRateValues {
+            guard let value = signal.arguments[1].propertiesValue?["Value"]?.byteArrayValue else { continue }
+            measurements.append(try HeartRateMeasurement(value: value))
+            if measurements.count == 8 { break }
+        }
+        _ = try await fake.server.call(destination: sender, path: heartRatePath, interface: BlueZInterface.gattCharacteristic, member: "StopNotify")
+        let stages = (0..<8).map { night.stage(atBeat: $0) }
+        #expect(measurements.map(\.bpm) == stages.enumerated().map { SimulatedStandardServices.heartRate(in: $1, beat: $0) })
+        #expect(Set(stages).count > 1, "the replayed night should pass through several stages: \(stages)")
+        #expect(measurements.allSatisfy { $0.sensorContact == .detected && $0.rrIntervals.count == 1 })
+        #expect(reports.lines.contains { $0.hasPrefix("a central subscribed to Heart Rate Measurement") })
+        #expect(reports.lines.contains("Heart Rate Measurement unsubscribed"))
+        await peripheral.stop()
+    }
+
+    @Test func theSimulateCommandServesTheStandardServicesUnlessToldNotTo() async throws {
+        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        for (arguments, services) in [([String](), "protocol v1, Device Information, Battery, Heart Rate"), (["--no-standard-services"], "protocol v1 only")] {
+            let fake = try await FakePeripheralManager(); defer { fake.stop() }
+            let result = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"] + arguments, address: fake.bus.address)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("serves \(services);"), "\(result.stdout)")
+            let objects = try #require(fake.application?.objects)
+            let serviceUUIDs = Set(objects.values.compactMap { $0[BlueZInterface.gattService]?["UUID"]?.stringValue })
+            let standard: Set = [bluetoothBaseUUID(0x180A), bluetoothBaseUUID(0x180F), bluetoothBaseUUID(0x180D)]
+            #expect(serviceUUIDs == (arguments.isEmpty ? standard.union([WatchGATT.service]) : [WatchGATT.service]))
+            // The advertisement carries protocol v1's UUID either way (what `tsgateway scan` looks for).
+            #expect(fake.advertisement?["ServiceUUIDs"]?.stringArrayValue == [WatchGATT.service])
+        }
+    }
+
     @Test func theSimulateCommandAdvertisesUntilItsDurationEnds() async throws {
         let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
         let fake = try await FakePeripheralManager(); defer { fake.stop() }
@@ -181,4 +282,12 @@ final class FakePeripheralManager: @unchecked Sendable {
         #expect(missing.status == 69)
         #expect(missing.stderr.contains("no Bluetooth adapter named hci4"))
     }
+}
+
+/// The operator lines a peripheral reported.
+final class Reports: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected: [String] = []
+    func add(_ line: String) { lock.withLock { collected.append(line) } }
+    var lines: [String] { lock.withLock { collected } }
 }

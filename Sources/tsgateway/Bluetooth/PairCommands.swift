@@ -42,7 +42,9 @@ struct PairCommand: AsyncParsableCommand {
             }
         }
         try await store.saveWatch(id: address.uppercased(), name: nil, info: info)
-        print("paired with \(info.model) (\(address.uppercased())), firmware \(info.firmware); it is now the default watch")
+        // A watch with standard services only may name no firmware.
+        let firmware = info.firmware.isEmpty ? "" : ", firmware \(info.firmware)"
+        print("paired with \(info.model) (\(address.uppercased()))\(firmware); it is now the default watch")
     }
 }
 

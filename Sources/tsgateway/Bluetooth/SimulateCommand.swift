@@ -11,8 +11,11 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run the simulated watch as a real Bluetooth LE peripheral on an adapter.",
         discussion: """
-            Registers the watch's GATT service and an LE advertisement with BlueZ, so another \
-            adapter (or computer) can scan, pair and sync with it. Runs until interrupted.
+            Registers the watch's GATT services and an LE advertisement with BlueZ, so another \
+            adapter (or computer) can scan, pair and sync with it. Beside protocol v1 it serves \
+            the standard Device Information, Battery and Heart Rate services; its heart rate \
+            follows its last generated night, replayed a minute per beat while a central \
+            subscribes. Runs until interrupted.
 
             Example (two adapters on one machine):
               tsgateway simulate --adapter hci1 &
@@ -32,6 +35,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var dropLinkAfterPages: Int?
     @Option(name: .customLong("protocol"), help: ArgumentHelp("The protocol the watch speaks: \(SimulatedProtocol.choices).", valueName: "version"))
     var protocolVersion: String = SimulatedProtocol.version1_1.rawValue
+    @Flag(help: "Serve protocol v1 only: leave out Device Information, Battery and Heart Rate.")
+    var noStandardServices = false
     @Option(help: .hidden)
     var advertiseService: String?
 
@@ -60,11 +65,14 @@ struct SimulateCommand: AsyncParsableCommand {
                 fflush(nil)
             }
             let alarmClock = Task { await simulator.runAlarmClock() }
+            let standard = noStandardServices ? nil : SimulatedStandardServices()
             let peripheral = SimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found,
-                                                 advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages)
+                                                 advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages,
+                                                 standard: standard, night: NightReplay(records: records))
             peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
-            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), protocol \(spoken.rawValue), with \(records.count) sleep records; Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
+            let served = standard == nil ? "protocol v1 only" : "protocol v1, Device Information, Battery, Heart Rate"
+            print("simulated watch advertising on \(found.name) (\(found.address)), service \(advertiseService ?? WatchGATT.service), protocol \(spoken.rawValue), with \(records.count) sleep records; serves \(served); Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
             fflush(nil)
             let edits = Self.onSignal(SIGUSR1) {
                 await simulator.nudgeFirstAlarmOnWatch()
