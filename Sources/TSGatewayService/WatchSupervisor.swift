@@ -41,8 +41,7 @@ public actor WatchSupervisor {
     /// Smart windows whose start was announced by this process.
     var announcedWindows: Set<SmartWake.Occurrence> = []
     private var nextScheduledSync = ContinuousClock.now
-    private let wakeups: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let reconnectPause = WakeableSleep()
 
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
                 settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
@@ -75,7 +74,6 @@ public actor WatchSupervisor {
             }
             publish(event)
         }
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// A snapshot for property getters; safe from any thread.
@@ -114,6 +112,7 @@ public actor WatchSupervisor {
             let losses = await watch.linkLosses()
             do {
                 try await ensureConnected()
+                reconnectPause.forgetWake()
                 backoff = settings.reconnectMinimum
             } catch is CancellationError {
                 break
@@ -328,13 +327,7 @@ public actor WatchSupervisor {
     }
 
     private func sleepOrWake(for duration: Duration) async {
-        let wakeups = self.wakeups
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: duration) }
-            group.addTask { for await _ in wakeups { return } }
-            await group.next()
-            group.cancelAll()
-        }
+        await reconnectPause.sleep(for: duration)
     }
 
     public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
@@ -366,7 +359,7 @@ public actor WatchSupervisor {
         if info.capabilities.supportsLiveSleep {
             do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
         }
-        wake.yield()
+        reconnectPause.wake()
     }
 
     public func info() async throws -> DeviceInfo {

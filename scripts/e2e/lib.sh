@@ -3,10 +3,15 @@
 
 log() { echo "E2E[$(cut -d' ' -f1 /proc/uptime)s] $*"; }
 
-# Number of adapters bluetoothd shows on the system bus.
+# The adapters bluetoothd shows on the system bus, and their number: the object paths that are
+# keys of GetManagedObjects' reply (a device's Adapter property is a "variant object path").
+adapter_paths() {
+  dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>&1 \
+    | grep -oE '^ *object path "/org/bluez/hci[0-9]+"$|^Error.*' | tr -s ' \n' ' '
+}
 adapter_count() {
   dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null \
-    | grep -c 'object path "/org/bluez/hci[0-9]*"$'
+    | grep -cE '^ *object path "/org/bluez/hci[0-9]+"$'
 }
 
 # Waits until bluetoothd shows $1 adapters (default 2), at most $2 seconds (default 20).

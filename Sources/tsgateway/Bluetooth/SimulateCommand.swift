@@ -19,7 +19,10 @@ struct SimulateCommand: AsyncParsableCommand {
 
             Example (two adapters on one machine):
               tsgateway simulate --adapter hci1 &
-              tsgateway scan --adapter hci0
+                tsgateway scan --adapter hci0
+
+            A night for `tsgateway serve` to follow (live stages every 5 s; smart wake):
+              tsgateway simulate --adapter hci1 --live-stage-interval 5
             """)
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
@@ -37,6 +40,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var protocolVersion: String = SimulatedProtocol.version1_1.rawValue
     @Flag(help: "Serve protocol v1 only: leave out Device Information, Battery and Heart Rate.")
     var noStandardServices = false
+    @Option(help: ArgumentHelp("Play a live night: a sleep stage every this many seconds to a central that subscribed to live stages (the watch's own smart wake follows them too).", valueName: "seconds"))
+    var liveStageInterval: Int?
     @Option(help: .hidden)
     var advertiseService: String?
 
@@ -45,6 +50,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard (1...3650).contains(days) else { throw ValidationError("--days must be 1…3650") }
         if let dropLinkAfterPages, dropLinkAfterPages < 1 { throw ValidationError("--drop-link-after-pages must be 1 or more") }
         if SimulatedProtocol(text: protocolVersion) == nil { throw ValidationError("--protocol must be \(SimulatedProtocol.choices); got \"\(protocolVersion)\"") }
+        if let liveStageInterval, !(1...3600).contains(liveStageInterval) { throw ValidationError("--live-stage-interval must be 1…3600 seconds; got \(liveStageInterval)") }
     }
 
     func run() async throws {
@@ -64,7 +70,9 @@ struct SimulateCommand: AsyncParsableCommand {
                 print("alarm in slot \(alert.slot): \(alert.kind.rawValue) (\(alert.trigger.rawValue))" + (alert.kind == .snoozed ? " for \(alert.snoozeMinutes) minutes" : ""))
                 fflush(nil)
             }
-            let alarmClock = Task { await simulator.runAlarmClock() }
+            // The alarm clock runs on the wall clock; with --live-stage-interval the night plays beside it.
+            let night = SimulatedNight(simulator: simulator, interval: liveStageInterval.map { .seconds($0) })
+            let alarmClock = Task { await night.play() }
             let standard = noStandardServices ? nil : SimulatedStandardServices()
             let peripheral = SimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found,
                                                  advertisedService: advertiseService ?? WatchGATT.service, dropLinkAfterPages: dropLinkAfterPages,
