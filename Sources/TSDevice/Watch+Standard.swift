@@ -14,6 +14,19 @@ extension Watch {
         "\(kind) — it has no protocol v1 service (alarms, monitors, sleep records need it); `tsgateway info` lists what it offers"
     }
 
+    /// The feature a protocol v1 command belongs to, in the words of the CLI's commands.
+    static func feature(of command: CommandID) -> String {
+        switch command {
+        case .alarmsGet, .alarmsSet, .alarmsChanged: "alarms"
+        case .monitorGet, .monitorSet: "monitor settings"
+        case .sleepQuery, .sleepPage, .sleepPageAck, .sleepCommit, .sleepAbort: "sleep records"
+        case .liveSubscribe, .liveStage: "live sleep stages"
+        case .ring, .alarmAlert: "ringing an alarm"
+        case .timeSet: "setting the clock over protocol v1"
+        default: "protocol v1 (\(name(of: command)))"
+        }
+    }
+
     func standardConnection(for characteristic: StandardCharacteristic) throws -> any TransportConnection {
         guard let connection else { throw WatchError.notConnected }
         guard connection.standardCharacteristics.contains(characteristic) else {

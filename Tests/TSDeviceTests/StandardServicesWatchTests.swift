@@ -44,7 +44,11 @@ import TSTransport
             }
         }
         await #expect(throws: WatchError.self) { try await watch.alarms() }
-        do { _ = try await watch.alarms() } catch { #expect("\(error)".contains("no protocol v1 service")) }
+        // In the words of the command the person typed, not the protocol's message name.
+        do { _ = try await watch.alarms() } catch {
+            #expect("\(error)".contains("alarms — it has no protocol v1 service") && !"\(error)".contains("alarmsGet"), "\(error)")
+        }
+        do { _ = try await watch.commitSleep(start: 0, end: 1, count: 0) } catch { #expect("\(error)".contains("sleep records — it has no protocol v1"), "\(error)") }
     }
 
     @Test func batteryComesFromBatteryLevelAndFollowsNotifications() async throws {
