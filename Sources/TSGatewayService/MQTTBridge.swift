@@ -370,10 +370,7 @@ enum NextAlarm {
             for offset in 0...7 {
                 guard let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now)),
                       let time = calendar.date(bySettingHour: Int(alarm.hour), minute: Int(alarm.minute), second: 0, of: day), time > now else { continue }
-                // Calendar weekday: 1 = Sunday; the repeat mask: bit 0 = Monday … bit 6 = Sunday.
-                let weekday = calendar.component(.weekday, from: time)
-                let bit = UInt8(1) << UInt8((weekday + 5) % 7)
-                guard alarm.repeatDays == .once || alarm.repeatDays.rawValue & bit != 0 else { continue }
+                guard alarm.repeatDays.allows(time, in: calendar) else { continue }
                 if best.map({ time < $0 }) ?? true { best = time }
                 break
             }

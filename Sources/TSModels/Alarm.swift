@@ -1,3 +1,5 @@
+import Foundation
+
 /// Days an alarm repeats on. Bit 0 is Monday … bit 6 Sunday, as on the wire; no bit set means
 /// the alarm rings once.
 public struct AlarmRepeat: OptionSet, Sendable, Hashable, Codable {
@@ -25,6 +27,15 @@ public struct AlarmRepeat: OptionSet, Sendable, Hashable, Codable {
 
     /// True when only the seven day bits are used (bit 7 is reserved on the wire).
     public var isValid: Bool { rawValue & 0x80 == 0 }
+
+    /// Whether an alarm with these days may ring on the day `date` falls on in `calendar`'s zone
+    /// (a once-alarm may ring any day).
+    public func allows(_ date: Date, in calendar: Calendar) -> Bool {
+        guard self != .once else { return true }
+        // Calendar weekdays: 1 Sunday … 7 Saturday; repeat bits: Monday = bit 0 … Sunday = bit 6.
+        let bit = (calendar.component(.weekday, from: date) + 5) % 7
+        return contains(AlarmRepeat(rawValue: 1 << UInt8(bit)))
+    }
 
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(UInt8.self)

@@ -177,11 +177,7 @@ extension Alarm {
     }
 
     private func occurrence(on day: Date, calendar: Calendar) -> Date? {
-        if repeatDays != .once {
-            // Calendar weekdays: 1 Sunday … 7 Saturday; repeat bits: Monday = bit 0 … Sunday = bit 6.
-            let bit = (calendar.component(.weekday, from: day) + 5) % 7
-            guard repeatDays.contains(AlarmRepeat(rawValue: 1 << UInt8(bit))) else { return nil }
-        }
+        guard repeatDays.allows(day, in: calendar) else { return nil }
         return calendar.date(bySettingHour: Int(hour), minute: Int(minute), second: 0, of: day)
     }
 }

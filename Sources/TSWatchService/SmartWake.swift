@@ -53,7 +53,7 @@ public struct SmartWake: Sendable {
             for offset in -1...1 {
                 guard let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now)),
                       let time = calendar.date(bySettingHour: Int(alarm.hour), minute: Int(alarm.minute), second: 0, of: day) else { continue }
-                guard alarm.repeatDays == .once || Self.repeats(alarm.repeatDays, on: time, calendar) else { continue }
+                guard alarm.repeatDays.allows(time, in: calendar) else { continue }
                 let start = time - TimeInterval(minutes * 60)
                 if now >= start && now < time + grace { found.append((Occurrence(slot: Int(alarm.slot), time: time), start)) }
             }
@@ -78,9 +78,4 @@ public struct SmartWake: Sendable {
         return decisions
     }
 
-    static func repeats(_ days: AlarmRepeat, on date: Date, _ calendar: Calendar) -> Bool {
-        // Calendar weekday: 1 = Sunday; the repeat mask: bit 0 = Monday … bit 6 = Sunday.
-        let weekday = calendar.component(.weekday, from: date)
-        return days.rawValue & (UInt8(1) << UInt8((weekday + 5) % 7)) != 0
-    }
 }
