@@ -62,17 +62,7 @@ public final class GatewayDaemon: Service {
         let nudges = SimulatorNudges(supervisors: supervisors, logger: logger)
         for supervisor in supervisors {
             await supervisor.restoreKnownStatus()
-            // A watch's `smart-wake:` in the configuration is its whole set of gateway windows.
-            if let windows = supervisor.entry.smartWake {
-                do {
-                    for slot in try await store.smartWakeWindows(watch: supervisor.id).keys where windows[slot] == nil {
-                        try await store.setSmartWakeWindow(watch: supervisor.id, slot: slot, minutes: 0)
-                    }
-                    for (slot, minutes) in windows { try await store.setSmartWakeWindow(watch: supervisor.id, slot: slot, minutes: minutes) }
-                } catch {
-                    logger.error("\(supervisor.id): smart-wake windows not stored: \(error)")
-                }
-            }
+            await supervisor.applyConfiguredSmartWake()
         }
         let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
         let mqttEvents = mqtt.map { _ in events.subscribe() }

@@ -18,6 +18,17 @@ extension WatchSupervisor {
         }
     }
 
+    /// A watch's `smart-wake:` in the configuration is its whole set of gateway windows: stored
+    /// at start, replacing what `SetSmartWake` left. Without it the stored set stands.
+    func applyConfiguredSmartWake() async {
+        guard let windows = entry.smartWake else { return }
+        do {
+            try await store.replaceSmartWakeWindows(watch: id, with: windows)
+        } catch {
+            logger.error("\(id): smart-wake windows not stored: \(error)")
+        }
+    }
+
     /// Between stage events: windows begin and alarm times pass.
     static let smartWakeInterval: Duration = .seconds(10)
 

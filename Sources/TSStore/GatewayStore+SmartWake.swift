@@ -24,6 +24,19 @@ extension GatewayStore {
         }
     }
 
+    /// Replaces the watch's whole set of smart windows (minutes by slot; a 0 is no window), in
+    /// one transaction.
+    public func replaceSmartWakeWindows(watch: String, with windows: [Int: Int]) async throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        try await write { db in
+            try Self.ensureWatch(db, id: watch, now: now)
+            try db.execute(sql: "DELETE FROM smartWakeWindow WHERE watchId = ?", arguments: [watch])
+            for (slot, minutes) in windows where minutes > 0 {
+                try db.execute(sql: "INSERT INTO smartWakeWindow (watchId, slot, minutes) VALUES (?, ?, ?)", arguments: [watch, slot, minutes])
+            }
+        }
+    }
+
     /// Smart window minutes by alarm slot.
     public func smartWakeWindows(watch: String) async throws -> [Int: Int] {
         try await pool.read { db in

@@ -87,4 +87,17 @@ import TSStore
         #expect(settled.count == 1 && settled[0].slot == 1 && settled[0].alarmTime == time && settled[0].outcome == .rang)
         #expect(try await reopened.settledSmartWakes(watch: "w", since: time + 1).isEmpty)
     }
+
+    @Test func theConfiguredSetReplacesTheWatchsWindowsOnly() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try GatewayStore(path: path)
+        try await store.setSmartWakeWindow(watch: "w", slot: 1, minutes: 30)
+        try await store.setSmartWakeWindow(watch: "w", slot: 4, minutes: 10)
+        try await store.setSmartWakeWindow(watch: "other", slot: 1, minutes: 15)
+        try await store.replaceSmartWakeWindows(watch: "w", with: [1: 20, 2: 45, 3: 0])
+        #expect(try await store.smartWakeWindows(watch: "w") == [1: 20, 2: 45])
+        #expect(try await store.smartWakeWindows(watch: "other") == [1: 15])
+        try await store.replaceSmartWakeWindows(watch: "w", with: [:])
+        #expect(try await store.smartWakeWindows(watch: "w").isEmpty)
+    }
 }
