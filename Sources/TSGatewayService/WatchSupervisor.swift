@@ -354,7 +354,7 @@ public actor WatchSupervisor {
             }
         }
         updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
-        logger.info("\(id): connected to \(info.model) firmware \(info.firmware)")
+        logger.info("\(id): connected to \(info.model)\(info.firmware.isEmpty ? "" : " firmware \(info.firmware)")")
         publish(GatewayEvent(.connection(connected: true, reason: nil), watch: id))
         if info.capabilities.supportsLiveSleep {
             do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
