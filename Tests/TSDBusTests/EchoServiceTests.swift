@@ -55,6 +55,27 @@ struct EchoRig {
 }
 
 @Suite struct EchoServiceTests {
+    /// Calls are sent from the callers' threads, replies dispatched on the loop's: many tasks
+    /// calling at once on one connection each get their own reply.
+    @Test func concurrentCallsFromManyTasksEachGetTheirOwnReply() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for index in 0..<150 {
+                        let text = "task \(task) call \(index)"
+                        let reply = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Concat",
+                                                              [.string(text), .string("!")])
+                        if reply.first?.stringValue != text + "!" { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
     @Test func everyTypeRoundTripsThroughAVariant() async throws {
         let rig = try await EchoRig(); defer { rig.close() }
         let values: [DBusValue] = [
