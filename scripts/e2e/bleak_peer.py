@@ -138,10 +138,13 @@ async def run(arguments):
     phase("servicesResolved")
     link = None
     try:
-        write = client.services.get_characteristic(WRITE)
-        if write is None:
+        if client.services.get_characteristic(WRITE) is None:
             raise ProtocolFailure("the watch does not offer protocol v1")
-        mtu = write.max_write_without_response_size + 3
+        # The negotiated MTU, from AcquireWrite as tsgateway takes it: right after the connect
+        # BlueZ's MTU property may still say 23, and HELLO tells the watch the central's MTU.
+        await client._acquire_mtu()
+        mtu = client.mtu_size
+        phase("mtuAcquired")
         link = Link(client, mtu, started)
         await client.start_notify(NOTIFY, link.notified)
         phase("notificationsAcquired")
@@ -151,12 +154,14 @@ async def run(arguments):
         result["model"] = info["model"]
         result["mtu"] = mtu
         result["maxWindow"] = hello["maxWindow"]
-        if client.services.get_service(DEVICE_INFORMATION) is not None:
+        service = client.services.get_service(DEVICE_INFORMATION)
+        if service is not None:
             strings = {}
-            for uuid in DEVICE_INFORMATION_STRINGS:
-                characteristic = client.services.get_characteristic(f"0000{uuid:04x}-0000-1000-8000-00805f9b34fb")
-                if characteristic is not None:
-                    strings[f"{uuid:04X}"] = bytes(await client.read_gatt_char(characteristic)).decode("utf-8", "replace")
+            wanted = {f"0000{uuid:04x}-0000-1000-8000-00805f9b34fb" for uuid in DEVICE_INFORMATION_STRINGS}
+            for characteristic in service.characteristics:
+                if characteristic.uuid.lower() in wanted:
+                    value = await client.read_gatt_char(characteristic)
+                    strings[characteristic.uuid[4:8].upper()] = bytes(value).decode("utf-8", "replace")
             result["deviceInformation"] = strings
         now = time.time()
         offset = time.localtime(now).tm_gmtoff
