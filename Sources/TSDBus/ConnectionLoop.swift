@@ -12,8 +12,11 @@ import Synchronization
 /// queueing a job and waking the loop, and still no two threads are ever inside libdbus on
 /// this connection at once: a send that finds the link broken frees libdbus's watches, and
 /// the loop only touches watches under the same lock.
-final class ConnectionLoop: @unchecked Sendable {
+final class ConnectionLoop: TaskExecutor, @unchecked Sendable {
     private let jobs = Mutex<[@Sendable (OpaquePointer) -> Void]>([])
+    /// Tasks that prefer this loop as their executor (`BusConnection.executor`); once the loop
+    /// has ended (`nil`), they go to the global executor.
+    private let taskJobs = Mutex<[UnownedJob]?>([])
     private let wakeupFD: Int32
     /// Recursive: libdbus calls the hooks below, and the loop's dispatch runs handlers that send.
     private let ioLock = NSRecursiveLock()
@@ -98,6 +101,9 @@ final class ConnectionLoop: @unchecked Sendable {
         if interval < Self.maximumPoll { wakeUnlessOnLoop() }
     }
 
+    /// pthread_self() of the loop thread as UInt; 0 before it runs.
+    var threadID: UInt { loopThreadID.load(ordering: .relaxed) }
+
     private func wakeUnlessOnLoop() {
         if UInt(pthread_self()) != loopThreadID.load(ordering: .relaxed) { wake() }
     }
@@ -114,6 +120,37 @@ final class ConnectionLoop: @unchecked Sendable {
     func perform(_ job: @escaping @Sendable (OpaquePointer) -> Void) {
         jobs.withLock { $0.append(job) }
         wake()
+    }
+
+    /// TaskExecutor: runs the job on the loop thread, between dispatching and the next poll.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let queued = taskJobs.withLock { queue -> Bool in
+            guard queue != nil else { return false }
+            queue!.append(unowned)
+            return true
+        }
+        if queued {
+            wakeUnlessOnLoop()
+        } else {
+            globalConcurrentExecutor.enqueue(unowned)
+        }
+    }
+
+    /// Runs the queued tasks' jobs (not holding `ioLock`: they are the caller's code), and what
+    /// they queue meanwhile; dispatches what arrived in between.
+    private func runTaskJobs() {
+        while true {
+            let batch = taskJobs.withLock { queue -> [UnownedJob] in
+                defer { queue?.removeAll(keepingCapacity: true) }
+                return queue ?? []
+            }
+            if batch.isEmpty { return }
+            ioLock.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            ioLock.lock()
+            while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+        }
     }
 
     func wake() {
@@ -146,7 +183,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 polled.append(watch)
             }
             let nextDeadline = timeouts.values.min()
-            let wait = nextDeadline.map { max(0, ($0 - ContinuousClock.now).milliseconds) } ?? Self.maximumPoll
+            var wait = nextDeadline.map { max(0, ($0 - ContinuousClock.now).milliseconds) } ?? Self.maximumPoll
+            if taskJobs.withLock({ !($0?.isEmpty ?? true) }) { wait = 0 }
             ioLock.unlock()
             _ = poll(&descriptors, nfds_t(descriptors.count), Int32(min(wait, Self.maximumPoll)))
             ioLock.lock()
@@ -179,12 +217,14 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             for job in jobs.withLock({ queued in defer { queued.removeAll() }; return queued }) { job(connection) }
             while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+            runTaskJobs()
             if !reportedDisconnect && dbus_connection_get_is_connected(connection) == 0 {
                 reportedDisconnect = true
                 onDisconnect?()
             }
         }
         for job in jobs.withLock({ queued in defer { queued.removeAll() }; return queued }) { job(connection) }
+        for job in taskJobs.withLock({ queue in defer { queue = nil }; return queue ?? [] }) { globalConcurrentExecutor.enqueue(job) }
         isOpen = false
         dbus_connection_flush(connection)
         dbus_connection_close(connection)

@@ -20,27 +20,40 @@ func runDBusBenchmarks() async throws {
     defer { blocking.close() }
 
     let calls = 3000, rounds = 3
-    var swiftRounds: [ClientRound] = [], blockingRounds: [ClientRound] = []
+    var pooled: [ClientRound] = [], onLoop: [ClientRound] = [], blockingRounds: [ClientRound] = []
+    let executor = client.executor
     _ = try await measureRound(calls: 200, bus: bus, server: server) { index in try await echo(client, index) }
     _ = try await measureRound(calls: 200, bus: bus, server: server) { index in try blocking.echo(index) }
-    var swiftGrowth = 0
+    var growth = 0
     for _ in 0..<rounds {
         let before = currentResidentKiB(getpid())
-        swiftRounds.append(try await measureRound(calls: calls, bus: bus, server: server) { index in try await echo(client, index) })
-        swiftGrowth += currentResidentKiB(getpid()) - before
+        pooled.append(try await measureRound(calls: calls, bus: bus, server: server) { index in try await echo(client, index) })
+        onLoop.append(try await withTaskExecutorPreference(executor) {
+            try await measureRound(calls: calls, bus: bus, server: server) { index in try await echo(client, index) }
+        })
+        growth += currentResidentKiB(getpid()) - before
         blockingRounds.append(try await measureRound(calls: calls, bus: bus, server: server) { index in try blocking.echo(index) })
     }
-    let swift = swiftRounds.max { $0.rate < $1.rate }!, raw = blockingRounds.max { $0.rate < $1.rate }!
-    let swiftCPU = swiftRounds.map(\.clientMicroseconds).min()!, rawCPU = blockingRounds.map(\.clientMicroseconds).min()!
+    let raw = blockingRounds.max { $0.rate < $1.rate }!, rawCPU = blockingRounds.map(\.clientMicroseconds).min()!
     func micro(_ value: Double) -> String { String(format: "%.1f µs", value) }
+    func line(_ label: String, _ rounds: [ClientRound]) -> String {
+        let best = rounds.max { $0.rate < $1.rate }!, cpu = rounds.map(\.clientMicroseconds).min()!
+        return """
+              \(label.padding(toLength: 34, withPad: " ", startingAt: 0))\(formatRate(best.rate, unit: " calls")) = \(String(format: "%.3f", best.rate / raw.rate)) × blocking (goal ≥ 0.9); \
+            client CPU \(micro(cpu))/call = \(String(format: "%.2f", cpu / rawCPU)) × blocking (goal ≤ 1.5) (user \(micro(best.userMicroseconds)), \
+            sys \(micro(best.systemMicroseconds))); \(String(format: "%.1f", best.contextSwitches)) context switches/call; \
+            server \(micro(best.serverMicroseconds)), dbus-daemon \(micro(best.busMicroseconds))
+            """
+    }
     print("""
-        Echo(s) round trips on a private bus, server (TSDBus) in a child process; \(rounds) alternating rounds of \(calls) calls
-          TSDBus async calls:          \(formatRate(swift.rate, unit: " calls"))  client CPU \(micro(swiftCPU))/call (user \(micro(swift.userMicroseconds)), sys \(micro(swift.systemMicroseconds)))
-          blocking libdbus loop:       \(formatRate(raw.rate, unit: " calls"))  client CPU \(micro(rawCPU))/call (user \(micro(raw.userMicroseconds)), sys \(micro(raw.systemMicroseconds)))
-          ratio TSDBus/blocking:       \(String(format: "%.3f", swift.rate / raw.rate)) calls/s (goal ≥ 0.9), \(String(format: "%.2f", swiftCPU / rawCPU)) × the CPU per call (goal ≤ 1.5)
-          per call, same rounds:       server \(micro(swift.serverMicroseconds)) / \(micro(raw.serverMicroseconds)), dbus-daemon \(micro(swift.busMicroseconds)) / \(micro(raw.busMicroseconds)) (TSDBus / blocking; /proc, 10 ms ticks)
-          client context switches:     \(String(format: "%.1f", swift.contextSwitches)) / \(String(format: "%.1f", raw.contextSwitches)) per call (voluntary + involuntary, TSDBus / blocking)
-          client RSS growth:           \(swiftGrowth) KiB over the \(rounds * calls) TSDBus calls
+        Echo(s) round trips on a private bus, the server (TSDBus) in a child process; \(rounds) alternating rounds of \(calls) calls, \
+        fastest round and least client CPU (getrusage) per variant; server and dbus-daemon CPU from /proc (10 ms ticks)
+        \(line("TSDBus, caller on the global pool", pooled))
+        \(line("TSDBus, caller on connection.executor", onLoop))
+          blocking libdbus loop:            \(formatRate(raw.rate, unit: " calls")); client CPU \(micro(rawCPU))/call (user \(micro(raw.userMicroseconds)), \
+        sys \(micro(raw.systemMicroseconds))); \(String(format: "%.1f", raw.contextSwitches)) context switches/call; \
+        server \(micro(raw.serverMicroseconds)), dbus-daemon \(micro(raw.busMicroseconds))
+          client RSS growth over the \(2 * rounds * calls) TSDBus calls: \(growth) KiB
         """)
 }
 
