@@ -142,7 +142,8 @@ async def run(arguments):
             raise ProtocolFailure("the watch does not offer protocol v1")
         # The negotiated MTU, from AcquireWrite as tsgateway takes it: right after the connect
         # BlueZ's MTU property may still say 23, and HELLO tells the watch the central's MTU.
-        await client._acquire_mtu()
+        # bleak's BlueZ backend has this as _acquire_mtu (its mtu_size warning points to it).
+        await client._backend._acquire_mtu()
         mtu = client.mtu_size
         phase("mtuAcquired")
         link = Link(client, mtu, started)
