@@ -211,7 +211,12 @@ public struct WatchOperations: Sendable {
         // A bulk transfer runs at a short connection interval, and the link is relaxed after it.
         let fast = link.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address, logger: logger) }
         if link != nil { PhaseLog.log("connection interval requested", to: logger) }
-        defer { if let fast { FastConnection.end(fast, logger: logger) } }
+        defer {
+            if let fast {
+                FastConnection.end(fast, logger: logger)
+                PhaseLog.log("connection interval relaxed", to: logger)
+            }
+        }
         let report = try await sync.run(from: start, to: request.to)
         PhaseLog.log("committed", to: logger)
         return report

@@ -75,16 +75,19 @@ def main():
     directory, mode, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     label = {"info": "info", "7": "7-day sync", "90": "90-day sync"}
     first = bleak_job(f"{directory}/bleak-info-1")["result"]
-    print(f"{mode:>4}  tsgateway / bleak {first.get('bleak', '')} peer, median of {rounds} alternating rounds "
+    print(f"{mode:>4}  tsgateway / bleak {first.get('bleak', '')} peer, median of the successful ones of {rounds} alternating rounds "
           "(whole = launch to exit; connect→first byte: tsgateway from Watch.connect, bleak from BleakClient.connect, "
           "to the watch's first notification; peak RSS by /usr/bin/time)")
     for what in ["info", "7", "90"]:
         ts = [tsgateway_job(f"{directory}/tsgateway-{what}-{r}") for r in range(1, rounds + 1)]
         bl = [bleak_job(f"{directory}/bleak-{what}-{r}") for r in range(1, rounds + 1)]
-        failed = [f"tsgateway round {r + 1} status {j['status']}" for r, j in enumerate(ts) if j["status"]] + \
-                 [f"bleak round {r + 1} status {j['status']}: {j['text'].strip().splitlines()[-1:]}" for r, j in enumerate(bl) if j["status"]]
+        failed = [f"tsgateway round {r + 1} exited {j['status']}" for r, j in enumerate(ts) if j["status"]] + \
+                 [f"bleak round {r + 1} exited {j['status']}: {(j['text'].strip().splitlines() or [''])[-1]}" for r, j in enumerate(bl) if j["status"]]
         if failed:
-            print(f"{mode:>4}  {label[what]:>11}: not compared, {'; '.join(failed)}")
+            print(f"{mode:>4}  {label[what]:>11}: failed rounds left out: {'; '.join(failed)}")
+        ts, bl = [j for j in ts if not j["status"]], [j for j in bl if not j["status"]]
+        if not ts or not bl:
+            print(f"{mode:>4}  {label[what]:>11}: not compared (no successful round of one of them)")
             continue
         wall_ts, wall_bl = median(j["wall"] for j in ts), median(j["wall"] for j in bl)
         first_ts, first_bl = median(j["firstByte"] for j in ts), median(j["firstByte"] for j in bl)

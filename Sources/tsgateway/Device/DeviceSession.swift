@@ -27,6 +27,7 @@ struct DeviceSession {
         let logger = options.makeLogger()
         PhaseLog.log("session opening", to: logger)
         let store = try openStore(options)
+        PhaseLog.log("store opened", to: logger)
         guard options.simulate else { return try await openBluetooth(options, store: store, logger: logger) }
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
@@ -58,6 +59,7 @@ struct DeviceSession {
         }
         let bluez: BlueZ
         do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
+        PhaseLog.log("system bus connected", to: logger)
         var transport = BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter)
         transport.onStep = { step in PhaseLog.log(step.rawValue, to: logger) }
         let watch = Watch(transport: transport)
@@ -94,6 +96,7 @@ struct DeviceSession {
     /// Disconnects and saves what the simulated watch now remembers.
     func finish() async throws {
         await operations.watch.disconnect()
+        PhaseLog.log("disconnected", to: logger)
         if let simulator, let simulatorPath {
             let state = await simulator.state
             var memory = try SimulatedWatchMemory.load(from: simulatorPath)
