@@ -39,7 +39,7 @@ func runDBusBenchmarks() async throws {
     func line(_ label: String, _ rounds: [ClientRound]) -> String {
         let best = rounds.max { $0.rate < $1.rate }!, cpu = rounds.map(\.clientMicroseconds).min()!
         return """
-              \(label.padding(toLength: 34, withPad: " ", startingAt: 0))\(formatRate(best.rate, unit: " calls")) = \(String(format: "%.3f", best.rate / raw.rate)) × blocking (goal ≥ 0.9); \
+              \(label.padding(toLength: 39, withPad: " ", startingAt: 0))\(formatRate(best.rate, unit: " calls")) = \(String(format: "%.3f", best.rate / raw.rate)) × blocking (goal ≥ 0.9); \
             client CPU \(micro(cpu))/call = \(String(format: "%.2f", cpu / rawCPU)) × blocking (goal ≤ 1.5) (user \(micro(best.userMicroseconds)), \
             sys \(micro(best.systemMicroseconds))); \(String(format: "%.1f", best.contextSwitches)) context switches/call; \
             server \(micro(best.serverMicroseconds)), dbus-daemon \(micro(best.busMicroseconds))
@@ -50,7 +50,7 @@ func runDBusBenchmarks() async throws {
         fastest round and least client CPU (getrusage) per variant; server and dbus-daemon CPU from /proc (10 ms ticks)
         \(line("TSDBus, caller on the global pool", pooled))
         \(line("TSDBus, caller on connection.executor", onLoop))
-          blocking libdbus loop:            \(formatRate(raw.rate, unit: " calls")); client CPU \(micro(rawCPU))/call (user \(micro(raw.userMicroseconds)), \
+          blocking libdbus loop:                 \(formatRate(raw.rate, unit: " calls")); client CPU \(micro(rawCPU))/call (user \(micro(raw.userMicroseconds)), \
         sys \(micro(raw.systemMicroseconds))); \(String(format: "%.1f", raw.contextSwitches)) context switches/call; \
         server \(micro(raw.serverMicroseconds)), dbus-daemon \(micro(raw.busMicroseconds))
           client RSS growth over the \(2 * rounds * calls) TSDBus calls: \(growth) KiB
