@@ -49,8 +49,11 @@ final class ConnectionLoop: TaskExecutor, @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         ioLock.lock()
         defer { ioLock.unlock() }
-        // libdbus calls these with `ioLock` held (every use of the connection holds it). A
-        // change made on another thread wakes the loop so that its next poll sees it.
+        // libdbus adds and removes watches and timeouts with `ioLock` held (every use of the
+        // connection holds it). A toggle may also come from a thread that drops a received
+        // message (libdbus reads again once queued messages are freed): it only wakes the loop,
+        // which reads the watches' state under the lock. A change made on another thread wakes
+        // the loop so that its next poll sees it.
         dbus_connection_set_watch_functions(connection, { watch, data in
             guard let watch, let data else { return 0 }
             let loop = Unmanaged<ConnectionLoop>.fromOpaque(data).takeUnretainedValue()
