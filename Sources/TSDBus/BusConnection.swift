@@ -2,8 +2,9 @@ import CDBus
 import Foundation
 import Synchronization
 
-/// A connection to a D-Bus bus. Safe to use from any task: every libdbus call on it runs on
-/// the connection's own loop thread.
+/// A connection to a D-Bus bus. Safe to use from any task: messages are sent from the caller's
+/// thread under the connection loop's lock; receiving, dispatching and timeouts run on the
+/// loop's thread.
 public final class BusConnection: @unchecked Sendable {
     public enum Bus: Sendable, Hashable {
         case system
@@ -74,6 +75,13 @@ public final class BusConnection: @unchecked Sendable {
         router.finishAll()
     }
 
+    /// The connection's loop thread as a task executor. A task that prefers it
+    /// (`withTaskExecutorPreference(connection.executor) { … }`) is resumed by a reply right on
+    /// the thread that received it, instead of being handed to another thread: the fastest way
+    /// to make many calls in a row. Code running there holds up the connection's dispatching,
+    /// so it must not block; after `close()` such tasks run on the global executor.
+    public var executor: any TaskExecutor { loop }
+
     public var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) || disconnected.load(ordering: .sequentiallyConsistent) }
 
     /// The bus went away: every outstanding call fails, every signal stream ends.
@@ -116,13 +124,12 @@ public final class BusConnection: @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
                 pending.install(continuation)
-                loop.perform { connection in
+                // Sent from this thread (holding the loop's lock); the reply is dispatched on
+                // the loop thread, possibly before the notify function is set: hence the check.
+                let sent: Bool? = loop.withOpenConnection { connection in
                     var call: OpaquePointer?
-                    guard dbus_connection_send_with_reply(connection, message.raw, &call, milliseconds) != 0, let call else {
-                        pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed"))
-                        return
-                    }
-                    pending.call = call
+                    guard dbus_connection_send_with_reply(connection, message.raw, &call, milliseconds) != 0, let call else { return false }
+                    pending.setCall(call)
                     let box = Unmanaged.passRetained(pending).toOpaque()
                     dbus_pending_call_set_notify(call, { call, data in
                         guard let call, let data else { return }
@@ -132,18 +139,20 @@ public final class BusConnection: @unchecked Sendable {
                         Unmanaged<PendingReply>.fromOpaque(data).release()
                     })
                     if dbus_pending_call_get_completed(call) != 0 { pending.complete(call) }
+                    return true
                 }
+                if sent != true { pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed")) }
             }
         } onCancel: {
             pending.fail(CancellationError())
-            loop.perform { _ in if let call = pending.call { dbus_pending_call_cancel(call) } }
+            loop.perform { _ in pending.cancelCall() }
         }
     }
 
-    /// Sends a message that needs no reply (a signal, a reply to a call).
+    /// Sends a message that needs no reply (a signal, a reply to a call), from this thread.
     func sendOneWay(_ message: DBusMessage) {
-        loop.perform { connection in
-            _ = dbus_connection_send(connection, message.raw, nil)
+        _ = loop.withOpenConnection { connection in
+            dbus_connection_send(connection, message.raw, nil)
         }
     }
 
@@ -172,20 +181,49 @@ public final class BusConnection: @unchecked Sendable {
     }
 }
 
-/// One outstanding call: resumed exactly once, by the reply, a failure or cancellation.
+/// One outstanding call: resumed exactly once, by the reply, a failure or cancellation. Its
+/// libdbus side (`complete`, `cancelCall`) runs under the connection loop's lock.
 final class PendingReply: @unchecked Sendable {
     private let state = Mutex<CheckedContinuation<DBusMessage, any Error>?>(nil)
-    /// Touched only on the loop thread.
-    var call: OpaquePointer?
+    /// Our reference to libdbus's pending call, until it has completed or been cancelled.
+    private let callLock = NSLock()
+    private var call: OpaquePointer?
 
     func install(_ continuation: CheckedContinuation<DBusMessage, any Error>) {
         state.withLock { $0 = continuation }
     }
 
+    func setCall(_ pending: OpaquePointer) {
+        callLock.lock()
+        call = pending
+        callLock.unlock()
+    }
+
+    private func takeCall() -> OpaquePointer? {
+        callLock.lock()
+        defer { callLock.unlock() }
+        let taken = call
+        call = nil
+        return taken
+    }
+
+    /// On the loop thread: stops waiting for the reply.
+    func cancelCall() {
+        guard let pending = takeCall() else { return }
+        dbus_pending_call_cancel(pending)
+        dbus_pending_call_unref(pending)
+    }
+
     func complete(_ call: OpaquePointer) {
-        guard let raw = dbus_pending_call_steal_reply(call) else { return }
-        let reply = DBusMessage(adopting: raw)
-        state.withLock { $0.take() }?.resume(returning: reply)
+        // Our reference to the pending call goes once it has completed (libdbus keeps its own
+        // while it runs the notify function); the box retaining this object goes with it.
+        defer { if let pending = takeCall() { dbus_pending_call_unref(pending) } }
+        guard let continuation = state.withLock({ $0.take() }) else { return }
+        guard let raw = dbus_pending_call_steal_reply(call) else {
+            continuation.resume(throwing: BusError(name: BusError.failed, message: "the call completed without a reply"))
+            return
+        }
+        continuation.resume(returning: DBusMessage(adopting: raw))
     }
 
     func fail(_ error: any Error) {

@@ -55,6 +55,50 @@ struct EchoRig {
 }
 
 @Suite struct EchoServiceTests {
+    /// Calls are sent from the callers' threads, replies dispatched on the loop's: many tasks
+    /// calling at once on one connection each get their own reply.
+    /// A task preferring the connection's executor runs on its loop thread between calls, and
+    /// still finishes once the connection is closed (then on the global executor).
+    @Test func aTaskOnTheConnectionsExecutorRunsOnItsLoopThread() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let threads = try await withTaskExecutorPreference(rig.client.executor) {
+            var threads: Set<UInt> = []
+            for index in 0..<50 {
+                let reply = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Concat",
+                                                      [.string("call \(index)"), .string("?")])
+                #expect(reply.first?.stringValue == "call \(index)?")
+                threads.insert(UInt(pthread_self()))
+            }
+            return threads
+        }
+        #expect(threads == [rig.client.loop.threadID])
+        let finished = await withTaskExecutorPreference(rig.client.executor) {
+            rig.client.close()
+            try? await Task.sleep(for: .milliseconds(20))
+            return true
+        }
+        #expect(finished)
+    }
+
+    @Test func concurrentCallsFromManyTasksEachGetTheirOwnReply() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for index in 0..<150 {
+                        let text = "task \(task) call \(index)"
+                        let reply = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Concat",
+                                                              [.string(text), .string("!")])
+                        if reply.first?.stringValue != text + "!" { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
     @Test func everyTypeRoundTripsThroughAVariant() async throws {
         let rig = try await EchoRig(); defer { rig.close() }
         let values: [DBusValue] = [
