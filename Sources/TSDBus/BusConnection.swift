@@ -71,6 +71,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Closes the connection; pending calls fail with `Disconnected`.
     public func close() {
         guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Before the loop stops: the calls' cancellations are jobs the loop runs as it closes.
+        abandonOutstanding(BusError(name: BusError.disconnected, message: "the connection is closed"))
         loop.stop()
         router.finishAll()
     }
@@ -87,9 +89,18 @@ public final class BusConnection: @unchecked Sendable {
     /// The bus went away: every outstanding call fails, every signal stream ends.
     private func connectionDropped() {
         disconnected.store(true, ordering: .sequentiallyConsistent)
-        let waiting = outstanding.withLock { all in defer { all.removeAll() }; return Array(all.values) }
-        for pending in waiting { pending.fail(BusError(name: BusError.disconnected, message: "the connection to the bus was lost")) }
+        abandonOutstanding(BusError(name: BusError.disconnected, message: "the connection to the bus was lost"))
         router.finishAll()
+    }
+
+    /// Fails every outstanding call with `error`, also one that has not started waiting yet,
+    /// and has the loop cancel their libdbus side (no reply can come for them any more).
+    private func abandonOutstanding(_ error: BusError) {
+        let waiting = outstanding.withLock { all in defer { all.removeAll() }; return Array(all.values) }
+        for pending in waiting {
+            pending.abandon(error)
+            loop.perform { _ in pending.cancelCall() }
+        }
     }
 
     // MARK: Calls
@@ -117,13 +128,16 @@ public final class BusConnection: @unchecked Sendable {
         let key = ObjectIdentifier(pending)
         outstanding.withLock { $0[key] = pending }
         defer { outstanding.withLock { _ = $0.removeValue(forKey: key) } }
-        if disconnected.load(ordering: .sequentiallyConsistent) {
-            throw BusError(name: BusError.disconnected, message: "the connection to the bus was lost")
+        // Closed or dropped since the guard: `abandonOutstanding` may have missed this call.
+        if isClosed {
+            throw BusError(name: BusError.disconnected, message: disconnected.load(ordering: .sequentiallyConsistent)
+                ? "the connection to the bus was lost" : "the connection is closed")
         }
         let milliseconds = Int32(clamping: max(1, timeout.milliseconds))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
-                pending.install(continuation)
+                // Abandoned before it waited (closed or dropped meanwhile): already resumed.
+                guard pending.install(continuation) else { return }
                 // Sent from this thread (holding the loop's lock); the reply is dispatched on
                 // the loop thread, possibly before the notify function is set: hence the check.
                 let sent: Bool? = loop.withOpenConnection { connection in
@@ -138,7 +152,13 @@ public final class BusConnection: @unchecked Sendable {
                         guard let data else { return }
                         Unmanaged<PendingReply>.fromOpaque(data).release()
                     })
-                    if dbus_pending_call_get_completed(call) != 0 { pending.complete(call) }
+                    if dbus_pending_call_get_completed(call) != 0 {
+                        pending.complete(call)
+                    } else if pending.isFinished {
+                        // Cancelled or abandoned while it was being sent: the loop's cancel job
+                        // may have run before the call existed.
+                        pending.cancelCall()
+                    }
                     return true
                 }
                 if sent != true { pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed")) }
@@ -184,13 +204,52 @@ public final class BusConnection: @unchecked Sendable {
 /// One outstanding call: resumed exactly once, by the reply, a failure or cancellation. Its
 /// libdbus side (`complete`, `cancelCall`) runs under the connection loop's lock.
 final class PendingReply: @unchecked Sendable {
-    private let state = Mutex<CheckedContinuation<DBusMessage, any Error>?>(nil)
+    private enum State {
+        /// Before `install`.
+        case starting
+        case waiting(CheckedContinuation<DBusMessage, any Error>)
+        /// Abandoned before `install`, which then resumes with this error.
+        case abandoned(any Error)
+        case finished
+    }
+
+    private let state = Mutex<State>(.starting)
     /// Our reference to libdbus's pending call, until it has completed or been cancelled.
     private let callLock = NSLock()
     private var call: OpaquePointer?
 
-    func install(_ continuation: CheckedContinuation<DBusMessage, any Error>) {
-        state.withLock { $0 = continuation }
+    /// False when the call was abandoned before: the continuation is then resumed with that error.
+    func install(_ continuation: CheckedContinuation<DBusMessage, any Error>) -> Bool {
+        let early: (any Error)? = state.withLock { state in
+            guard case let .abandoned(error) = state else {
+                state = .waiting(continuation)
+                return nil
+            }
+            state = .finished
+            return error
+        }
+        guard let early else { return true }
+        continuation.resume(throwing: early)
+        return false
+    }
+
+    /// True once the call has been resumed (or abandoned).
+    var isFinished: Bool {
+        state.withLock { state in
+            switch state {
+            case .starting, .waiting: false
+            case .abandoned, .finished: true
+            }
+        }
+    }
+
+    /// The waiting continuation, which no one else will resume.
+    private func takeContinuation() -> CheckedContinuation<DBusMessage, any Error>? {
+        state.withLock { state in
+            guard case let .waiting(continuation) = state else { return nil }
+            state = .finished
+            return continuation
+        }
     }
 
     func setCall(_ pending: OpaquePointer) {
@@ -207,7 +266,7 @@ final class PendingReply: @unchecked Sendable {
         return taken
     }
 
-    /// On the loop thread: stops waiting for the reply.
+    /// Under the loop's lock: stops waiting for the reply.
     func cancelCall() {
         guard let pending = takeCall() else { return }
         dbus_pending_call_cancel(pending)
@@ -218,7 +277,7 @@ final class PendingReply: @unchecked Sendable {
         // Our reference to the pending call goes once it has completed (libdbus keeps its own
         // while it runs the notify function); the box retaining this object goes with it.
         defer { if let pending = takeCall() { dbus_pending_call_unref(pending) } }
-        guard let continuation = state.withLock({ $0.take() }) else { return }
+        guard let continuation = takeContinuation() else { return }
         guard let raw = dbus_pending_call_steal_reply(call) else {
             continuation.resume(throwing: BusError(name: BusError.failed, message: "the call completed without a reply"))
             return
@@ -226,7 +285,26 @@ final class PendingReply: @unchecked Sendable {
         continuation.resume(returning: DBusMessage(adopting: raw))
     }
 
+    /// Resumes a waiting call with `error`. Before `install` nothing happens, so a call made by
+    /// a task that is already cancelled (in its cleanup, say) still goes out, as it always has.
     func fail(_ error: any Error) {
-        state.withLock { $0.take() }?.resume(throwing: error)
+        takeContinuation()?.resume(throwing: error)
+    }
+
+    /// The connection closed or dropped: fails the call, also one not yet waiting.
+    func abandon(_ error: any Error) {
+        let continuation: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
+            switch state {
+            case .starting:
+                state = .abandoned(error)
+                return nil
+            case let .waiting(continuation):
+                state = .finished
+                return continuation
+            case .abandoned, .finished:
+                return nil
+            }
+        }
+        continuation?.resume(throwing: error)
     }
 }

@@ -258,6 +258,21 @@ struct EchoRig {
         await #expect(throws: BusError.self) { _ = try await rig.client.call(destination: rig.name, path: "/echo", interface: nil, member: "Echo") }
     }
 
+    /// A call waiting when its own connection is closed fails with Disconnected at once; no reply
+    /// can reach it any more. (A watchdog cancels it after 5 s, so a regression fails, not hangs.)
+    @Test func closingTheConnectionMidCallFailsTheCall() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let call = Task { try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Sleep", [.uint32(10_000)]) }
+        let watchdog = Task { try await Task.sleep(for: .seconds(5)); call.cancel() }
+        defer { watchdog.cancel() }
+        try await Task.sleep(for: .milliseconds(100))
+        rig.client.close()
+        await #expect { _ = try await call.value } throws: { ($0 as? BusError)?.name == BusError.disconnected }
+        await #expect { _ = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Sleep", [.uint32(0)]) } throws: {
+            ($0 as? BusError)?.name == BusError.disconnected
+        }
+    }
+
     @Test func noBusAtTheAddressIsATypedError() throws {
         #expect(throws: BusError.self) { _ = try BusConnection(.address("unix:path=/nonexistent/tsgateway.socket")) }
     }
