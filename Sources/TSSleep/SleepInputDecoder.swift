@@ -696,7 +696,7 @@ enum ISO8601Seconds {
             else { return nil }
             offset = (offsetHours * 3_600 + offsetMinutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = LocalDate(year: year, month: month, day: day).daysSince1970
         return Int64(days) * 86_400 + Int64(hour * 3_600 + minute * 60 + second - offset)
     }
 
@@ -706,15 +706,5 @@ enum ISO8601Seconds {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (years 1 and later).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = shiftedYear / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

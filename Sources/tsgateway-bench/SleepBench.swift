@@ -56,17 +56,8 @@ private func isoText(_ seconds: Int64) -> String {
     let local = seconds + 3_600
     let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
     let second = local - days * 86_400
-    // Civil date from days since 1970-01-01 (proleptic Gregorian).
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d+01:00", year, month, day, second / 3_600, second / 60 % 60, second % 60)
+    let date = LocalDate(daysSince1970: Int(days))
+    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d+01:00", date.year, date.month, date.day, second / 3_600, second / 60 % 60, second % 60)
 }
 
 /// Nights of 22:30 + a few minutes to about 06:45 UTC with light/deep/REM cycles and brief
