@@ -177,6 +177,7 @@ struct ExampleArrangement {
         "tsgateway protocol decode --btsnoop sync.btsnoop --json": .init(replacingPaths: ["sync.btsnoop": .capture]),
         // A peripheral and a central on two real adapters.
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
+        "tsgateway simulate --adapter hci1 --live-stage-interval 5": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with --live-stage-interval 3 for the gateway's smart wake)"),
         "tsgateway scan --adapter hci0": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
     ]
 }

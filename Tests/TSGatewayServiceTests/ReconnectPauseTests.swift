@@ -79,12 +79,24 @@ struct ReconnectPauseTests {
         let supervisor = WatchSupervisor(entry: .init(address: "AA:BB:CC:DD:EE:FF"), transport: transport, store: store,
                                          settings: settings, logger: Logger(label: "test"), publish: { _ in })
         let running = Task { await supervisor.run() }
-        // Pauses of 100 ms, then 200 ms (±20 %): about 8 attempts in 1.5 s; a loop without
-        // pauses makes thousands. Load can only make fewer.
+        defer { running.cancel() }
+        // The loop starts after the store's recovery, which load can delay: count from the
+        // first attempt. It must try again at all …
+        try await waitFor(transport, attempts: 2)
+        // … and with pauses of 100 ms, then 200 ms (±20 %), try about 8 times in 1.5 s; a loop
+        // without pauses makes thousands. Load can only make fewer.
+        let first = transport.attempts.withLock { $0 }
         try await Task.sleep(for: .milliseconds(1500))
+        let attempts = transport.attempts.withLock { $0 } - first
+        #expect(attempts <= 12, "\(attempts) connect attempts in 1.5 s")
         running.cancel()
         await running.value
-        let attempts = transport.attempts.withLock { $0 }
-        #expect(attempts >= 1 && attempts <= 12, "\(attempts) connect attempts in 1.5 s")
+    }
+
+    func waitFor(_ transport: UnreachableTransport, attempts: Int) async throws {
+        for _ in 0..<3000 where transport.attempts.withLock({ $0 }) < attempts {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(transport.attempts.withLock { $0 } >= attempts, "the supervisor did not try to connect \(attempts) times in 30 s")
     }
 }
