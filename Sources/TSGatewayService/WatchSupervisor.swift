@@ -121,14 +121,14 @@ public actor WatchSupervisor {
                 updateStatus { $0.lastError = reason }
                 logger.warning("\(id): cannot connect (\(reason)); next try in \(Self.format(backoff))")
                 publish(GatewayEvent(.connection(connected: false, reason: reason), watch: id))
-                await sleepOrWake(for: backoff.jittered())
+                await reconnectPause.sleep(for: backoff.jittered())
                 backoff = min(backoff * 2, settings.reconnectMaximum)
                 continue
             }
             let reason = await serveConnection(losses: losses)
             guard !Task.isCancelled else { break }
             logger.warning("\(id): link lost (\(reason)); reconnecting")
-            await sleepOrWake(for: settings.reconnectMinimum.jittered())
+            await reconnectPause.sleep(for: settings.reconnectMinimum.jittered())
         }
         await shutdown()
     }
@@ -324,10 +324,6 @@ public actor WatchSupervisor {
         await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
         await watch.disconnect()
         updateStatus { $0.connected = false; $0.heartRate = nil }
-    }
-
-    private func sleepOrWake(for duration: Duration) async {
-        await reconnectPause.sleep(for: duration)
     }
 
     public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
