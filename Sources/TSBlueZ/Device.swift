@@ -39,7 +39,9 @@ extension BlueZ {
     /// link is already up (BlueZ keeps links after a client dies); retries InProgress and
     /// le-connection-abort-by-local with backoff; the wait races a disconnect and the device
     /// object vanishing, and ends after `timeout`. Signals are subscribed before reading state.
-    public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500)) async throws {
+    /// `linkUp` is called once the link is up, before the wait for the services.
+    public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500),
+                        linkUp: (@Sendable () -> Void)? = nil) async throws {
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
         let state = try await deviceProperties(device)
@@ -47,6 +49,7 @@ extension BlueZ {
         if state["Connected"]?.boolValue != true {
             try await callWithRetry(device, member: "Connect", attempts: attempts, backoff: backoff)
         }
+        linkUp?()
         try await waitForServices(device, changes: changes, removals: removals, timeout: timeout)
     }
 

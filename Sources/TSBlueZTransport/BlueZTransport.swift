@@ -12,6 +12,19 @@ public struct BlueZTransport: WatchTransport {
     public let address: String
     public let adapterName: String?
     public let connectTimeout: Duration
+    /// Called as `open()` passes each step, for timing a connect (`-v` logs them).
+    public var onStep: (@Sendable (OpenStep) -> Void)?
+
+    /// The steps of `open()`, in order.
+    public enum OpenStep: String, Sendable, CaseIterable {
+        case adapterFound = "adapter found"
+        case deviceFound = "device found"
+        case linkUp = "link up"
+        case servicesResolved = "services resolved"
+        case characteristicsListed = "characteristics listed"
+        case notificationsAcquired = "notifications acquired"
+        case writeAcquired = "write acquired"
+    }
 
     public init(bluez: BlueZ, address: String, adapter: String? = nil, connectTimeout: Duration = .seconds(20)) {
         self.bluez = bluez
@@ -22,11 +35,16 @@ public struct BlueZTransport: WatchTransport {
 
     public func open() async throws -> any TransportConnection {
         let adapter = try await bluez.adapter(adapterName)
+        onStep?(.adapterFound)
         let device = try await bluez.discover(address: address, adapter: adapter)
-        try await bluez.connect(device, timeout: connectTimeout)
+        onStep?(.deviceFound)
+        let onStep = self.onStep
+        try await bluez.connect(device, timeout: connectTimeout, linkUp: { onStep?(.linkUp) })
+        onStep?(.servicesResolved)
         let loss = try await bluez.linkLoss(of: device)
         // GATT discovery is done (ServicesResolved): what the watch offers is what BlueZ lists.
         let all = try await bluez.characteristics(of: device)
+        onStep?(.characteristicsListed)
         let services = ServiceSet(all.compactMap { WatchService(uuid: $0.serviceUUID) })
         var standard: [StandardCharacteristic: GattCharacteristic] = [:]
         for wanted in StandardCharacteristic.allCases {
@@ -40,7 +58,9 @@ public struct BlueZTransport: WatchTransport {
         let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
         let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
         let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
+        onStep?(.notificationsAcquired)
         let acquired = write.flags.contains("write-without-response") ? try await bluez.acquireWrite(write) : nil
+        if acquired != nil { onStep?(.writeAcquired) }
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
         return BlueZConnection(bluez: bluez, device: device, protocolV1: (write, values, acquired?.fd), loss: loss, mtu: mtu,
                                services: services, standard: standard)

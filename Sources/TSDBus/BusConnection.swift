@@ -2,8 +2,9 @@ import CDBus
 import Foundation
 import Synchronization
 
-/// A connection to a D-Bus bus. Safe to use from any task: every libdbus call on it runs on
-/// the connection's own loop thread.
+/// A connection to a D-Bus bus. Safe to use from any task: messages are sent from the caller's
+/// thread under the connection loop's lock; receiving, dispatching and timeouts run on the
+/// loop's thread.
 public final class BusConnection: @unchecked Sendable {
     public enum Bus: Sendable, Hashable {
         case system
@@ -70,18 +71,36 @@ public final class BusConnection: @unchecked Sendable {
     /// Closes the connection; pending calls fail with `Disconnected`.
     public func close() {
         guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Before the loop stops: the calls' cancellations are jobs the loop runs as it closes.
+        abandonOutstanding(BusError(name: BusError.disconnected, message: "the connection is closed"))
         loop.stop()
         router.finishAll()
     }
+
+    /// The connection's loop thread as a task executor. A task that prefers it
+    /// (`withTaskExecutorPreference(connection.executor) { … }`) is resumed by a reply right on
+    /// the thread that received it, instead of being handed to another thread: the fastest way
+    /// to make many calls in a row. Code running there holds up the connection's dispatching,
+    /// so it must not block; after `close()` such tasks run on the global executor.
+    public var executor: any TaskExecutor { loop }
 
     public var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) || disconnected.load(ordering: .sequentiallyConsistent) }
 
     /// The bus went away: every outstanding call fails, every signal stream ends.
     private func connectionDropped() {
         disconnected.store(true, ordering: .sequentiallyConsistent)
-        let waiting = outstanding.withLock { all in defer { all.removeAll() }; return Array(all.values) }
-        for pending in waiting { pending.fail(BusError(name: BusError.disconnected, message: "the connection to the bus was lost")) }
+        abandonOutstanding(BusError(name: BusError.disconnected, message: "the connection to the bus was lost"))
         router.finishAll()
+    }
+
+    /// Fails every outstanding call with `error`, also one that has not started waiting yet,
+    /// and has the loop cancel their libdbus side (no reply can come for them any more).
+    private func abandonOutstanding(_ error: BusError) {
+        let waiting = outstanding.withLock { all in defer { all.removeAll() }; return Array(all.values) }
+        for pending in waiting {
+            pending.abandon(error)
+            loop.perform { _ in pending.cancelCall() }
+        }
     }
 
     // MARK: Calls
@@ -109,20 +128,22 @@ public final class BusConnection: @unchecked Sendable {
         let key = ObjectIdentifier(pending)
         outstanding.withLock { $0[key] = pending }
         defer { outstanding.withLock { _ = $0.removeValue(forKey: key) } }
-        if disconnected.load(ordering: .sequentiallyConsistent) {
-            throw BusError(name: BusError.disconnected, message: "the connection to the bus was lost")
+        // Closed or dropped since the guard: `abandonOutstanding` may have missed this call.
+        if isClosed {
+            throw BusError(name: BusError.disconnected, message: disconnected.load(ordering: .sequentiallyConsistent)
+                ? "the connection to the bus was lost" : "the connection is closed")
         }
         let milliseconds = Int32(clamping: max(1, timeout.milliseconds))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
-                pending.install(continuation)
-                loop.perform { connection in
+                // Abandoned before it waited (closed or dropped meanwhile): already resumed.
+                guard pending.install(continuation) else { return }
+                // Sent from this thread (holding the loop's lock); the reply is dispatched on
+                // the loop thread, possibly before the notify function is set: hence the check.
+                let sent: Bool? = loop.withOpenConnection { connection in
                     var call: OpaquePointer?
-                    guard dbus_connection_send_with_reply(connection, message.raw, &call, milliseconds) != 0, let call else {
-                        pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed"))
-                        return
-                    }
-                    pending.call = call
+                    guard dbus_connection_send_with_reply(connection, message.raw, &call, milliseconds) != 0, let call else { return false }
+                    pending.setCall(call)
                     let box = Unmanaged.passRetained(pending).toOpaque()
                     dbus_pending_call_set_notify(call, { call, data in
                         guard let call, let data else { return }
@@ -131,19 +152,27 @@ public final class BusConnection: @unchecked Sendable {
                         guard let data else { return }
                         Unmanaged<PendingReply>.fromOpaque(data).release()
                     })
-                    if dbus_pending_call_get_completed(call) != 0 { pending.complete(call) }
+                    if dbus_pending_call_get_completed(call) != 0 {
+                        pending.complete(call)
+                    } else if pending.isFinished {
+                        // Cancelled or abandoned while it was being sent: the loop's cancel job
+                        // may have run before the call existed.
+                        pending.cancelCall()
+                    }
+                    return true
                 }
+                if sent != true { pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed")) }
             }
         } onCancel: {
             pending.fail(CancellationError())
-            loop.perform { _ in if let call = pending.call { dbus_pending_call_cancel(call) } }
+            loop.perform { _ in pending.cancelCall() }
         }
     }
 
-    /// Sends a message that needs no reply (a signal, a reply to a call).
+    /// Sends a message that needs no reply (a signal, a reply to a call), from this thread.
     func sendOneWay(_ message: DBusMessage) {
-        loop.perform { connection in
-            _ = dbus_connection_send(connection, message.raw, nil)
+        _ = loop.withOpenConnection { connection in
+            dbus_connection_send(connection, message.raw, nil)
         }
     }
 
@@ -172,23 +201,110 @@ public final class BusConnection: @unchecked Sendable {
     }
 }
 
-/// One outstanding call: resumed exactly once, by the reply, a failure or cancellation.
+/// One outstanding call: resumed exactly once, by the reply, a failure or cancellation. Its
+/// libdbus side (`complete`, `cancelCall`) runs under the connection loop's lock.
 final class PendingReply: @unchecked Sendable {
-    private let state = Mutex<CheckedContinuation<DBusMessage, any Error>?>(nil)
-    /// Touched only on the loop thread.
-    var call: OpaquePointer?
+    private enum State {
+        /// Before `install`.
+        case starting
+        case waiting(CheckedContinuation<DBusMessage, any Error>)
+        /// Abandoned before `install`, which then resumes with this error.
+        case abandoned(any Error)
+        case finished
+    }
 
-    func install(_ continuation: CheckedContinuation<DBusMessage, any Error>) {
-        state.withLock { $0 = continuation }
+    private let state = Mutex<State>(.starting)
+    /// Our reference to libdbus's pending call, until it has completed or been cancelled.
+    private let callLock = NSLock()
+    private var call: OpaquePointer?
+
+    /// False when the call was abandoned before: the continuation is then resumed with that error.
+    func install(_ continuation: CheckedContinuation<DBusMessage, any Error>) -> Bool {
+        let early: (any Error)? = state.withLock { state in
+            guard case let .abandoned(error) = state else {
+                state = .waiting(continuation)
+                return nil
+            }
+            state = .finished
+            return error
+        }
+        guard let early else { return true }
+        continuation.resume(throwing: early)
+        return false
+    }
+
+    /// True once the call has been resumed (or abandoned).
+    var isFinished: Bool {
+        state.withLock { state in
+            switch state {
+            case .starting, .waiting: false
+            case .abandoned, .finished: true
+            }
+        }
+    }
+
+    /// The waiting continuation, which no one else will resume.
+    private func takeContinuation() -> CheckedContinuation<DBusMessage, any Error>? {
+        state.withLock { state in
+            guard case let .waiting(continuation) = state else { return nil }
+            state = .finished
+            return continuation
+        }
+    }
+
+    func setCall(_ pending: OpaquePointer) {
+        callLock.lock()
+        call = pending
+        callLock.unlock()
+    }
+
+    private func takeCall() -> OpaquePointer? {
+        callLock.lock()
+        defer { callLock.unlock() }
+        let taken = call
+        call = nil
+        return taken
+    }
+
+    /// Under the loop's lock: stops waiting for the reply.
+    func cancelCall() {
+        guard let pending = takeCall() else { return }
+        dbus_pending_call_cancel(pending)
+        dbus_pending_call_unref(pending)
     }
 
     func complete(_ call: OpaquePointer) {
-        guard let raw = dbus_pending_call_steal_reply(call) else { return }
-        let reply = DBusMessage(adopting: raw)
-        state.withLock { $0.take() }?.resume(returning: reply)
+        // Our reference to the pending call goes once it has completed (libdbus keeps its own
+        // while it runs the notify function); the box retaining this object goes with it.
+        defer { if let pending = takeCall() { dbus_pending_call_unref(pending) } }
+        guard let continuation = takeContinuation() else { return }
+        guard let raw = dbus_pending_call_steal_reply(call) else {
+            continuation.resume(throwing: BusError(name: BusError.failed, message: "the call completed without a reply"))
+            return
+        }
+        continuation.resume(returning: DBusMessage(adopting: raw))
     }
 
+    /// Resumes a waiting call with `error`. Before `install` nothing happens, so a call made by
+    /// a task that is already cancelled (in its cleanup, say) still goes out, as it always has.
     func fail(_ error: any Error) {
-        state.withLock { $0.take() }?.resume(throwing: error)
+        takeContinuation()?.resume(throwing: error)
+    }
+
+    /// The connection closed or dropped: fails the call, also one not yet waiting.
+    func abandon(_ error: any Error) {
+        let continuation: CheckedContinuation<DBusMessage, any Error>? = state.withLock { state in
+            switch state {
+            case .starting:
+                state = .abandoned(error)
+                return nil
+            case let .waiting(continuation):
+                state = .finished
+                return continuation
+            case .abandoned, .finished:
+                return nil
+            }
+        }
+        continuation?.resume(throwing: error)
     }
 }

@@ -27,7 +27,7 @@ public enum TimeAxis {
     /// The local date of `instant` in `zone`.
     static func localDate(of instant: Int64, in zone: TimeZone) -> LocalDate {
         let local = instant &+ offset(at: instant, in: zone)
-        return ReportCalendar.date(dayNumber: Int((local - secondOfDay(instant, in: zone)) / 86_400))
+        return LocalDate(daysSince1970: Int((local - secondOfDay(instant, in: zone)) / 86_400))
     }
 
     /// "HH:MM" in `zone`.

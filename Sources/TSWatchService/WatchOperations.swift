@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TSDevice
 import TSModels
 import TSProtocol
@@ -195,14 +196,30 @@ public struct WatchOperations: Sendable {
         }
         var sync = SleepSync(watch: watch, store: store, watchId: watchId)
         sync.maxReconnects = request.reconnects ?? policy.syncReconnects
-        sync.progress = progress
+        let logger = self.logger
+        let pagesLogged = Mutex(0)
+        sync.progress = { step in
+            // The first and the last page of a transfer.
+            let stored = pagesLogged.withLock { pages in pages += 1; return pages }
+            if stored == 1 { PhaseLog.log("first page stored", to: logger) }
+            if step.received == step.total { PhaseLog.log("last page stored", to: logger) }
+            progress?(step)
+        }
         if let uploads = try await store.uploadSetting() {
             sync.outbox = OutboxPolicy(timeZone: uploads.timeZone, statisticsRule: uploads.statisticsRule)
         }
         // A bulk transfer runs at a short connection interval, and the link is relaxed after it.
         let fast = link.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address, logger: logger) }
-        defer { if let fast { FastConnection.end(fast, logger: logger) } }
-        return try await sync.run(from: start, to: request.to)
+        if link != nil { PhaseLog.log("connection interval requested", to: logger) }
+        defer {
+            if let fast {
+                FastConnection.end(fast, logger: logger)
+                PhaseLog.log("connection interval relaxed", to: logger)
+            }
+        }
+        let report = try await sync.run(from: start, to: request.to)
+        PhaseLog.log("committed", to: logger)
+        return report
     }
 
     /// Daily reports of the local dates [first, last] from the stored records.

@@ -24,13 +24,18 @@ actor LinkCounter {
     private(set) var wireBytes = 0
     private(set) var packets = 0
     private(set) var connectionEvents = 0
+    /// Packets each connection event carried, central to watch and watch to central, in order.
+    private(set) var eventLog: [(up: Int, down: Int)] = []
 
     func count(payload: Int) {
         packets += 1
         wireBytes += payload + 3 + 4
     }
 
-    func event() { connectionEvents += 1 }
+    func event(up: Int, down: Int) {
+        connectionEvents += 1
+        eventLog.append((up, down))
+    }
 }
 
 actor ModelledConnection: TransportConnection {
@@ -76,11 +81,11 @@ actor ModelledConnection: TransportConnection {
     }
 
     private func connectionEvent() async {
-        await counter.event()
         let up = upstream.prefix(packetsPerEvent)
         upstream.removeFirst(up.count)
         let down = downstream.prefix(packetsPerEvent)
         downstream.removeFirst(down.count)
+        await counter.event(up: up.count, down: down.count)
         for packet in up {
             await counter.count(payload: packet.count)
             await peripheral.centralWrote(packet)

@@ -2,8 +2,9 @@ import Foundation
 import TSModels
 import TSSleep
 
-/// Sleep analysis throughput on minute-grained items (one item per minute of recorded sleep),
-/// against JSON-decoding the same items measured in the same run.
+/// Reading and analysing minute-grained sleep items (one item per minute of recorded sleep):
+/// `sleep analyze`'s decoder on JSON and CSV, against Foundation's JSONDecoder on the same JSON
+/// measured in the same run; then the analysis itself.
 func runSleepBenchmarks() throws {
     guard let zone = TimeZone(identifier: "Europe/Berlin") else {
         print("sleep: time zone Europe/Berlin unavailable; skipped")
@@ -12,21 +13,51 @@ func runSleepBenchmarks() throws {
     for (label, days, repetitions) in [("1 year", 365, 5), ("10 years", 3_650, 3)] {
         let items = minuteGrainedItems(days: days)
         let json = try JSONEncoder().encode(items)
-        let decodeSeconds = try fastestSeconds(repetitions: repetitions) {
+        let csv = Data(("stage,start,duration\n" + items.map { "\($0.stage.name),\($0.start),\($0.duration)\n" }.joined()).utf8)
+        let isoCSV = Data(("stage,start,duration\n" + items.map { "\($0.stage.name),\(isoText($0.start)),\($0.duration)\n" }.joined()).utf8)
+        let count = Double(items.count)
+        func decoding(_ data: Data, _ format: SleepInputFormat) throws -> Double {
+            try fastestSeconds(repetitions: repetitions) {
+                let decoded = try SleepInputDecoder.decode(data, format: format)
+                guard decoded.count == items.count else { throw BenchFailure("decoded \(decoded.count) of \(items.count) items") }
+                blackHole(decoded)
+            }
+        }
+        // Slow enough that fewer repetitions suffice for a stable minimum.
+        let foundationSeconds = try fastestSeconds(repetitions: repetitions - 2) {
             blackHole(try JSONDecoder().decode([SleepItem].self, from: json))
         }
+        let jsonSeconds = try decoding(json, .json)
+        let csvSeconds = try decoding(csv, .csv)
+        let isoSeconds = try decoding(isoCSV, .csv)
         var dayCount = 0
         let analyseSeconds = fastestSeconds(repetitions: repetitions) {
             let models = SleepProcessor.process(items, rule: .withNap, timeZone: zone)
             dayCount = models.count
             blackHole(models)
         }
-        let count = Double(items.count)
+        func row(_ name: String, _ seconds: Double, bytes: Int? = nil) -> String {
+            let size = bytes.map { ", \($0 / 1_000_000) MB" } ?? ""
+            return "  \(name.padding(toLength: 34, withPad: " ", startingAt: 0))\(formatRate(count / seconds, unit: " items"))  (\(String(format: "%.3f", seconds)) s\(size))"
+        }
         print("\(label): \(items.count) items, \(dayCount) days, rule 1, Europe/Berlin")
-        print("  JSON decode only   \(formatRate(count / decodeSeconds, unit: "items"))  (\(String(format: "%.3f", decodeSeconds)) s, \(json.count / 1_000_000) MB)")
-        print("  analyse            \(formatRate(count / analyseSeconds, unit: "items"))  (\(String(format: "%.3f", analyseSeconds)) s)")
-        print("  analyse / decode   \(String(format: "%.2f", analyseSeconds / decodeSeconds))x the decode time")
+        print(row("JSONDecoder (Foundation), JSON", foundationSeconds, bytes: json.count))
+        print(row("sleep analyze input, JSON", jsonSeconds, bytes: json.count)
+            + String(format: " = %.1f × JSONDecoder", foundationSeconds / jsonSeconds))
+        print(row("sleep analyze input, CSV", csvSeconds, bytes: csv.count))
+        print(row("sleep analyze input, CSV ISO 8601", isoSeconds, bytes: isoCSV.count))
+        print(row("analyse", analyseSeconds))
+        print("  goal ≥ 2 M items/s for JSON and CSV input: \(min(count / jsonSeconds, count / csvSeconds) >= 2e6 ? "met" : "not met")")
     }
+}
+
+/// `2025-01-01T22:30:00+01:00`: an ISO 8601 start as a person's export would write it.
+private func isoText(_ seconds: Int64) -> String {
+    let local = seconds + 3_600
+    let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+    let second = local - days * 86_400
+    let date = LocalDate(daysSince1970: Int(days))
+    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d+01:00", date.year, date.month, date.day, second / 3_600, second / 60 % 60, second % 60)
 }
 
 /// Nights of 22:30 + a few minutes to about 06:45 UTC with light/deep/REM cycles and brief

@@ -22,10 +22,25 @@ func runSyncBenchmarks() async throws {
         let recordBytes = records.count * SleepPage.recordSize
         let wire = await counter.wireBytes - run.wireBytesBeforeSync
         let goodput = Double(recordBytes) / seconds
+        // The sync's connection events: from the one that carried SLEEP_QUERY to the one that
+        // brought SLEEP_COMMIT's answer (the last that carried anything).
+        let log = Array(await counter.eventLog.dropFirst(run.eventsBeforeSync))
+        let first = log.firstIndex { $0.up > 0 } ?? 0, last = log.lastIndex { $0.up > 0 || $0.down > 0 } ?? 0
+        let used = Array(log[first...last])
+        let notifications = used.reduce(0) { $0 + $1.down } - 2  // less the query's and the commit's answers
+        // What protocol v1 needs at best: the query up, its answer and the notifications down,
+        // SLEEP_COMMIT up once the last page is in, its answer down, each a later event.
+        let atBest = 1 + (notifications + 1 + packetsPerEvent - 1) / packetsPerEvent + 1 + 1
+        let fullDown = used.filter { $0.down == packetsPerEvent }.count, idle = used.filter { $0.up == 0 && $0.down == 0 }.count
         print("""
-            \(days) days: \(run.fetched) records (\(recordBytes) record bytes) in \(String(format: "%.3f", seconds)) s, \
-            \(formatRate(Double(records.count) / seconds, unit: " records"))
-              effective goodput \(formatRate(goodput, unit: "B")): ratio to theoretical \(String(format: "%.3f", goodput / theoretical))
+            \(days) days: \(run.fetched) records (\(recordBytes) record bytes) in \(String(format: "%.3f", seconds)) s = \
+            \(String(format: "%.1f", seconds / interval.timeInterval)) connection intervals, \(formatRate(Double(records.count) / seconds, unit: " records"))
+              effective goodput \(formatRate(goodput, unit: "B")): ratio to theoretical \(String(format: "%.3f", goodput / theoretical)); \
+            at most \(String(format: "%.3f", Double(recordBytes) / (Double(atBest - 1) * interval.timeInterval) / theoretical)) \
+            (the record bytes over the \(atBest - 1) intervals between the fewest events protocol v1 needs)
+              connection events from the query to the commit's answer: \(used.count), \(used.count - 1) intervals apart \
+            (at best \(atBest) for \(notifications) notifications); \
+            \(fullDown) carried \(packetsPerEvent) notifications, \(idle) carried nothing
               wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, sync incl. query and commit)
             """)
     }
@@ -62,7 +77,7 @@ let benchNow = Date(timeIntervalSince1970: 1_762_156_800)
 
 /// One sync of `days` from the simulator into a fresh store over the modelled link.
 func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter = LinkCounter()) async throws
-    -> (seconds: Double, fetched: Int, records: [SleepItem], wireBytesBeforeSync: Int) {
+    -> (seconds: Double, fetched: Int, records: [SleepItem], wireBytesBeforeSync: Int, eventsBeforeSync: Int) {
     let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow)
     let simulator = SimulatedWatch(state: SimulatorState(records: records))
     let transport = ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter)
@@ -73,11 +88,11 @@ func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: I
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
     defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
     let store = try GatewayStore(path: path)
-    let bytesBefore = await counter.wireBytes
+    let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
     let start = ContinuousClock.now
     let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: records[0].start)
     let elapsed = ContinuousClock.now - start
     await watch.disconnect()
     guard try await store.sleepRecords(watch: "bench") == records else { throw BenchFailure("the store does not equal the simulator's records") }
-    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fetched, records, bytesBefore)
+    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fetched, records, bytesBefore, eventsBefore)
 }

@@ -15,6 +15,11 @@ let sections: [(name: String, run: () async throws -> Void)] = [
     ("daemon", runDaemonBenchmarks),
 ]
 
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == EchoServer.argument {
+    // The dbus section's server, in its own process.
+    try await EchoServer.serve(address: CommandLine.arguments[2])
+}
+
 let requested = Set(CommandLine.arguments.dropFirst())
 let unknown = requested.subtracting(sections.map(\.name))
 if !unknown.isEmpty {

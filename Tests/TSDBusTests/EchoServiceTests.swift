@@ -55,6 +55,50 @@ struct EchoRig {
 }
 
 @Suite struct EchoServiceTests {
+    /// Calls are sent from the callers' threads, replies dispatched on the loop's: many tasks
+    /// calling at once on one connection each get their own reply.
+    /// A task preferring the connection's executor runs on its loop thread between calls, and
+    /// still finishes once the connection is closed (then on the global executor).
+    @Test func aTaskOnTheConnectionsExecutorRunsOnItsLoopThread() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let threads = try await withTaskExecutorPreference(rig.client.executor) {
+            var threads: Set<UInt> = []
+            for index in 0..<50 {
+                let reply = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Concat",
+                                                      [.string("call \(index)"), .string("?")])
+                #expect(reply.first?.stringValue == "call \(index)?")
+                threads.insert(UInt(pthread_self()))
+            }
+            return threads
+        }
+        #expect(threads == [rig.client.loop.threadID])
+        let finished = await withTaskExecutorPreference(rig.client.executor) {
+            rig.client.close()
+            try? await Task.sleep(for: .milliseconds(20))
+            return true
+        }
+        #expect(finished)
+    }
+
+    @Test func concurrentCallsFromManyTasksEachGetTheirOwnReply() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for index in 0..<150 {
+                        let text = "task \(task) call \(index)"
+                        let reply = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Concat",
+                                                              [.string(text), .string("!")])
+                        if reply.first?.stringValue != text + "!" { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
     @Test func everyTypeRoundTripsThroughAVariant() async throws {
         let rig = try await EchoRig(); defer { rig.close() }
         let values: [DBusValue] = [
@@ -212,6 +256,21 @@ struct EchoRig {
         rig.bus.stop()
         await #expect(throws: BusError.self) { _ = try await call.value }
         await #expect(throws: BusError.self) { _ = try await rig.client.call(destination: rig.name, path: "/echo", interface: nil, member: "Echo") }
+    }
+
+    /// A call waiting when its own connection is closed fails with Disconnected at once; no reply
+    /// can reach it any more. (A watchdog cancels it after 5 s, so a regression fails, not hangs.)
+    @Test func closingTheConnectionMidCallFailsTheCall() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let call = Task { try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Sleep", [.uint32(10_000)]) }
+        let watchdog = Task { try await Task.sleep(for: .seconds(5)); call.cancel() }
+        defer { watchdog.cancel() }
+        try await Task.sleep(for: .milliseconds(100))
+        rig.client.close()
+        await #expect { _ = try await call.value } throws: { ($0 as? BusError)?.name == BusError.disconnected }
+        await #expect { _ = try await rig.client.call(destination: rig.name, path: "/echo", interface: "org.tsgateway.Echo", member: "Sleep", [.uint32(0)]) } throws: {
+            ($0 as? BusError)?.name == BusError.disconnected
+        }
     }
 
     @Test func noBusAtTheAddressIsATypedError() throws {

@@ -25,7 +25,9 @@ struct DeviceSession {
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
+        PhaseLog.log("session opening", to: logger)
         let store = try openStore(options)
+        PhaseLog.log("store opened", to: logger)
         guard options.simulate else { return try await openBluetooth(options, store: store, logger: logger) }
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
@@ -58,7 +60,10 @@ struct DeviceSession {
         }
         let bluez: BlueZ
         do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
-        let watch = Watch(transport: BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter))
+        PhaseLog.log("system bus connected", to: logger)
+        var transport = BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter)
+        transport.onStep = { step in PhaseLog.log(step.rawValue, to: logger) }
+        let watch = Watch(transport: transport)
         logger.info("using \(address) over BlueZ")
         let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy(),
                                          link: BluetoothLink(adapter: options.adapter, address: address.uppercased()), logger: logger)
@@ -76,9 +81,14 @@ struct DeviceSession {
     /// Connects and records the watch in the store.
     @discardableResult
     func connect() async throws -> DeviceInfo {
+        let started = Date()
         let info = try await operations.connect()
         let mtu = await operations.watch.mtu?.value ?? 0
         let timings = await operations.watch.connectTimings
+        if let firstByte = timings.firstByte {
+            PhaseLog.log("first byte", at: started.addingTimeInterval(firstByte.timeInterval), to: logger)
+        }
+        PhaseLog.log("hello, info and time set", to: logger)
         func milliseconds(_ duration: Duration?) -> String { duration.map { "\(Int(($0 / .milliseconds(1)).rounded())) ms" } ?? "–" }
         logger.info("connected to \(info.model) firmware \(info.firmware), MTU \(mtu); link open after \(milliseconds(timings.linkOpen)), first byte after \(milliseconds(timings.firstByte))")
         return info
@@ -87,6 +97,7 @@ struct DeviceSession {
     /// Disconnects and saves what the simulated watch now remembers.
     func finish() async throws {
         await operations.watch.disconnect()
+        PhaseLog.log("disconnected", to: logger)
         if let simulator, let simulatorPath {
             let state = await simulator.state
             var memory = try SimulatedWatchMemory.load(from: simulatorPath)

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""A second central for the e2e figures: bleak (BlueZ over D-Bus, from PyPI) speaking protocol
+v1 through the project's Python codec (scripts/protocol_v1.py), doing what `tsgateway info` and
+`tsgateway sleep sync --since Nd` do on their own link, so the harness can time both against the
+same simulated watch in the same VM.
+
+    bleak_peer.py --adapter hci0 --address AA:BB:CC:DD:EE:FF info
+    bleak_peer.py --adapter hci0 --address AA:BB:CC:DD:EE:FF sync --since-days 7 --db /tmp/peer.sqlite
+
+Like tsgateway, it connects to a device BlueZ already knows (paired) without scanning; sends
+HELLO, DEVICE_INFO, reads the Device Information strings when the watch offers that service and
+sets the watch's clock (TIME_SET); `info` then reads BATTERY; `sync` queries with window 8, acks
+every ceil(window/2) pages and the last, stores each page in SQLite in its own transaction (WAL,
+synchronous=FULL, unique on start and stage, as tsgateway's store) and sends SLEEP_COMMIT for
+what it stored. Prints one JSON object: the result and monotonic timings in ms from the start of
+the connect (phases: connected, servicesResolved, notificationsAcquired, firstByte, ready,
+firstPage, lastPage, committed).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import sys
+import time
+from importlib import metadata
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import protocol_v1 as v1  # noqa: E402
+
+from bleak import BleakClient  # noqa: E402
+from bleak.backends.device import BLEDevice  # noqa: E402
+
+SERVICE = "54530001-6777-4e3b-9c2a-7473676174e5"
+WRITE = "54530002-6777-4e3b-9c2a-7473676174e5"
+NOTIFY = "54530003-6777-4e3b-9c2a-7473676174e5"
+DEVICE_INFORMATION = "0000180a-0000-1000-8000-00805f9b34fb"
+DEVICE_INFORMATION_STRINGS = [0x2A29, 0x2A24, 0x2A25, 0x2A27, 0x2A26, 0x2A28]
+WINDOW = 8
+RESPONSE_TIMEOUT = 2.0
+PAGE_TIMEOUT = 2.0
+
+
+class ProtocolFailure(Exception):
+    pass
+
+
+class Link:
+    """Protocol v1 over one bleak connection: requests one at a time with retransmission,
+    frames reassembled from notifications, event acknowledgements."""
+
+    def __init__(self, client, mtu, started):
+        self.client = client
+        self.mtu = mtu
+        self.started = started
+        self.reassembler = v1.Reassembler()
+        self.frames = asyncio.Queue()
+        self.sequence = 0
+        self.first_byte = None
+
+    def elapsed_ms(self):
+        return round((time.monotonic() - self.started) * 1000, 1)
+
+    def notified(self, _characteristic, data):
+        if self.first_byte is None:
+            self.first_byte = self.elapsed_ms()
+        self.reassembler.feed(bytes(data))
+        for frame in self.reassembler.frames:
+            self.frames.put_nowait(frame)
+        self.reassembler.frames.clear()
+
+    def next_sequence(self):
+        sequence = self.sequence
+        self.sequence = (self.sequence + 1) & 0xFF
+        return sequence
+
+    async def send(self, frame):
+        for chunk in v1.fragment(frame, self.mtu):
+            await self.client.write_gatt_char(WRITE, chunk, response=False)
+
+    async def receive(self, timeout):
+        """The next decoded frame that is not an event (events are acknowledged here)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise asyncio.TimeoutError()
+            frame = await asyncio.wait_for(self.frames.get(), remaining)
+            kind, sequence, body = v1.decode_message(frame)
+            if kind.endswith(".event"):
+                await self.send(v1.frame_for(kind.replace(".event", ".eventAck"), sequence, {}))
+                continue
+            return kind, sequence, body
+
+    async def request(self, kind, body):
+        sequence = self.next_sequence()
+        frame = v1.frame_for(kind, sequence, body)
+        wanted = kind.replace(".request", ".response")
+        for _attempt in range(4):
+            await self.send(frame)
+            try:
+                while True:
+                    got, got_sequence, got_body = await self.receive(RESPONSE_TIMEOUT)
+                    if got_sequence != sequence:
+                        continue
+                    if got == wanted:
+                        return got_body
+                    if got.startswith("error."):
+                        raise ProtocolFailure(f"{kind}: {got_body['status']}: {got_body['message']}")
+            except asyncio.TimeoutError:
+                continue
+        raise ProtocolFailure(f"{kind}: no response after 4 attempts")
+
+
+def open_store(path):
+    store = sqlite3.connect(path, isolation_level=None)
+    store.execute("PRAGMA journal_mode = WAL")
+    store.execute("PRAGMA synchronous = FULL")
+    store.execute("CREATE TABLE IF NOT EXISTS sleep (start INTEGER NOT NULL, stage INTEGER NOT NULL, "
+                  "duration INTEGER NOT NULL, UNIQUE (start, stage))")
+    return store
+
+
+async def run(arguments):
+    result = {"command": arguments.command, "bleak": metadata.version("bleak"), "phases": {}}
+    started = time.monotonic()
+    phases = result["phases"]
+
+    def phase(name):
+        phases[name] = round((time.monotonic() - started) * 1000, 1)
+
+    address = arguments.address.upper()
+    path = f"/org/bluez/{arguments.adapter}/dev_{address.replace(':', '_')}"
+    device = BLEDevice(address, None, {"path": path, "props": {}})
+    client = BleakClient(device, bluez={"adapter": arguments.adapter})
+    await client.connect()
+    phase("servicesResolved")
+    link = None
+    try:
+        if client.services.get_characteristic(WRITE) is None:
+            raise ProtocolFailure("the watch does not offer protocol v1")
+        # The negotiated MTU, from AcquireWrite as tsgateway takes it: right after the connect
+        # BlueZ's MTU property may still say 23, and HELLO tells the watch the central's MTU.
+        # bleak's BlueZ backend has this as _acquire_mtu (its mtu_size warning points to it).
+        await client._backend._acquire_mtu()
+        mtu = client.mtu_size
+        phase("mtuAcquired")
+        link = Link(client, mtu, started)
+        await client.start_notify(NOTIFY, link.notified)
+        phase("notificationsAcquired")
+        hello = await link.request("hello.request", {"minVersion": 1, "maxVersion": 1, "attMTU": mtu, "maxPayload": 2048})
+        phases["firstByte"] = link.first_byte
+        info = await link.request("deviceInfo.request", {})
+        result["model"] = info["model"]
+        result["mtu"] = mtu
+        result["maxWindow"] = hello["maxWindow"]
+        service = client.services.get_service(DEVICE_INFORMATION)
+        if service is not None:
+            strings = {}
+            wanted = {f"0000{uuid:04x}-0000-1000-8000-00805f9b34fb" for uuid in DEVICE_INFORMATION_STRINGS}
+            for characteristic in service.characteristics:
+                if characteristic.uuid.lower() in wanted:
+                    value = await client.read_gatt_char(characteristic)
+                    strings[characteristic.uuid[4:8].upper()] = bytes(value).decode("utf-8", "replace")
+            result["deviceInformation"] = strings
+        now = time.time()
+        offset = time.localtime(now).tm_gmtoff
+        zone = os.environ.get("TZ", "")
+        await link.request("timeSet.request", {"utc": int(now), "utcOffset": offset, "zone": zone if len(zone.encode()) <= 64 else ""})
+        phase("ready")
+        if arguments.command == "info":
+            battery = await link.request("battery.request", {})
+            result["battery"] = battery
+        else:
+            await sync(link, arguments, result, phase)
+    finally:
+        await client.disconnect()
+    phase("disconnected")
+    return result
+
+
+async def sync(link, arguments, result, phase):
+    store = open_store(arguments.db)
+    start = int(time.time()) - arguments.since_days * 86_400
+    header = await link.request("sleepQuery.request", {"start": start, "window": WINDOW})
+    transfer, total, per_page, window = header["transferId"], header["total"], header["recordsPerPage"], header["window"]
+    pages = -(-total // per_page) if total else 0
+    ack_every = (window + 1) // 2
+    expected, received, last_start, timeouts = 0, 0, None, 0
+    last_retransmit = {}
+    while expected < pages:
+        try:
+            kind, _sequence, body = await link.receive(PAGE_TIMEOUT)
+        except asyncio.TimeoutError:
+            timeouts += 1
+            if timeouts > 5:
+                raise ProtocolFailure(f"no sleep page for {PAGE_TIMEOUT} s, 5 times; {received} of {total} records received")
+            await link.send(v1.frame_for("sleepPageAck.request", link.next_sequence(),
+                                         {"transferId": transfer, "nextExpected": expected, "retransmit": True}))
+            continue
+        if kind != "sleepPage.stream" or body["transferId"] != transfer:
+            continue
+        timeouts = 0
+        if body["page"] != expected:
+            if body["page"] > expected and time.monotonic() - last_retransmit.get(expected, 0) > 1.0:
+                last_retransmit[expected] = time.monotonic()
+                await link.send(v1.frame_for("sleepPageAck.request", link.next_sequence(),
+                                             {"transferId": transfer, "nextExpected": expected, "retransmit": True}))
+            continue
+        records = body["records"]
+        store.execute("BEGIN")
+        store.executemany("INSERT OR IGNORE INTO sleep (start, stage, duration) VALUES (?, ?, ?)",
+                          [(r["start"], v1.STAGES.index(r["stage"]), r["duration"]) for r in records])
+        store.execute("COMMIT")
+        if expected == 0:
+            phase("firstPage")
+        expected += 1
+        received += len(records)
+        last_start = records[-1]["start"]
+        if expected % ack_every == 0 or body["last"]:
+            await link.send(v1.frame_for("sleepPageAck.request", link.next_sequence(),
+                                         {"transferId": transfer, "nextExpected": expected, "retransmit": False}))
+    phase("lastPage")
+    result["fetched"] = received
+    if received != total:
+        raise ProtocolFailure(f"the transfer ended after {received} of {total} records")
+    if last_start is not None:
+        end = last_start + 1
+        (count,) = store.execute("SELECT COUNT(*) FROM sleep WHERE start >= ? AND start < ?", (start, end)).fetchone()
+        committed = await link.request("sleepCommit.request", {"start": start, "end": end, "count": count})
+        result["deleted"] = committed["deleted"]
+        phase("committed")
+    store.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adapter", default="hci0")
+    parser.add_argument("--address", required=True)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info")
+    sync_parser = sub.add_parser("sync")
+    sync_parser.add_argument("--since-days", type=int, default=7)
+    sync_parser.add_argument("--db", required=True)
+    arguments = parser.parse_args()
+    try:
+        result = asyncio.run(run(arguments))
+    except (ProtocolFailure, v1.DecodeError) as error:
+        print(f"bleak peer: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
