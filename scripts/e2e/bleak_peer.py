@@ -155,14 +155,18 @@ async def run(arguments):
         result["model"] = info["model"]
         result["mtu"] = mtu
         result["maxWindow"] = hello["maxWindow"]
-        service = client.services.get_service(DEVICE_INFORMATION)
-        if service is not None:
+        # A BlueZ peripheral shows bluetoothd's own Device Information service (no strings) beside
+        # the application's, so get_service(uuid) refuses ("Multiple Services with this UUID"):
+        # read the strings of every such service, as tsgateway does.
+        services = [s for s in client.services if s.uuid.lower() == DEVICE_INFORMATION]
+        if services:
             strings = {}
             wanted = {f"0000{uuid:04x}-0000-1000-8000-00805f9b34fb" for uuid in DEVICE_INFORMATION_STRINGS}
-            for characteristic in service.characteristics:
-                if characteristic.uuid.lower() in wanted:
-                    value = await client.read_gatt_char(characteristic)
-                    strings[characteristic.uuid[4:8].upper()] = bytes(value).decode("utf-8", "replace")
+            for service in services:
+                for characteristic in service.characteristics:
+                    if characteristic.uuid.lower() in wanted:
+                        value = await client.read_gatt_char(characteristic)
+                        strings[characteristic.uuid[4:8].upper()] = bytes(value).decode("utf-8", "replace")
             result["deviceInformation"] = strings
         now = time.time()
         offset = time.localtime(now).tm_gmtoff
