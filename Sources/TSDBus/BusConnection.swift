@@ -164,8 +164,12 @@ public final class BusConnection: @unchecked Sendable {
                 if sent != true { pending.fail(BusError(name: BusError.disconnected, message: "the bus connection is closed")) }
             }
         } onCancel: {
-            pending.fail(CancellationError())
-            loop.perform { _ in pending.cancelCall() }
+            // Only a call that stopped waiting is cancelled in libdbus: one whose task was
+            // cancelled before it began still goes out and waits for its reply (cancelling it
+            // after the send would leave it waiting forever).
+            if pending.fail(CancellationError()) {
+                loop.perform { _ in pending.cancelCall() }
+            }
         }
     }
 
@@ -285,10 +289,14 @@ final class PendingReply: @unchecked Sendable {
         continuation.resume(returning: DBusMessage(adopting: raw))
     }
 
-    /// Resumes a waiting call with `error`. Before `install` nothing happens, so a call made by
-    /// a task that is already cancelled (in its cleanup, say) still goes out, as it always has.
-    func fail(_ error: any Error) {
-        takeContinuation()?.resume(throwing: error)
+    /// Resumes a waiting call with `error`; false if it was not waiting. Before `install` nothing
+    /// happens, so a call made by a task that is already cancelled (in its cleanup, say) still
+    /// goes out, as it always has.
+    @discardableResult
+    func fail(_ error: any Error) -> Bool {
+        guard let continuation = takeContinuation() else { return false }
+        continuation.resume(throwing: error)
+        return true
     }
 
     /// The connection closed or dropped: fails the call, also one not yet waiting.

@@ -273,6 +273,33 @@ struct EchoRig {
         }
     }
 
+    /// The daemon's shutdown makes BlueZ calls (StopNotify, Disconnect) from tasks that are
+    /// already cancelled: such a call goes out and its reply resumes it. Before, the loop could
+    /// cancel libdbus's side of the call after it had been sent, and the call waited forever
+    /// (tsgateway serve hung on SIGTERM on the real stack). The watchdog closes the client,
+    /// which fails a call that is still waiting with Disconnected.
+    @Test func aCallFromAnAlreadyCancelledTaskGetsItsReply() async throws {
+        let rig = try await EchoRig(); defer { rig.close() }
+        let watchdog = Task { [client = rig.client] in try await Task.sleep(for: .seconds(20)); client.close() }
+        defer { watchdog.cancel() }
+        // In batches: the bus limits the replies one connection may wait for (128 here).
+        let rounds = 300, batch = 50
+        var answered = 0
+        for first in stride(from: 0, to: rounds, by: batch) {
+            answered += await withTaskGroup(of: Bool.self) { group in
+                for round in first..<(first + batch) {
+                    group.addTask {
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        let reply = try? await rig.callEcho([.uint32(UInt32(round))])
+                        return reply == [.uint32(UInt32(round))]
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+        }
+        #expect(answered == rounds, "\(rounds - answered) of \(rounds) calls from cancelled tasks got no reply")
+    }
+
     @Test func noBusAtTheAddressIsATypedError() throws {
         #expect(throws: BusError.self) { _ = try BusConnection(.address("unix:path=/nonexistent/tsgateway.socket")) }
     }
