@@ -79,7 +79,7 @@ public actor WatchSupervisor {
     /// A snapshot for property getters; safe from any thread.
     public nonisolated var status: WatchStatus { statusCell.value }
 
-    private func updateStatus(_ change: (inout WatchStatus) -> Void) {
+    func updateStatus(_ change: (inout WatchStatus) -> Void) {
         statusCell.update(change)
     }
 
@@ -250,51 +250,6 @@ public actor WatchSupervisor {
         }
     }
 
-    /// Stores heart-rate samples as they come (a few at a time: one write a sample would keep
-    /// the disk busy all night) and announces each one; what is buffered is written when the
-    /// link ends or the daemon stops.
-    private func recordHeartRate(_ samples: AsyncThrowingStream<HeartRateSample, any Error>) async {
-        var pending: [HeartRateSample] = []
-        var lastWrite = ContinuousClock.now
-        do {
-            for try await sample in samples {
-                updateStatus { $0.heartRate = sample.bpm }
-                publish(GatewayEvent(.heartRate(sample), watch: id, time: sample.time))
-                pending.append(sample)
-                if pending.count >= Self.heartRateBatch || ContinuousClock.now - lastWrite >= Self.heartRateWriteInterval {
-                    try await store.storeHeartRate(pending, watch: id)
-                    pending.removeAll()
-                    lastWrite = .now
-                }
-            }
-        } catch is CancellationError {
-        } catch {
-            if !Task.isCancelled { logger.info("\(id): heart-rate notifications ended: \(error)") }
-        }
-        let rest = pending
-        await saveEvenIfCancelled(what: "heart-rate samples") { [store, id] in try await store.storeHeartRate(rest, watch: id) }
-    }
-
-    static let heartRateBatch = 10
-    static let heartRateWriteInterval: Duration = .seconds(10)
-
-    private func batteryNotified(_ level: Int) {
-        let changed = status.batteryLevel != level
-        updateStatus { $0.batteryLevel = level }
-        if changed { publish(GatewayEvent(.battery(level: level), watch: id)) }
-    }
-
-    private func readBattery() async {
-        do {
-            let battery = try await watch.battery()
-            let changed = status.batteryLevel != Int(battery.level)
-            updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
-            if changed { publish(GatewayEvent(.battery(level: Int(battery.level)), watch: id)) }
-        } catch {
-            logger.info("\(id): battery not read: \(error)")
-        }
-    }
-
     private func alarmsChanged(_ change: AlarmsChanged) async {
         alarmTable = change.alarms
         do {
@@ -312,7 +267,7 @@ public actor WatchSupervisor {
     }
 
     /// Store writes that must happen while the daemon stops (GRDB refuses work in a cancelled task).
-    private func saveEvenIfCancelled(what: String = "live session", _ body: @escaping @Sendable () async throws -> Void) async {
+    func saveEvenIfCancelled(what: String = "live session", _ body: @escaping @Sendable () async throws -> Void) async {
         do { try await Task { try await body() }.value } catch { logger.error("\(id): \(what) not saved: \(error)") }
     }
 
