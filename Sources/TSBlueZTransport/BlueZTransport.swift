@@ -134,6 +134,13 @@ struct BlueZConnection: TransportConnection {
         try await bluez.acquiredOrSignalledNotifications(of: try gatt(characteristic))
     }
 
+    /// Device1.Name: what the peripheral advertised or its GAP Device Name. Not Alias, which
+    /// falls back to the address when the peripheral gives no name.
+    func peripheralName() async -> String? {
+        guard let name = try? await bluez.deviceProperties(device)["Name"]?.stringValue, !name.isEmpty else { return nil }
+        return name
+    }
+
     func write(_ chunk: [UInt8]) async throws {
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
         if let writeSocket {

@@ -45,10 +45,13 @@ extension Watch {
     }
 
     /// DEVICE_INFO's place for a watch without protocol v1: model and firmware from Device
-    /// Information when it has it, no protocol v1 capabilities.
+    /// Information when it has it (else the name the peripheral gives itself stands in for the
+    /// model), no protocol v1 capabilities.
     func standardDeviceInfo(_ link: any TransportConnection) async throws -> DeviceInfo {
         let standard = link.services.contains(.deviceInformation) ? try await readDeviceInformation(link) : nil
-        return DeviceInfo(model: standard?.model ?? "unknown", firmware: standard?.firmwareRevision ?? standard?.softwareRevision ?? "",
+        var model = standard?.model
+        if model == nil { model = await link.peripheralName() }
+        return DeviceInfo(model: model ?? "unknown", firmware: standard?.firmwareRevision ?? standard?.softwareRevision ?? "",
                           capabilities: .none, services: link.services, standard: standard)
     }
 

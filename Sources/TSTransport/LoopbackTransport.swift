@@ -11,20 +11,23 @@ public struct LoopbackTransport: WatchTransport {
     public let standard: (any StandardServicesEndpoint)?
     /// False: a peripheral with standard services only (its protocol v1 endpoint is never used).
     public let hasProtocolV1: Bool
+    /// The name the peripheral gives itself; nil: none.
+    public let name: String?
 
     public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
-                standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true) {
+                standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil) {
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
         self.standard = standard
         self.hasProtocolV1 = hasProtocolV1
+        self.name = name
     }
 
     public func open() async throws -> any TransportConnection {
         let characteristics = standard?.standardCharacteristics ?? []
         let services = ServiceSet(characteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
-        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard)
+        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
                 await connection?.deliverNotification(chunk)
@@ -38,6 +41,7 @@ actor LoopbackConnection: TransportConnection {
     nonisolated let mtu: ATTMTU
     nonisolated let services: ServiceSet
     private let standard: (any StandardServicesEndpoint)?
+    private let name: String?
     nonisolated let events: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let peripheral: any PeripheralEndpoint
@@ -48,15 +52,18 @@ actor LoopbackConnection: TransportConnection {
     private var packets = 0
     private var isOpen = true
 
-    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?) {
+    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?) {
         self.services = services
         self.standard = standard
+        self.name = name
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
         self.dice = FaultDice(seed: faults.seed)
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
     }
+
+    func peripheralName() async -> String? { name }
 
     nonisolated var standardCharacteristics: Set<StandardCharacteristic> { standard?.standardCharacteristics ?? [] }
 

@@ -28,6 +28,8 @@ public protocol TransportConnection: Sendable {
     func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws
     /// Notifications of a standard characteristic until the link ends or the stream is dropped.
     func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]>
+    /// The name the peripheral gives itself (advertised or its GAP Device Name), if it gives one.
+    func peripheralName() async -> String?
 }
 
 extension TransportConnection {
@@ -37,6 +39,7 @@ extension TransportConnection {
     public func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] { throw TransportError.characteristicMissing(characteristic) }
     public func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws { throw TransportError.characteristicMissing(characteristic) }
     public func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> { throw TransportError.characteristicMissing(characteristic) }
+    public func peripheralName() async -> String? { nil }
 }
 
 public enum TransportEvent: Sendable, Hashable {

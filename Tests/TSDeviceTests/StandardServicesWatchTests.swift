@@ -10,14 +10,26 @@ import TSTransport
 @Suite struct StandardServicesWatchTests {
     /// A watch with standard services only (as BlueZ's example-gatt-server, or a band); the
     /// request timeout is long, so a protocol v1 request that waited for an answer would hang.
-    static func standardOnly(_ characteristics: Set<StandardCharacteristic> = Set(StandardCharacteristic.allCases)) throws -> (Watch, SimulatedStandardServices) {
+    static func standardOnly(_ characteristics: Set<StandardCharacteristic> = Set(StandardCharacteristic.allCases), name: String? = nil) throws -> (Watch, SimulatedStandardServices) {
         let services = SimulatedStandardServices(characteristics: characteristics)
         var configuration = WatchConfiguration()
         configuration.requestTimeout = .seconds(600)
         configuration.timeZone = Rig.berlin
         configuration.now = { Rig.now }
-        let transport = LoopbackTransport(peripheral: SimulatedWatch(), mtu: try ATTMTU(247), standard: services, hasProtocolV1: false)
+        let transport = LoopbackTransport(peripheral: SimulatedWatch(), mtu: try ATTMTU(247), standard: services, hasProtocolV1: false, name: name)
         return (Watch(transport: transport, configuration: configuration), services)
+    }
+
+    /// A band without Device Information strings (BlueZ's example peripheral: bluetoothd's own
+    /// Device Information service has none) is called by the name it gives itself; Device
+    /// Information's model, when there is one, comes first.
+    @Test func aWatchWithoutAModelStringIsCalledByItsName() async throws {
+        let (unnamed, _) = try Self.standardOnly([.batteryLevel, .heartRateMeasurement], name: "TestAdvertisement")
+        #expect(try await unnamed.connect().model == "TestAdvertisement")
+        let (described, _) = try Self.standardOnly(name: "TestAdvertisement")
+        let info = try await described.connect()
+        #expect(info.model != "TestAdvertisement")
+        #expect(info.model == info.standard?.model)
     }
 
     @Test func aWatchWithoutProtocolV1IsDescribedByItsDeviceInformation() async throws {
