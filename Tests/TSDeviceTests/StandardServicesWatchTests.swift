@@ -24,11 +24,11 @@ import TSTransport
     /// Device Information service has none) is called by the name it gives itself; Device
     /// Information's model, when there is one, comes first.
     @Test func aWatchWithoutAModelStringIsCalledByItsName() async throws {
-        let (unnamed, _) = try Self.standardOnly([.batteryLevel, .heartRateMeasurement], name: "TestAdvertisement")
-        #expect(try await unnamed.connect().model == "TestAdvertisement")
-        let (described, _) = try Self.standardOnly(name: "TestAdvertisement")
+        let (unnamed, _) = try Self.standardOnly([.batteryLevel, .heartRateMeasurement], name: "Band 7")
+        #expect(try await unnamed.connect().model == "Band 7")
+        let (described, _) = try Self.standardOnly(name: "Band 7")
         let info = try await described.connect()
-        #expect(info.model != "TestAdvertisement")
+        #expect(info.model != "Band 7")
         #expect(info.model == info.standard?.model)
     }
 
