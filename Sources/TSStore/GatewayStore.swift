@@ -42,8 +42,7 @@ public final class GatewayStore: Sendable {
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try StoreMigrations.migrator.migrate(pool)
+            pool = try Self.openMigrated(path: path, configuration: configuration)
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError where error.isBusy {
@@ -52,6 +51,26 @@ public final class GatewayStore: Sendable {
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error)")
         } catch {
             throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Opens the pool and brings the schema up to date. Another process may be doing the same to
+    /// a new database at this moment (`tsgateway serve` starting while a script runs `tsgateway
+    /// hr history --db`): SQLite then refuses the switch to WAL with SQLITE_BUSY at once, without
+    /// the busy timeout, or a migration finds the table the other process has just made (GRDB
+    /// picks the pending migrations before it runs them). Both are tried again after a short
+    /// pause, for about 5 s in all; the next try starts from the migrations the other applied.
+    private static func openMigrated(path: String, configuration: Configuration) throws -> DatabasePool {
+        var attempt = 0
+        while true {
+            do {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try StoreMigrations.migrator.migrate(pool)
+                return pool
+            } catch let error as DatabaseError where attempt < 20 && (error.isBusy || error.resultCode == .SQLITE_ERROR) {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.025 * Double(attempt))
+            }
         }
     }
 

@@ -35,6 +35,31 @@ import TSStore
         func finish() { isDone = true }
     }
 
+    /// Two processes opening a database that does not exist yet (`tsgateway serve` starting
+    /// while a script runs `tsgateway hr history --db` on the same file, seen in the e2e suite):
+    /// both migrate it, and the one that finds a migration already applied by the other opens
+    /// the store instead of failing with "table … already exists". Each store here has its own
+    /// connections, as another process has.
+    @Test func storesOpenedAtOnceOnANewDatabaseAllOpenIt() async throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var failures: [String] = []
+        for round in 0..<20 {
+            let fresh = "\(directory)/fresh-\(round).sqlite"
+            let opened = await withTaskGroup(of: String?.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        do { _ = try GatewayStore(path: fresh); return nil } catch { return "\(error)" }
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+            }
+            failures += opened
+            #expect(try GatewayStore(path: fresh).path == fresh)
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 80 stores did not open: \(failures.first ?? "")")
+    }
+
     @Test func aSecondWriterWaitsUntilTheFirstCommitsAndThenWrites() async throws {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try GatewayStore(path: path)
