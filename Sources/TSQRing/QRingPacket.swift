@@ -84,7 +84,7 @@ func hex(_ byte: UInt8) -> String {
     return "0x" + (digits.count == 1 ? "0" : "") + digits
 }
 
-func bcd(_ value: Int) -> UInt8 { UInt8(value / 10 << 4 | value % 10) }
+func bcd(_ value: Int) -> UInt8 { UInt8((value / 10) << 4 | value % 10) }
 
 func fromBCD(_ byte: UInt8, _ what: String) throws(QRingError) -> Int {
     let high = Int(byte >> 4), low = Int(byte & 0x0F)

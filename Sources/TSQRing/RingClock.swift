@@ -12,29 +12,22 @@ public struct RingDate: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.day = day
     }
 
+    private static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        return calendar
+    }()
+
     /// The date `days` days after 1970-01-01.
     public init(daysSince1970 days: Int64) {
-        // Civil date from a day count (H. Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
-        month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
-        year = Int(yearOfEra + era * 400) + (month <= 2 ? 1 : 0)
+        let parts = Self.calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(days * 86400)))
+        self.init(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }
 
-    /// Days from 1970-01-01 to this date.
+    /// Days from 1970-01-01 to this date (a day past the month's end counts on into the next month).
     public var daysSince1970: Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        let midnight = Self.calendar.date(from: DateComponents(year: year, month: month, day: day)) ?? Date(timeIntervalSince1970: 0)
+        return Int64((midnight.timeIntervalSince1970 / 86400).rounded(.down))
     }
 
     /// Whether the fields name a date that exists.

@@ -21,17 +21,15 @@ import TSQRing
         }
     }
 
-    @Test func ringDateMatchesTheGregorianCalendar() throws {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
-        for days in stride(from: Int64(-800), to: 60_000, by: 37) {
-            let date = RingDate(daysSince1970: days)
-            let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(days * 86400)))
-            #expect([date.year, date.month, date.day] == [parts.year, parts.month, parts.day])
-            #expect(date.daysSince1970 == days)
-        }
+    @Test func ringDatesCountDaysAcrossMonthsYearsAndLeapDays() {
+        #expect(RingDate(year: 1970, month: 1, day: 1).daysSince1970 == 0)
+        #expect(RingDate(year: 2025, month: 11, day: 24).daysSince1970 == 20416)
+        #expect(RingDate(year: 2024, month: 3, day: 1).adding(days: -1) == RingDate(year: 2024, month: 2, day: 29))
+        #expect(RingDate(year: 2025, month: 1, day: 1).adding(days: -1) == RingDate(year: 2024, month: 12, day: 31))
+        #expect(RingDate(daysSince1970: -1) == RingDate(year: 1969, month: 12, day: 31))
         #expect(RingDate(iso: "2025-02-29") == nil)
         #expect(RingDate(iso: "2024-02-29")?.exists == true)
+        #expect(RingDate(year: 2025, month: 13, day: 1).exists == false)
     }
 
     @Test func setTimeWritesTheLocalWallClock() throws {
@@ -97,5 +95,30 @@ import TSQRing
         #expect(SwitchedMonitor.stress.monitorType == .stress)
         #expect(SwitchedMonitor.hrv.monitorType == nil)
         #expect(QRingCommand.switchedMonitor(command: 0x38) == .hrv)
+    }
+
+    /// Random and mutated input never crashes a decoder: each answer is a value or a QRingError.
+    @Test func randomBytesGetAnAnswerOrAnError() throws {
+        var random = SeededRandom(seed: 27)
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let night: [UInt8] = [1, 0, 10, 0x64, 0x05, 0x90, 0x01, 2, 200, 3, 128, 4, 90]
+        var decodedDays = 0
+        for round in 0..<3000 {
+            var payload = round % 2 == 0 ? night : (0..<random.int(0...40)).map { _ in UInt8(random.int(0...255)) }
+            if round % 2 == 0 { payload[random.int(0...(payload.count - 1))] = UInt8(random.int(0...255)) }
+            if let days = try? RingSleep.days(payload: payload, today: RingDate(year: 2025, month: 11, day: 24), zone: berlin) {
+                decodedDays += days.count
+                for day in days { #expect(day.items.allSatisfy { $0.duration > 0 }) }
+            }
+            var packet = (0..<15).map { _ in UInt8(random.int(0...255)) }
+            packet[0] = [0x01, 0x03, 0x15, 0x16, 0x2C, 0x36, 0x38, 0x43, 0x69, 0x6A, 0x73][random.int(0...10)]
+            packet.append(QRingPacket.checksum(packet))
+            _ = try? QRingAnswer(packet: packet)
+            var log = HeartRateLogAssembler(day: RingDate(year: 2025, month: 11, day: 24), zone: berlin)
+            _ = try? log.feed(packet)
+            var steps = StepsAssembler(zone: berlin)
+            _ = try? steps.feed(packet)
+        }
+        #expect(decodedDays > 0)
     }
 }
