@@ -120,5 +120,16 @@ import TSQRing
             _ = try? steps.feed(packet)
         }
         #expect(decodedDays > 0)
+
+        var reassembler = BigDataReassembler(maxPayload: 300)
+        var frames = 0
+        for _ in 0..<3000 {
+            let chunk = (0..<random.int(1...20)).map { _ in random.chance(0.05) ? BigDataFrame.marker : UInt8(random.int(0...255)) }
+            frames += reassembler.feed(chunk).count
+            if random.chance(0.01) { reassembler.expire() }
+        }
+        reassembler.expire()
+        #expect(!reassembler.hasPartialFrame)
+        #expect(reassembler.feed(BigDataFrame.sleepRequest.bytes) == [BigDataFrame.sleepRequest])
     }
 }
