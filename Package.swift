@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "TSModels"),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
+        // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
+        .target(name: "TSQRing", dependencies: ["TSModels"]),
         // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
         .target(name: "TSSleep", dependencies: ["TSModels"]),
         // Sleep reports people look at: a self-contained HTML page and SVG hypnograms from daily models. No I/O.
@@ -135,6 +137,10 @@ let package = Package(
         .testTarget(
             name: "TSSnoopTests",
             dependencies: ["TSSnoop", "TSHCI", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+        ),
+        .testTarget(
+            name: "TSQRingTests",
+            dependencies: ["TSModels", "TSQRing"]
         ),
         .testTarget(
             name: "TSSleepTests",

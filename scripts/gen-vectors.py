@@ -1045,4 +1045,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    import qring_vectors  # the QRing dialect's vectors (protocol-spec/vectors/qring/), same --check
+    sys.exit(max(main(), qring_vectors.main(sys.argv[1:])))

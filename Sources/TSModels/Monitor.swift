@@ -149,3 +149,22 @@ public enum MinuteOfDay {
         return (hours < 10 ? "0" : "") + String(hours) + ":" + (minutes < 10 ? "0" : "") + String(minutes)
     }
 }
+
+/// A measurement a device takes all day on its own schedule once switched on: only on or off can be
+/// set (a QRing ring's SpO2, stress and heart-rate variability). `MonitorType` is protocol v1's
+/// wire list and has no HRV, so these switches are their own type.
+public enum SwitchedMonitor: String, Sendable, Hashable, CaseIterable, Codable {
+    case spo2
+    case stress
+    /// Heart-rate variability.
+    case hrv
+
+    /// The monitor type measuring the same thing, where there is one.
+    public var monitorType: MonitorType? {
+        switch self {
+        case .spo2: .spo2
+        case .stress: .stress
+        case .hrv: nil
+        }
+    }
+}
