@@ -1,7 +1,22 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TSDevice
+import TSModels
 import TSStore
+
+/// A dialect named on the command line, checked against the ones this build speaks.
+struct DialectChoice: ExpressibleByArgument, Sendable {
+    var dialect: Dialect
+
+    init?(argument: String) {
+        let name = Dialect(rawValue: argument)
+        guard (try? WatchDialects.named(name)) != nil else { return nil }
+        dialect = name
+    }
+
+    static var list: String { WatchDialects.builtIn.map(\.name.rawValue).joined(separator: ", ") }
+}
 
 /// Options every command that talks to a watch takes.
 struct ConnectionOptions: ParsableArguments {
@@ -16,6 +31,9 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("The database file (default: $XDG_DATA_HOME/tsgateway/tsgateway.sqlite).", valueName: "path"))
     var db: String?
+
+    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"))
+    var dialect: DialectChoice?
 
     @Flag(name: [.short, .long], help: "Log what happens to standard error (-vv for protocol frames).")
     var verbose: Int
