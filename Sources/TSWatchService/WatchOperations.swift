@@ -114,7 +114,9 @@ public struct WatchOperations: Sendable {
         // A watch that spoke a dialect of its own does not lose its service: without it, its
         // GATT server is (re)starting (seen on the real stack when the peripheral restarts), so
         // this is a connect to retry, not a watch that became a standard-services-only one.
-        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? .protocolV1 : nil), spoke != .standard, info.dialect == .standard {
+        // (Unless the standard services were asked for: `--dialect standard`.)
+        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? .protocolV1 : nil), spoke != .standard,
+           watch.dialect != .standard, info.dialect == .standard {
             await watch.disconnect()
             let service = spoke == .protocolV1 ? "protocol v1" : "\(spoke) dialect's"
             throw WatchError.connectFailed("the watch's \(service) service is not there; it had one before, so its GATT server is probably restarting", .unavailable)

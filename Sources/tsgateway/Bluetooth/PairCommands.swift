@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSDevice
+import TSModels
 import TSStore
 import TSWatchService
 
@@ -16,8 +17,9 @@ struct PairCommand: AsyncParsableCommand {
     var adapter: String?
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var db: String?
-    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"))
-    var dialect: DialectChoice?
+    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
 
     func validate() throws {
         guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
@@ -36,7 +38,7 @@ struct PairCommand: AsyncParsableCommand {
             try await bluez.trust(device)
             do {
                 let watch = try WatchOpener.open(.bluetooth(BluetoothLink(adapter: found.name, address: device.address), bluez: bluez),
-                                                 dialect: dialect?.dialect).central
+                                                 dialect: dialect).central
                 let info = try await watch.connect()
                 await watch.disconnect()
                 return info

@@ -5,14 +5,12 @@ import TSDevice
 import TSModels
 import TSStore
 
-/// A dialect named on the command line, checked against the ones this build speaks.
-struct DialectChoice: ExpressibleByArgument, Sendable {
-    var dialect: Dialect
-
-    init?(argument: String) {
-        let name = Dialect(rawValue: argument)
-        guard (try? WatchDialects.named(name)) != nil else { return nil }
-        dialect = name
+/// `--dialect`: a dialect named on the command line, checked against the ones this build speaks.
+enum DialectChoice {
+    static func parse(_ text: String) throws -> Dialect {
+        let name = Dialect(rawValue: text)
+        do { _ = try WatchDialects.named(name) } catch { throw ValidationError("--dialect \(error)") }
+        return name
     }
 
     static var list: String { WatchDialects.builtIn.map(\.name.rawValue).joined(separator: ", ") }
@@ -32,8 +30,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The database file (default: $XDG_DATA_HOME/tsgateway/tsgateway.sqlite).", valueName: "path"))
     var db: String?
 
-    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"))
-    var dialect: DialectChoice?
+    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
 
     @Flag(name: [.short, .long], help: "Log what happens to standard error (-vv for protocol frames).")
     var verbose: Int

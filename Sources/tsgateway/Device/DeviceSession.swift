@@ -37,7 +37,7 @@ struct DeviceSession {
         simulated.monitors = memory.monitors
         simulated.protocolVersion = try simulatorProtocol()
         let opened: OpenedWatch
-        do { opened = try WatchOpener.open(.simulated(simulated), dialect: options.dialect?.dialect) } catch { throw CLIFailure.from(error) }
+        do { opened = try WatchOpener.open(.simulated(simulated), dialect: options.dialect) } catch { throw CLIFailure.from(error) }
         logger.info("simulated watch: \(opened.simulatedRecords) records over \(simulatedHistoryDays) days, state in \(path)")
         let operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
         return DeviceSession(operations: operations, logger: logger, simulator: opened.simulator, simulatorPath: path, simulatedStandard: opened.simulatedStandard)
@@ -64,7 +64,7 @@ struct DeviceSession {
         let link = BluetoothLink(adapter: options.adapter, address: address.uppercased())
         let opened: OpenedWatch
         do {
-            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: options.dialect?.dialect) { step in PhaseLog.log(step.rawValue, to: logger) }
+            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: options.dialect) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
         }
