@@ -4,38 +4,33 @@ import TSModels
 import TSProtocol
 import TSTransport
 
-/// One dialect as the gateway knows it: its name, its GATT profile, how its watches are
-/// recognised, and the central that speaks it. A dialect's module defines one of these; adding
+/// One dialect as the gateway knows it: its name, its GATT profile and the central that speaks it. A dialect's module defines one of these; adding
 /// it to `WatchDialects.builtIn` is its one registration.
 public struct WatchDialect: Sendable {
     public var name: Dialect
     /// One line for `--help` and the documentation.
     public var summary: String
-    /// Where its frames go; nil for a dialect of standard services only.
+    /// Where its frames go (BlueZ opens it, `scan` looks for it); nil for a dialect of standard services only.
     public var gatt: GATTProfile?
-    /// Whether a watch offering these services speaks this dialect without being told. False
-    /// for a dialect whose service other dialects share: such a watch needs `dialect:` or `--dialect`.
-    public var recognises: @Sendable (ServiceSet) -> Bool
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
-    public init(name: Dialect, summary: String, gatt: GATTProfile?, recognises: @escaping @Sendable (ServiceSet) -> Bool,
+    public init(name: Dialect, summary: String, gatt: GATTProfile?,
                 makeCentral: @escaping @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral) {
         self.name = name
         self.summary = summary
         self.gatt = gatt
-        self.recognises = recognises
         self.makeCentral = makeCentral
     }
 
     /// Protocol v1 and v1.1, this project's own protocol (the simulator speaks it).
     public static let protocolV1 = WatchDialect(
         name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
-        recognises: { $0.contains(.protocolV1) }, makeCentral: { Watch(transport: $0, configuration: $1) })
+        makeCentral: { Watch(transport: $0, configuration: $1) })
 
     /// The Bluetooth SIG's standard services only.
     public static let standardServices = WatchDialect(
         name: .standard, summary: "the Bluetooth SIG's standard services only (device information, battery, current time, heart rate)", gatt: nil,
-        recognises: { !$0.contains(.protocolV1) }, makeCentral: { StandardServicesWatch(transport: $0, configuration: $1) })
+        makeCentral: { StandardServicesWatch(transport: $0, configuration: $1) })
 }
 
 /// The dialects this build speaks.
@@ -60,11 +55,6 @@ public enum WatchDialects {
     public static func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
         guard let found = all.first(where: { $0.name == name }) else { throw DialectError(name: name, known: all.map(\.name)) }
         return found
-    }
-
-    /// The dialect a watch offering `services` speaks when nothing says otherwise.
-    public static func recognised(from services: ServiceSet) -> WatchDialect {
-        all.first { $0.recognises(services) } ?? .standardServices
     }
 }
 

@@ -149,7 +149,7 @@ actor ToyBand: WatchCentral {
         name: .toy, summary: "a test's own band: battery and an alarm table",
         gatt: GATTProfile(service: "0000f00d-0000-1000-8000-00805f9b34fb", writeCharacteristic: "0000f00e-0000-1000-8000-00805f9b34fb",
                           notifyCharacteristic: "0000f00f-0000-1000-8000-00805f9b34fb", writeMode: .withoutResponse),
-        recognises: { _ in false }, makeCentral: { ToyBand(transport: $0, configuration: $1) })
+        makeCentral: { ToyBand(transport: $0, configuration: $1) })
 
     nonisolated let dialect = Dialect.toy
     nonisolated let configuration: WatchConfiguration
