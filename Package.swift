@@ -61,9 +61,10 @@ let package = Package(
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
-        // with their persistence, one sync policy, one rule for naming a watch.
+        // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", .product(name: "Logging", package: "swift-log"),
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.

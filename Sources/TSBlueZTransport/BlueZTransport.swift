@@ -4,13 +4,16 @@ import TSModels
 import TSProtocol
 import TSTransport
 
-/// The link to a real watch: BlueZ GATT on the wire protocol's service. `open()` connects
+/// The link to a real watch: BlueZ GATT on its dialect's service (`profile`). `open()` connects
 /// (skipping Connect when BlueZ still holds the link), finds the two characteristics, takes
-/// the MTU BlueZ negotiated, and subscribes to notifications before the first write.
+/// the MTU BlueZ negotiated, and subscribes to notifications before the first write. Without a
+/// profile, or on a watch without its service, the link carries the standard services only.
 public struct BlueZTransport: WatchTransport {
     public let bluez: BlueZ
     public let address: String
     public let adapterName: String?
+    /// The dialect's service and characteristics; nil: standard services only.
+    public let profile: GATTProfile?
     public let connectTimeout: Duration
     /// Called as `open()` passes each step, for timing a connect (`-v` logs them).
     public var onStep: (@Sendable (OpenStep) -> Void)?
@@ -26,7 +29,8 @@ public struct BlueZTransport: WatchTransport {
         case writeAcquired = "write acquired"
     }
 
-    public init(bluez: BlueZ, address: String, adapter: String? = nil, connectTimeout: Duration = .seconds(20)) {
+    public init(bluez: BlueZ, address: String, adapter: String? = nil, profile: GATTProfile? = .protocolV1, connectTimeout: Duration = .seconds(20)) {
+        self.profile = profile
         self.bluez = bluez
         self.address = address
         self.adapterName = adapter
@@ -51,18 +55,24 @@ public struct BlueZTransport: WatchTransport {
             standard[wanted] = all.first { $0.serviceUUID == wanted.service.uuid && $0.uuid == wanted.uuid }
         }
         let linkMTU = all.map(\.mtu).max() ?? ATTMTU.default.value
-        guard services.contains(.protocolV1) else {
-            return BlueZConnection(bluez: bluez, device: device, protocolV1: nil, loss: loss, mtu: (try? ATTMTU(linkMTU)) ?? .default,
+        guard let profile, all.contains(where: { $0.serviceUUID.lowercased() == profile.service.lowercased() }) else {
+            return BlueZConnection(bluez: bluez, device: device, frames: nil, loss: loss, mtu: (try? ATTMTU(linkMTU)) ?? .default,
                                    services: services, standard: standard)
         }
-        let write = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.writeCharacteristic)
-        let notify = try await bluez.characteristic(of: device, service: WatchGATT.service, uuid: WatchGATT.notifyCharacteristic)
+        let write = try await bluez.characteristic(of: device, service: profile.service.lowercased(), uuid: profile.writeCharacteristic.lowercased())
+        let notify = try await bluez.characteristic(of: device, service: profile.service.lowercased(), uuid: profile.notifyCharacteristic.lowercased())
         let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
         onStep?(.notificationsAcquired)
-        let acquired = write.flags.contains("write-without-response") ? try await bluez.acquireWrite(write) : nil
+        let allowsCommands = write.flags.contains("write-without-response")
+        let withoutResponse = switch profile.writeMode {
+        case .withoutResponseWhenAllowed: allowsCommands
+        case .withoutResponse: true
+        case .withResponse: false
+        }
+        let acquired = withoutResponse && allowsCommands ? try await bluez.acquireWrite(write) : nil
         if acquired != nil { onStep?(.writeAcquired) }
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
-        return BlueZConnection(bluez: bluez, device: device, protocolV1: (write, values, acquired?.fd), loss: loss, mtu: mtu,
+        return BlueZConnection(bluez: bluez, device: device, frames: (write, values, acquired?.fd, withoutResponse), loss: loss, mtu: mtu,
                                services: services, standard: standard)
     }
 }
@@ -70,7 +80,7 @@ public struct BlueZTransport: WatchTransport {
 struct BlueZConnection: TransportConnection {
     let bluez: BlueZ
     let device: DeviceHandle
-    /// Protocol v1's write characteristic; nil on a watch without the service.
+    /// The dialect's write characteristic; nil on a watch without its service.
     let write: GattCharacteristic?
     let mtu: ATTMTU
     let events: AsyncStream<TransportEvent>
@@ -80,17 +90,18 @@ struct BlueZConnection: TransportConnection {
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
 
-    init(bluez: BlueZ, device: DeviceHandle, protocolV1: (write: GattCharacteristic, values: AsyncStream<[UInt8]>, writeSocket: Int32?)?,
+    init(bluez: BlueZ, device: DeviceHandle,
+         frames: (write: GattCharacteristic, values: AsyncStream<[UInt8]>, writeSocket: Int32?, withoutResponse: Bool)?,
          loss: AsyncStream<String>, mtu: ATTMTU, services: ServiceSet, standard: [StandardCharacteristic: GattCharacteristic]) {
-        self.writeSocket = protocolV1?.writeSocket
+        self.writeSocket = frames?.writeSocket
         self.bluez = bluez
         self.device = device
-        self.write = protocolV1?.write
+        self.write = frames?.write
         self.mtu = mtu
         self.services = services
         self.standard = standard
-        withoutResponse = protocolV1?.write.flags.contains("write-without-response") ?? false
-        let values = protocolV1?.values
+        withoutResponse = frames?.withoutResponse ?? false
+        let values = frames?.values
         events = AsyncStream { continuation in
             let task = Task {
                 await withTaskGroup(of: Void.self) { group in

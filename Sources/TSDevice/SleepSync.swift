@@ -25,24 +25,27 @@ public struct SleepSyncReport: Sendable, Hashable {
     public var enqueued = 0
 }
 
-/// Syncs raw sleep records of one watch into the store, resuming after a dropped link from the
-/// last durable record. Records are acknowledged to the watch (SLEEP_COMMIT) only after the
-/// store has committed them, so a watch that deletes synced data never loses any.
+/// Syncs raw sleep records of one watch, in any dialect, into the store, resuming after a
+/// dropped link from the last durable record. A watch that takes an acknowledgement
+/// (`WatchCapabilities.SleepSync.acknowledges`; protocol v1's SLEEP_COMMIT) gets it only after
+/// the store has committed the records, so a watch that deletes synced data never loses any;
+/// the cursor moves only with a commit, for a watch that takes none too.
 public struct SleepSync: Sendable {
-    public let watch: Watch
+    public let watch: any WatchCentral
     public let store: GatewayStore
     public let watchId: String
     public var maxReconnects = 20
     public var firstBackoff: Duration = .milliseconds(100)
     public var maxBackoff: Duration = .seconds(5)
-    /// Called with each page before it is stored (and before any acknowledgement depends on it).
-    public var willStore: (@Sendable (SleepPage) async throws -> Void)?
+    /// Called with the records of each part (a page, a day) before they are stored (and before
+    /// any acknowledgement depends on them).
+    public var willStore: (@Sendable ([SleepItem]) async throws -> Void)?
     public var progress: (@Sendable (SleepSyncProgress) -> Void)?
     /// When set, the nights a sync completes become upload events in the store's outbox, in the
     /// same transaction as the cursor write that marks their range stored (see `OutboxPolicy`).
     public var outbox: OutboxPolicy?
 
-    public init(watch: Watch, store: GatewayStore, watchId: String) {
+    public init(watch: any WatchCentral, store: GatewayStore, watchId: String) {
         self.watch = watch
         self.store = store
         self.watchId = watchId
@@ -78,22 +81,22 @@ public struct SleepSync: Sendable {
             // The watch hands over everything it holds up to `to`, or up to now when there is no end.
             let startedAt = outbox?.now?() ?? watch.configuration.now()
             let handedOverUpTo = min(to ?? .max, Int64(startedAt.timeIntervalSince1970))
-            let (header, pages) = try await watch.sleepPages(start: UInt32(clamping: queryStart), end: to.map { UInt32(clamping: $0) })
+            let transfer = try await watch.sleepTransfer(start: queryStart, end: to)
             var received = 0
             var lastStart: Int64?
-            for try await page in pages {
-                try await willStore?(page)
-                guard let last = page.records.last else { continue }
+            for try await records in transfer.parts {
+                try await willStore?(records)
+                guard let last = records.last else { continue }
                 lastStart = last.start
                 current.upTo = max(current.upTo, last.start)
-                report.stored += try await store.storeSleepRecords(page.records, watch: watchId, cursor: current)
-                received += page.records.count
-                report.fetched += page.records.count
-                progress?(SleepSyncProgress(received: received, total: Int(header.total), reconnects: report.reconnects))
+                report.stored += try await store.storeSleepRecords(records, watch: watchId, cursor: current)
+                received += records.count
+                report.fetched += records.count
+                progress?(SleepSyncProgress(received: received, total: transfer.total ?? received, reconnects: report.reconnects))
             }
             try Task.checkCancellation()
-            guard received == Int(header.total) else {
-                throw WatchError.protocolViolation("the transfer ended after \(received) of \(header.total) records")
+            if let total = transfer.total, received != total {
+                throw WatchError.protocolViolation("the transfer ended after \(received) of \(total) records")
             }
             // The whole range is stored now: up to `to`, or just past the last record.
             current.upTo = max(current.upTo, to ?? lastStart.map { $0 + 1 } ?? current.upTo)
@@ -106,10 +109,12 @@ public struct SleepSync: Sendable {
             }
         }
 
+        // A watch that takes no acknowledgement keeps what it has; the cursor alone says what is stored.
+        guard await watch.capabilities.sleepSync?.acknowledges == true else { return }
         let commitStart = max(from, current.committedUpTo ?? from)
         guard commitStart < current.upTo else { return }
         let count = try await store.countSleepRecords(watch: watchId, start: commitStart, end: current.upTo)
-        report.deletedOnWatch += try await watch.commitSleep(start: UInt32(clamping: commitStart), end: UInt32(clamping: current.upTo), count: count)
+        report.deletedOnWatch += try await watch.acknowledgeSleep(start: commitStart, end: current.upTo, count: count)
         current.committedUpTo = current.upTo
         try await store.setSyncCursor(current, watch: watchId)
         report.committed = commitStart..<current.upTo

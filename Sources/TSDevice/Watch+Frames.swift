@@ -177,13 +177,26 @@ extension Watch {
             await receivePage(page)
         case let .alarmsChanged(change):
             await acknowledgeEvent(frame) {
-                if smartWindowOutsideNegotiation(change.alarms) != nil { rejectedEvents += 1 } else { alarmEvents.send(change) }
+                if smartWindowOutsideNegotiation(change.alarms) != nil {
+                    rejectedEvents += 1
+                } else {
+                    alarmEvents.send(change)
+                    watchEvents.send(.alarmsChanged(AlarmTableChange(change)))
+                }
             }
         case let .liveStage(stage):
-            await acknowledgeEvent(frame) { liveEvents.send(stage) }
+            await acknowledgeEvent(frame) {
+                liveEvents.send(stage)
+                watchEvents.send(.liveStage(LiveStage(stage)))
+            }
         case let .alarmAlert(alert):
             await acknowledgeEvent(frame) {
-                if extensions.enabled.contains(.alarmAlerts) { alertEvents.send(alert) } else { rejectedEvents += 1 }
+                if extensions.enabled.contains(.alarmAlerts) {
+                    alertEvents.send(alert)
+                    watchEvents.send(.alarmAlert(AlarmAlertNotice(alert)))
+                } else {
+                    rejectedEvents += 1
+                }
             }
         default:
             guard message.form == .response, let waiting = pending, waiting.sequence == frame.sequence, waiting.command == frame.command else { return }

@@ -29,91 +29,46 @@ extension Watch {
 
     func standardConnection(for characteristic: StandardCharacteristic) throws -> any TransportConnection {
         guard let connection else { throw WatchError.notConnected }
-        guard connection.standardCharacteristics.contains(characteristic) else {
-            throw WatchError.unsupported(characteristic.service.standardFeature(missing: characteristic, offered: connection.services))
-        }
-        return connection
+        return try StandardServicesLink(link: connection, configuration: configuration).require(characteristic)
+    }
+
+    private func standardLink() throws -> StandardServicesLink {
+        guard let connection else { throw WatchError.notConnected }
+        return StandardServicesLink(link: connection, configuration: configuration)
     }
 
     /// The Device Information strings the watch has.
     func readDeviceInformation(_ link: any TransportConnection) async throws -> StandardDeviceInformation {
-        var information = StandardDeviceInformation()
-        for characteristic in StandardCharacteristic.deviceInformationStrings where link.standardCharacteristics.contains(characteristic) {
-            information[characteristic] = try DeviceInformationString.decode(try await link.read(characteristic), characteristic)
-        }
-        return information
+        try await StandardServicesLink(link: link, configuration: configuration).deviceInformation()
     }
 
-    /// DEVICE_INFO's place for a watch without protocol v1: model and firmware from Device
-    /// Information when it has it (else the name the peripheral gives itself stands in for the
-    /// model), no protocol v1 capabilities.
+    /// DEVICE_INFO's place for a watch without protocol v1 (`StandardServicesLink.deviceInfo`).
     func standardDeviceInfo(_ link: any TransportConnection) async throws -> DeviceInfo {
-        let standard = link.services.contains(.deviceInformation) ? try await readDeviceInformation(link) : nil
-        var model = standard?.model
-        if model == nil { model = await link.peripheralName() }
-        return DeviceInfo(model: model ?? "unknown", firmware: standard?.firmwareRevision ?? standard?.softwareRevision ?? "",
-                          capabilities: .none, services: link.services, standard: standard)
+        try await StandardServicesLink(link: link, configuration: configuration).deviceInfo()
     }
 
     /// Battery Level (0x2A19), percent.
-    public func standardBatteryLevel() async throws -> UInt8 {
-        let link = try standardConnection(for: .batteryLevel)
-        return try BatteryLevelValue.decode(try await link.read(.batteryLevel))
-    }
+    public func standardBatteryLevel() async throws -> UInt8 { try await standardLink().batteryLevel() }
 
     /// Battery Level notifications, percent, until the link ends. Malformed values are skipped.
-    public func batteryLevelChanges() async throws -> AsyncStream<UInt8> {
-        let values = try await standardConnection(for: .batteryLevel).notifications(of: .batteryLevel)
-        return AsyncStream { continuation in
-            let task = Task {
-                for await value in values {
-                    if let level = try? BatteryLevelValue.decode(value) { continuation.yield(level) }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
+    public func batteryLevelChanges() async throws -> AsyncStream<UInt8> { try await standardLink().batteryLevelChanges() }
 
-    /// Writes Current Time (and Local Time Information when the watch has it) from
-    /// `configuration.now()` in `configuration.timeZone`.
-    func writeStandardTime() async throws {
-        let link = try standardConnection(for: .currentTime)
-        let now = configuration.now()
-        let zone = configuration.timeZone
-        try await link.write(CurrentTimeValue(now, in: zone, reason: .externalReference).value, to: .currentTime)
-        if link.standardCharacteristics.contains(.localTimeInformation) {
-            try await link.write(LocalTimeInformationValue(zone, at: now).value, to: .localTimeInformation)
-        }
-    }
+    /// Writes Current Time (and Local Time Information when the watch has it).
+    func writeStandardTime() async throws { try await standardLink().writeTime() }
 
     /// Heart Rate Measurement notifications, parsed, until the link ends. A malformed value is
     /// counted in `malformedHeartRateValues` and reported to `malformed`, never delivered.
     public func heartRateMeasurements(malformed: (@Sendable (StandardValueError) -> Void)? = nil) async throws -> AsyncStream<HeartRateMeasurement> {
-        let values = try await standardConnection(for: .heartRateMeasurement).notifications(of: .heartRateMeasurement)
-        return AsyncStream { continuation in
-            let task = Task { [weak self] in
-                for await value in values {
-                    switch Result(catching: { () throws(StandardValueError) in try HeartRateMeasurement(value: value) }) {
-                    case let .success(measurement): continuation.yield(measurement)
-                    case let .failure(error):
-                        await self?.countMalformedHeartRate()
-                        malformed?(error)
-                    }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        try await standardLink().heartRateMeasurements { [weak self] error in
+            await self?.countMalformedHeartRate()
+            malformed?(error)
         }
     }
 
     func countMalformedHeartRate() { malformedHeartRateValues += 1 }
 
     /// Body Sensor Location (0x2A38).
-    public func bodySensorLocation() async throws -> BodySensorLocation {
-        let link = try standardConnection(for: .bodySensorLocation)
-        return try BodySensorLocation(value: try await link.read(.bodySensorLocation))
-    }
+    public func bodySensorLocation() async throws -> BodySensorLocation { try await standardLink().bodySensorLocation() }
 }
 
 extension WatchService {

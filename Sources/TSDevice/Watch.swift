@@ -3,13 +3,15 @@ import TSModels
 import TSProtocol
 import TSTransport
 
-/// One watch: the central side of protocol v1 and v1.1 over any transport. Requests go out one at a
-/// time, are retransmitted on timeout or NACK and matched to their response by sequence
-/// number; events are acknowledged and fanned out to every subscriber; sleep pages are
-/// received under a sliding window.
+/// One watch: the central side of protocol v1 and v1.1 over any transport (the `.protocolV1`
+/// dialect). Requests go out one at a time, are retransmitted on timeout or NACK and matched to
+/// their response by sequence number; events are acknowledged and fanned out to every
+/// subscriber; sleep pages are received under a sliding window. A link found without the
+/// protocol v1 service is served through its standard services, as `StandardServicesWatch`
+/// serves it (a watch whose GATT server restarts, or one opened before its dialect was known).
 public actor Watch {
     public let transport: any WatchTransport
-    public let configuration: WatchConfiguration
+    public nonisolated let configuration: WatchConfiguration
     /// DEVICE_INFO of the current or last connection.
     public private(set) var info: DeviceInfo?
     /// Commands the watch listed in HELLO.
@@ -36,6 +38,8 @@ public actor Watch {
     let liveEvents = EventFanOut<LiveStageEvent>(buffer: 256)
     let alertEvents = EventFanOut<AlarmAlert>(buffer: 64)
     let linkLossEvents = EventFanOut<String>(buffer: 8)
+    /// The same events in TSModels types, for the dialect seam (`WatchCentral.events`).
+    let watchEvents = EventFanOut<WatchEvent>(buffer: 256)
     var receiver: SleepReceiver?
     /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
     var completedTransfer: (id: UInt16, pageCount: Int)?
@@ -63,11 +67,6 @@ public actor Watch {
     /// first byte arrived.
     public internal(set) var connectTimings = ConnectTimings()
     var connectStarted: ContinuousClock.Instant?
-
-    public struct ConnectTimings: Sendable, Hashable {
-        public var linkOpen: Duration?
-        public var firstByte: Duration?
-    }
 
     // MARK: Connection
 
@@ -123,6 +122,7 @@ public actor Watch {
             described.capabilities.supportsRing = supportedCommands.contains(.ring)
             described.capabilities.reportsAlarmAlerts = extensions.enabled.contains(.alarmAlerts)
             described.services = opened.services
+            described.dialect = .protocolV1
             if opened.services.contains(.deviceInformation) { described.standard = try await readDeviceInformation(opened) }
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
@@ -150,6 +150,7 @@ public actor Watch {
         receiver?.fail(WatchError.disconnected(reason))
         receiver = nil
         linkLossEvents.send(reason)
+        watchEvents.send(.linkLost(reason: reason))
     }
 
     /// The reason each time an open link ends, whoever ended it.

@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSModels
 import TSSimulator
 import TSWatchService
@@ -286,7 +287,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -326,6 +327,11 @@ private struct Reader {
         if let node = entries["protocol-v1"]?.value { watch.protocolV1 = try bool(node, "protocol-v1") }
         if !watch.protocolV1 && !watch.standardServices {
             throw fail(entries["protocol-v1"]?.key, "a simulated watch needs protocol-v1 or standard-services (or both)")
+        }
+        if let node = entries["dialect"]?.value {
+            let name = Dialect(rawValue: try string(node, "dialect"))
+            do { _ = try WatchDialects.named(name) } catch { throw fail(node, "dialect: \(error)") }
+            watch.dialect = name
         }
         if let node = entries["smart-wake"]?.value {
             guard case let .mapping(windows) = node else {

@@ -37,6 +37,8 @@ public struct GatewayConfiguration: Sendable {
         /// without smart windows, RING or alarm alerts).
         public var simulatedProtocol: SimulatedProtocol = .version1_1
 
+        /// The dialect the watch speaks (`dialect:`); nil: as its GATT services say.
+        public var dialect: Dialect?
         /// Smart windows the gateway wakes from, minutes by alarm slot (`smart-wake:`); nil: as stored
         /// (set over D-Bus, or by an earlier configuration).
         public var smartWake: [Int: Int]?

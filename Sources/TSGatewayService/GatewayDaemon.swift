@@ -7,10 +7,9 @@ import TSBlueZTransport
 import TSDBus
 import TSDevice
 import TSModels
-import TSProtocol
 import TSSimulator
 import TSStore
-import TSTransport
+import TSWatchService
 
 /// `tsgateway serve`: one supervisor per configured watch and the D-Bus service over them.
 /// Stops gracefully (SIGTERM, SIGINT through ServiceLifecycle): supervisors finish their
@@ -112,28 +111,18 @@ public final class GatewayDaemon: Service {
             let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"
+            let link: WatchLinkDescription
             if entry.simulated {
-                let now = SimulatorClock.now()
-                let records = SleepDataGenerator(seed: entry.seed, timeZone: configuration.timeZone)
-                    .records(days: entry.historyDays, lastMorning: now, notAfter: now)
-                let simulator = SimulatedWatch(configuration: entry.simulatedProtocol.configuration, state: SimulatorState(alarms: [
-                    .simulatorDefault,
-                ], records: records))
-                let standard = entry.standardServices ? SimulatedStandardServices() : nil
-                let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
-                                                  faults: FaultInjection(delay: entry.packetDelay, disconnectEvery: entry.disconnectEvery),
-                                                  standard: standard, hasProtocolV1: entry.protocolV1)
-                let night = SimulatedNight(simulator: simulator, interval: entry.liveStageInterval, standard: standard,
-                                           heartRateInterval: entry.heartRateInterval)
-                return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration,
-                                       simulated: night,
-                                       logger: logger, publish: publish)
+                link = .simulated(entry.simulatedOptions(timeZone: configuration.timeZone))
+            } else {
+                if bluez == nil {
+                    do { bluez = try BlueZ.connect() } catch { throw BusError(name: BusError.failed, message: "cannot reach BlueZ: \(error)") }
+                }
+                link = .bluetooth(BluetoothLink(adapter: entry.adapter, address: entry.address), bluez: bluez!)
             }
-            if bluez == nil {
-                do { bluez = try BlueZ.connect() } catch { throw BusError(name: BusError.failed, message: "cannot reach BlueZ: \(error)") }
-            }
-            let transport = BlueZTransport(bluez: bluez!, address: entry.address, adapter: entry.adapter)
-            return WatchSupervisor(entry: entry, transport: transport, store: store, settings: configuration, logger: logger, publish: publish)
+            let opened = try WatchOpener.open(link, dialect: entry.dialect, configuration: WatchSupervisor.watchConfiguration(configuration))
+            return WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
+                                   simulated: opened.simulatedNight, logger: logger, publish: publish)
         }
     }
 }
@@ -157,5 +146,23 @@ struct SimulatorNudges: Sendable {
             logger.info("SIGUSR1: simulated watches edit their first alarm")
             for night in simulated { await night.simulator.nudgeFirstAlarmOnWatch() }
         }
+    }
+}
+
+extension GatewayConfiguration.WatchEntry {
+    /// The simulated watch this entry describes.
+    func simulatedOptions(timeZone: TimeZone) -> SimulatedWatchOptions {
+        var options = SimulatedWatchOptions()
+        options.seed = seed
+        options.timeZone = timeZone
+        options.historyDays = historyDays
+        options.protocolVersion = simulatedProtocol
+        options.protocolV1 = protocolV1
+        options.standardServices = standardServices
+        options.packetDelay = packetDelay
+        options.disconnectEvery = disconnectEvery
+        options.liveStageInterval = liveStageInterval
+        options.heartRateInterval = heartRateInterval
+        return options
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 import TSStore
 
 /// Something that happened to a watch the daemon serves. `tsgateway events` prints these as
@@ -16,7 +15,7 @@ public struct GatewayEvent: Sendable, Hashable {
         /// A Heart Rate Measurement from the watch's standard Heart Rate service (its time is the event's).
         case heartRate(HeartRateSample)
         /// A live stage event from the watch.
-        case liveStage(stage: SleepStage, kind: LiveStageKind)
+        case liveStage(stage: SleepStage, kind: LiveStage.Change)
         case fellAsleep(session: LiveSleepSession)
         case wokeUp(session: LiveSleepSession)
         /// A live session changed state.
@@ -138,7 +137,7 @@ extension GatewayEvent: Codable {
                                               energyExpended: try container.decodeIfPresent(Int.self, forKey: .energyExpended),
                                               rrIntervals: try container.decode([Int].self, forKey: .rrIntervals)))
         case .liveStage:
-            kind = .liveStage(stage: try container.decode(SleepStage.self, forKey: .stage), kind: try container.decode(LiveStageKind.self, forKey: .liveKind))
+            kind = .liveStage(stage: try container.decode(SleepStage.self, forKey: .stage), kind: try container.decode(LiveStage.Change.self, forKey: .liveKind))
         case .fellAsleep:
             kind = .fellAsleep(session: try container.decode(LiveSleepSession.self, forKey: .session))
         case .wokeUp:

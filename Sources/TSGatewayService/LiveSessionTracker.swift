@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 import TSStore
 
 /// The live sleep session of one watch, from its LIVE_STAGE events: a session opens when the
@@ -48,13 +47,13 @@ public actor LiveSessionTracker {
     }
 
     /// One LIVE_STAGE event from the watch.
-    public func handle(_ event: LiveStageEvent) async throws {
-        let time = Int64(event.time)
-        let record = LiveStageRecord(time: time, stage: event.stage, kind: event.kind.rawValue)
-        let stageEvent = GatewayEvent(.liveStage(stage: event.stage, kind: event.kind), watch: watchId, time: Date(timeIntervalSince1970: TimeInterval(time)))
+    public func handle(_ event: LiveStage) async throws {
+        let time = event.time
+        let record = LiveStageRecord(time: time, stage: event.stage, kind: event.change.rawValue)
+        let stageEvent = GatewayEvent(.liveStage(stage: event.stage, kind: event.change), watch: watchId, time: Date(timeIntervalSince1970: TimeInterval(time)))
 
         guard var session = current, session.state == .open else {
-            guard event.kind != .wokeUp, event.stage != .awake else {
+            guard event.change != .wokeUp, event.stage != .awake else {
                 publish(stageEvent)
                 return
             }
@@ -72,8 +71,8 @@ public actor LiveSessionTracker {
         session.interrupted = false
         session.lastActivity = max(session.lastActivity, time)
         session.currentStage = event.stage
-        if event.kind == .fellAsleep, session.fellAsleepAt == nil { session.fellAsleepAt = time }
-        if event.kind == .wokeUp {
+        if event.change == .fellAsleep, session.fellAsleepAt == nil { session.fellAsleepAt = time }
+        if event.change == .wokeUp {
             session.wokeUpAt = time
             session.endTime = time
             session.state = .closed
@@ -82,7 +81,7 @@ public actor LiveSessionTracker {
         current = session.state == .open ? session : nil
         if resumed { announce(session, change: .resumed, time: stageEvent.time) }
         publish(stageEvent)
-        if event.kind == .wokeUp {
+        if event.change == .wokeUp {
             publish(GatewayEvent(.wokeUp(session: session), watch: watchId, time: stageEvent.time))
             announce(session, change: .closed, time: stageEvent.time)
         }

@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 import TSStore
 import TSWatchService
 
@@ -57,7 +56,7 @@ extension WatchSupervisor {
                 guard try await store.settleSmartWake(watch: id, slot: occurrence.slot, alarmTime: occurrence.time, outcome: .rang, stage: stage) else { continue }
                 let result: String
                 do {
-                    result = try await watch.ring(slot: UInt8(clamping: occurrence.slot), reason: .smartWake).rawValue
+                    result = try await watch.ring(slot: occurrence.slot, purpose: .smartWake).rawValue
                 } catch {
                     // Settled all the same: the watch's own alarm still rings at its time.
                     logger.warning("\(id): smart wake: \(stage.name) sleep inside the window of \(occurrence), but the watch did not ring: \(error)")
@@ -75,13 +74,13 @@ extension WatchSupervisor {
     }
 
     /// The watch reports an alarm ringing, dismissed or snoozed: the night's alarm events.
-    func alarmAlerted(_ alert: AlarmAlert) {
+    func alarmAlerted(_ alert: AlarmAlertNotice) {
         let name: NightEvent.Name = switch alert.kind {
         case .ringing: .alarmAlertStart
         case .dismissed, .timedOut: .alarmAlertDismiss
         case .snoozed: .alarmSnoozeClicked
         }
-        publish(GatewayEvent(.night(NightEvent(name, alarmSlot: Int(alert.slot))), watch: id, time: Date(timeIntervalSince1970: TimeInterval(alert.time))))
+        publish(GatewayEvent(.night(NightEvent(name, alarmSlot: alert.slot)), watch: id, time: Date(timeIntervalSince1970: TimeInterval(alert.time))))
     }
 
     /// Sets the gateway's smart window of an alarm slot (0 removes it).

@@ -3,7 +3,6 @@ import Logging
 import Synchronization
 import TSDevice
 import TSModels
-import TSProtocol
 import TSSimulator
 import TSSleep
 import TSStore
@@ -20,7 +19,7 @@ public actor WatchSupervisor {
     public nonisolated var id: String { entry.address }
     /// The watch service's operations on this watch; every operation of the daemon goes through them.
     public let operations: WatchOperations
-    public nonisolated var watch: Watch { operations.watch }
+    public nonisolated var watch: any WatchCentral { operations.watch }
     public let sessions: LiveSessionTracker
     nonisolated var store: GatewayStore { operations.store }
     let settings: GatewayConfiguration
@@ -43,16 +42,22 @@ public actor WatchSupervisor {
     private var nextScheduledSync = ContinuousClock.now
     private let reconnectPause = WakeableSleep()
 
-    public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
-                publish: @escaping @Sendable (GatewayEvent) -> Void) {
-        self.entry = entry
+    /// How the daemon's centrals behave: the configured zone; the clock is set by `duties`.
+    public static func watchConfiguration(_ settings: GatewayConfiguration) -> WatchConfiguration {
         var configuration = WatchConfiguration()
         configuration.timeZone = settings.timeZone
         configuration.syncTimeOnConnect = false
+        return configuration
+    }
+
+    /// `watch`: the central `WatchOpener` made for `entry` with `watchConfiguration(settings)`.
+    public init(entry: GatewayConfiguration.WatchEntry, watch: any WatchCentral, store: GatewayStore,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
+                publish: @escaping @Sendable (GatewayEvent) -> Void) {
+        self.entry = entry
         // A real watch's syncs shorten its connection interval where the daemon may (CAP_NET_RAW).
         let link = entry.simulated ? nil : BluetoothLink(adapter: entry.adapter, address: entry.address)
-        operations = WatchOperations(watch: Watch(transport: transport, configuration: configuration), store: store,
+        operations = WatchOperations(watch: watch, store: store,
                                      watchId: entry.address, name: entry.name, policy: settings.watchPolicy, link: link, logger: logger)
         self.settings = settings
         self.simulated = simulated
@@ -74,6 +79,15 @@ public actor WatchSupervisor {
             }
             publish(event)
         }
+    }
+
+    /// The central of the entry's dialect (protocol v1 when it names none) over `transport`.
+    public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
+                publish: @escaping @Sendable (GatewayEvent) -> Void) {
+        let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? .protocolV1
+        self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings)), store: store,
+                  settings: settings, simulated: simulated, logger: logger, publish: publish)
     }
 
     /// A snapshot for property getters; safe from any thread.
@@ -109,7 +123,7 @@ public actor WatchSupervisor {
         }
         var backoff = settings.reconnectMinimum
         while !Task.isCancelled {
-            let losses = await watch.linkLosses()
+            let losses = watch.linkLosses()
             do {
                 try await ensureConnected()
                 reconnectPause.forgetWake()
@@ -135,8 +149,8 @@ public actor WatchSupervisor {
 
     /// While connected: the watch's events and the periodic duties, until the link ends.
     private func serveConnection(losses: AsyncStream<String>) async -> String {
-        let alarmChanges = await watch.alarmChanges()
-        let liveStages = await watch.liveStages()
+        let alarmChanges = watch.alarmTableChanges()
+        let liveStages = watch.liveSleepStages()
         let services = status.info?.offeredServices
         let heartRates = services?.contains(.heartRate) == true ? await subscribe("heart rate") { try await operations.heartRate() } : nil
         let batteryLevels = services?.contains(.battery) == true ? await subscribe("battery level") { try await watch.batteryLevelChanges() } : nil
@@ -174,7 +188,7 @@ public actor WatchSupervisor {
                 }
             }
             if status.info?.capabilities.reportsAlarmAlerts == true {
-                let alerts = await watch.alarmAlerts()
+                let alerts = watch.alarmAlertNotices()
                 group.addTask { [self] in
                     for await alert in alerts { await alarmAlerted(alert) }
                     return nil
@@ -200,8 +214,9 @@ public actor WatchSupervisor {
     }
 
     private func duties() async {
-        // A watch with only the standard services has no sleep records to sync.
-        let syncs = status.info?.offeredServices.contains(.protocolV1) ?? true
+        // A watch that hands over no sleep records has nothing to sync.
+        var syncs = true
+        if status.info != nil { syncs = await watch.capabilities.sleepSync != nil }
         while !Task.isCancelled {
             let now = ContinuousClock.now
             if syncs, now >= nextScheduledSync {
@@ -250,14 +265,14 @@ public actor WatchSupervisor {
         }
     }
 
-    private func alarmsChanged(_ change: AlarmsChanged) async {
+    private func alarmsChanged(_ change: AlarmTableChange) async {
         alarmTable = change.alarms
         do {
             try await operations.recordWatchSideChange(change)
         } catch {
             logger.error("\(id): alarm change not saved: \(error)")
         }
-        publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: AlarmTableOrigin(change.origin)), watch: id))
+        publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: change.origin), watch: id))
     }
 
     private func linkEnded(reason: String) async {

@@ -79,13 +79,23 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
     /// Nil when not known (a record from before services were discovered): protocol v1 only.
     public var services: ServiceSet?
     public var standard: StandardDeviceInformation?
+    /// The dialect the watch was spoken to in; nil when not known (a record from before dialects).
+    public var dialect: Dialect?
 
-    public init(model: String, firmware: String, capabilities: DeviceCapabilities, services: ServiceSet? = nil, standard: StandardDeviceInformation? = nil) {
+    public init(model: String, firmware: String, capabilities: DeviceCapabilities, services: ServiceSet? = nil,
+                standard: StandardDeviceInformation? = nil, dialect: Dialect? = nil) {
+        self.dialect = dialect
         self.model = model
         self.firmware = firmware
         self.capabilities = capabilities
         self.services = services
         self.standard = standard
+    }
+
+    /// The dialect it was spoken to in; when not recorded, protocol v1 for a watch with v1's
+    /// capabilities or service, else the standard services.
+    public var spokenDialect: Dialect {
+        dialect ?? (capabilities != .none || services?.contains(.protocolV1) == true ? .protocolV1 : .standard)
     }
 
     /// The services, protocol v1 alone when unknown.

@@ -16,8 +16,8 @@ extension GatewayStore {
         let capabilities = String(decoding: try JSONEncoder().encode(info.capabilities), as: UTF8.self)
         try await write { db in
             try Self.ensureWatch(db, id: id, now: now)
-            try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, lastSeen = ? WHERE id = ?",
-                           arguments: [name, info.model, info.firmware, capabilities, now, id])
+            try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, dialect = COALESCE(?, dialect), lastSeen = ? WHERE id = ?",
+                           arguments: [name, info.model, info.firmware, capabilities, info.dialect?.rawValue, now, id])
         }
     }
 
@@ -33,7 +33,8 @@ extension GatewayStore {
                 var info: DeviceInfo?
                 if let json: String = row["capabilities"], let model: String = row["model"], let firmware: String = row["firmware"] {
                     let capabilities = try JSONDecoder().decode(DeviceCapabilities.self, from: Data(json.utf8))
-                    info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities)
+                    info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities,
+                                      dialect: (row["dialect"] as String?).map(Dialect.init(rawValue:)))
                 }
                 return StoredWatch(
                     id: row["id"], name: row["name"], info: info,

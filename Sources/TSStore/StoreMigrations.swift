@@ -151,6 +151,10 @@ enum StoreMigrations {
                 t.primaryKey(["watchId", "slot", "alarmTime"])
             }
         }
+        migrator.registerMigration("v8: the dialect a watch speaks") { db in
+            // Remembered from its last connect (or pair), so the next link opens in it.
+            try db.alter(table: "watch") { t in t.add(column: "dialect", .text) }
+        }
         return migrator
     }
 }

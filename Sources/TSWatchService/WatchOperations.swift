@@ -3,7 +3,6 @@ import Logging
 import Synchronization
 import TSDevice
 import TSModels
-import TSProtocol
 import TSSleep
 import TSStore
 
@@ -84,7 +83,8 @@ public struct SyncResult: Sendable, Codable, Hashable {
 /// the same whoever asks; the front doors add only their own concerns (a daemon's events and
 /// schedules, a command's output).
 public struct WatchOperations: Sendable {
-    public let watch: Watch
+    /// The watch in its dialect.
+    public let watch: any WatchCentral
     public let store: GatewayStore
     public let watchId: String
     /// The configured name, kept in the store when the watch connects.
@@ -95,7 +95,7 @@ public struct WatchOperations: Sendable {
     public let link: BluetoothLink?
     let logger: Logger
 
-    public init(watch: Watch, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy,
+    public init(watch: any WatchCentral, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy,
                 link: BluetoothLink? = nil, logger: Logger? = nil) {
         self.watch = watch
         self.store = store
@@ -111,12 +111,15 @@ public struct WatchOperations: Sendable {
     public func connect() async throws -> DeviceInfo {
         let known = try await store.watches().first { $0.id == watchId }?.info
         let info = try await watch.connect()
-        // A watch that spoke protocol v1 does not lose its service: without it, its GATT server
-        // is (re)starting (seen on the real stack when the peripheral restarts), so this is a
-        // connect to retry, not a watch that became a standard-services-only one.
-        if let known, known.capabilities != .none, !info.offeredServices.contains(.protocolV1) {
+        // A watch that spoke a dialect of its own does not lose its service: without it, its
+        // GATT server is (re)starting (seen on the real stack when the peripheral restarts), so
+        // this is a connect to retry, not a watch that became a standard-services-only one.
+        // (Unless the standard services were asked for: `--dialect standard`.)
+        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? .protocolV1 : nil), spoke != .standard,
+           watch.dialect != .standard, info.dialect == .standard {
             await watch.disconnect()
-            throw WatchError.connectFailed("the watch's protocol v1 service is not there; it had one before, so its GATT server is probably restarting", .unavailable)
+            let service = spoke == .protocolV1 ? "protocol v1" : "\(spoke) dialect's"
+            throw WatchError.connectFailed("the watch's \(service) service is not there; it had one before, so its GATT server is probably restarting", .unavailable)
         }
         try await store.saveWatch(id: watchId, name: name, info: info)
         return info
@@ -131,7 +134,7 @@ public struct WatchOperations: Sendable {
     /// service fails at once with `.notSupported`; malformed values are counted by the watch
     /// and left out.
     public func heartRate(now: @escaping @Sendable () -> Date = { Date() }) async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
-        let measurements = try await watch.heartRateMeasurements()
+        let measurements = try await watch.heartRateMeasurements(malformed: nil)
         let losses = await watch.linkLosses()
         return AsyncThrowingStream { continuation in
             let forward = Task {
@@ -166,8 +169,8 @@ public struct WatchOperations: Sendable {
 
     /// A table the watch announced as changed on its side; returns whether the history changed.
     @discardableResult
-    public func recordWatchSideChange(_ change: AlarmsChanged) async throws -> Bool {
-        try await store.saveAlarmSnapshot(change.alarms, watch: watchId, origin: AlarmTableOrigin(change.origin))
+    public func recordWatchSideChange(_ change: AlarmTableChange) async throws -> Bool {
+        try await store.saveAlarmSnapshot(change.alarms, watch: watchId, origin: change.origin)
     }
 
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
@@ -227,16 +230,5 @@ public struct WatchOperations: Sendable {
         var policy = self.policy
         if let timeZone { policy.timeZone = timeZone }
         return try await store.dailySleepReport(watch: watchId, first: first, last: last, policy: policy, rule: rule)
-    }
-}
-
-extension AlarmTableOrigin {
-    /// The origin of a watch-side change (ALARMS_CHANGED).
-    public init(_ origin: AlarmChangeOrigin) {
-        switch origin {
-        case .watch: self = .watch
-        case .otherCentral: self = .app
-        case .onceAlarmFired: self = .onceAlarmFired
-        }
     }
 }

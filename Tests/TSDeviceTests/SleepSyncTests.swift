@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TSDevice
 import TSModels
@@ -61,7 +62,8 @@ private struct SimulatedCrash: Error {}
 
         // First run: the gateway "dies" after receiving page 3, before storing it.
         var dying = SleepSync(watch: rig.watch, store: try GatewayStore(path: path), watchId: "sim")
-        dying.willStore = { page in if page.page == 3 { throw SimulatedCrash() } }
+        let pagesSeen = Mutex(0)
+        dying.willStore = { _ in if pagesSeen.withLock({ seen in defer { seen += 1 }; return seen }) == 3 { throw SimulatedCrash() } }
         await #expect(throws: SimulatedCrash.self) { _ = try await dying.run(from: Int64(rig.start)) }
         #expect(await rig.simulator.state.records.count == rig.groundTruth.count, "nothing deleted before a commit")
         await rig.watch.disconnect()

@@ -133,8 +133,15 @@ import Testing
         #expect(info["model"] as? String == "TS-Sim W10")
         #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 82)
+        #expect(info["dialect"] as? String == "v1")
         let devices = try #require(try cli.json(["devices", "--json"]) as? [[String: Any]])
         #expect(devices.map { $0["id"] as? String } == ["00:00:5E:00:53:01"])
+        #expect(devices.map { $0["dialect"] as? String } == ["v1"])
+        // The same simulated watch spoken to through its standard services alone.
+        let band = try #require(try cli.json(["info", "--json", "--simulate", "--dialect", "standard"]) as? [String: Any])
+        #expect(band["dialect"] as? String == "standard")
+        #expect(band["services"] as? [String] == ["device-information", "battery", "current-time", "heart-rate"])
+        #expect(band["model"] as? String == "TS-Sim W10")
     }
 
     @Test func sleepSyncStoresAWeekThenResumes() throws {
@@ -179,6 +186,8 @@ import Testing
         (["sleep", "sync", "--to", "2026-01-01", "--simulate"], 64, "--to needs --from"),
         (["sleep", "sync", "--from", "2026-02-10", "--to", "2026-02-01", "--simulate"], 64, "is before --from"),
         (["info", "--adapter", "wlan0", "--simulate"], 64, "--adapter must look like hci0"),
+        (["info", "--dialect", "klingon", "--simulate"], 64, #"--dialect "klingon" is not a dialect tsgateway speaks; use one of v1, standard"#),
+        (["alarms", "get", "--dialect", "standard", "--simulate"], 79, "alarms — it has no protocol v1 service"),
         (["protocol", "decode", "zz"], 65, "input character 1 ('z') is not a hex digit"),
         (["protocol", "decode", "a5 0"], 65, "odd number of digits"),
         (["protocol", "encode", #"{"kind": "battery.response", "body": {"level": 101, "state": "full"}}"#], 65, "battery level 101 is out of range 0…100"),

@@ -29,6 +29,7 @@ struct ConfigurationTests {
               - address: aa:bb:cc:dd:ee:01
                 name: bedroom
                 adapter: hci1
+                dialect: Standard
                 smart-wake: {0: 30, 3: 0}
               - simulated: true
                 name: demo
@@ -42,6 +43,7 @@ struct ConfigurationTests {
                 protocol: 1.0
             """, file: "c.yaml")
         #expect(configuration.database == "/var/lib/x/db.sqlite")
+        #expect(configuration.watches.map(\.dialect) == [.standard, nil], "a dialect named in any case; none: as the GATT services say")
         #expect(configuration.bus == .session)
         #expect(configuration.timeZone.identifier == "Europe/Berlin")
         #expect(configuration.syncInterval == .seconds(7200))
@@ -87,6 +89,7 @@ struct ConfigurationTests {
         ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),
         ("watches:\n  - simulated: true\n    protocol-v1: false\n    standard-services: false", 3, "a simulated watch needs protocol-v1 or standard-services"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    adapter: usb0", 3, "adapter must look like hci0"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    dialect: klingon", 3, "dialect: \"klingon\" is not a dialect tsgateway speaks; use one of v1, standard"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),
         ("- just\n- a list", 1, "the file must be a mapping"),

@@ -19,8 +19,8 @@ struct LiveSessionTests {
         return (try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path), directory)
     }
 
-    func stage(_ kind: LiveStageKind, _ stage: SleepStage, _ time: UInt32) -> LiveStageEvent {
-        LiveStageEvent(kind: kind, stage: stage, time: time)
+    func stage(_ kind: LiveStage.Change, _ stage: SleepStage, _ time: UInt32) -> LiveStage {
+        LiveStage(time: Int64(time), stage: stage, change: kind)
     }
 
     @Test("open → interrupted → resumed → closed → complete, each step stored before it is announced")

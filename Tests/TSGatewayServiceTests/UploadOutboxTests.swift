@@ -183,7 +183,7 @@ private struct OutboxRig {
     /// Six hours before the first record: every generated night is whole.
     var from: Int64 { records[0].start - 6 * 3600 }
 
-    func sync(store: GatewayStore? = nil, from: Int64? = nil, willStore: (@Sendable (SleepPage) async throws -> Void)? = nil) -> SleepSync {
+    func sync(store: GatewayStore? = nil, from: Int64? = nil, willStore: (@Sendable ([SleepItem]) async throws -> Void)? = nil) -> SleepSync {
         var sync = SleepSync(watch: watch, store: store ?? self.store, watchId: Self.watchId)
         var policy = OutboxPolicy(timeZone: Self.berlin)
         policy.now = { OutboxRig.now }

@@ -62,7 +62,7 @@ struct WatchOperationsTests {
         #expect(try await rig.operations.setAlarms(table) == false, "an unchanged table adds no history")
         var edited = table
         edited[0].isEnabled = false
-        try await rig.operations.recordWatchSideChange(AlarmsChanged(origin: .otherCentral, alarms: edited))
+        try await rig.operations.recordWatchSideChange(AlarmTableChange(alarms: edited, origin: .app))
         let history = try await rig.operations.store.alarmHistory(watch: "AA:BB:CC:DD:EE:01")
         #expect(history.map(\.origin) == [.read, .gateway, .app])
         #expect(history.map(\.alarms) == [read, table, edited])

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSHCI
-import TSProtocol
+import TSDevice
 
 /// Runs a BlueZ operation, turning its errors into CLI failures.
 func withBlueZ<T>(_ body: (BlueZ) async throws -> T) async throws -> T {
@@ -117,7 +117,7 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         try await withBlueZ { bluez in
             let found = try await bluez.adapter(adapter)
-            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : [WatchGATT.service], duration: .seconds(timeout))
+            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : WatchDialects.all.compactMap { $0.gatt?.service.lowercased() }, duration: .seconds(timeout))
             if !json { print("scanning on \(found.name) for \(timeout) s…") }
             var seen = Set<String>()
             for await device in devices where seen.insert(device.address).inserted {

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import TSBlueZ
-import TSBlueZTransport
 import TSDevice
+import TSModels
 import TSStore
+import TSWatchService
 
 struct PairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,6 +17,9 @@ struct PairCommand: AsyncParsableCommand {
     var adapter: String?
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var db: String?
+    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
 
     func validate() throws {
         guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
@@ -32,8 +36,9 @@ struct PairCommand: AsyncParsableCommand {
             try await bluez.registerAgent()
             try await bluez.pair(device)
             try await bluez.trust(device)
-            let watch = Watch(transport: BlueZTransport(bluez: bluez, address: device.address, adapter: found.name))
             do {
+                let watch = try WatchOpener.open(.bluetooth(BluetoothLink(adapter: found.name, address: device.address), bluez: bluez),
+                                                 dialect: dialect).central
                 let info = try await watch.connect()
                 await watch.disconnect()
                 return info

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import TSDevice
 import TSModels
-import TSProtocol
 
 struct AlarmsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,20 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TSDevice
+import TSModels
 import TSStore
+
+/// `--dialect`: a dialect named on the command line, checked against the ones this build speaks.
+enum DialectChoice {
+    static func parse(_ text: String) throws -> Dialect {
+        let name = Dialect(rawValue: text)
+        do { _ = try WatchDialects.named(name) } catch { throw ValidationError("--dialect \(error)") }
+        return name
+    }
+
+    static var list: String { WatchDialects.builtIn.map(\.name.rawValue).joined(separator: ", ") }
+}
 
 /// Options every command that talks to a watch takes.
 struct ConnectionOptions: ParsableArguments {
@@ -16,6 +29,10 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("The database file (default: $XDG_DATA_HOME/tsgateway/tsgateway.sqlite).", valueName: "path"))
     var db: String?
+
+    @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
 
     @Flag(name: [.short, .long], help: "Log what happens to standard error (-vv for protocol frames).")
     var verbose: Int

@@ -1,13 +1,10 @@
 import Foundation
 import Logging
+import TSBlueZ
 import TSDevice
 import TSModels
-import TSProtocol
 import TSSimulator
 import TSStore
-import TSTransport
-import TSBlueZ
-import TSBlueZTransport
 import TSWatchService
 
 /// The watch service's operations on one watch for one command (own link, own store), and what
@@ -31,16 +28,19 @@ struct DeviceSession {
         guard options.simulate else { return try await openBluetooth(options, store: store, logger: logger) }
         let path = GatewayPaths.simulatorStatePath(databasePath: store.path)
         let memory = try SimulatedWatchMemory.load(from: path)
-        let zone = TimeZone(identifier: memory.timeZone) ?? .current
-        let now = simulatorNow()
-        let records = SleepDataGenerator(seed: memory.seed, timeZone: zone).records(days: simulatedHistoryDays, lastMorning: now, notAfter: now)
-        let simulator = SimulatedWatch(configuration: try simulatorProtocol().configuration,
-                                       state: SimulatorState(alarms: memory.alarms, monitors: memory.monitors, records: records))
-        let standard = SimulatedStandardServices()
-        let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247), standard: standard))
-        logger.info("simulated watch: \(records.count) records over \(simulatedHistoryDays) days, state in \(path)")
-        let operations = WatchOperations(watch: watch, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
-        return DeviceSession(operations: operations, logger: logger, simulator: simulator, simulatorPath: path, simulatedStandard: standard)
+        var simulated = SimulatedWatchOptions()
+        simulated.seed = memory.seed
+        simulated.timeZone = TimeZone(identifier: memory.timeZone) ?? .current
+        simulated.historyDays = simulatedHistoryDays
+        simulated.now = simulatorNow()
+        simulated.alarms = memory.alarms
+        simulated.monitors = memory.monitors
+        simulated.protocolVersion = try simulatorProtocol()
+        let opened: OpenedWatch
+        do { opened = try WatchOpener.open(.simulated(simulated), dialect: options.dialect) } catch { throw CLIFailure.from(error) }
+        logger.info("simulated watch: \(opened.simulatedRecords) records over \(simulatedHistoryDays) days, state in \(path)")
+        let operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
+        return DeviceSession(operations: operations, logger: logger, simulator: opened.simulator, simulatorPath: path, simulatedStandard: opened.simulatedStandard)
     }
 
     /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
@@ -61,12 +61,16 @@ struct DeviceSession {
         let bluez: BlueZ
         do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
         PhaseLog.log("system bus connected", to: logger)
-        var transport = BlueZTransport(bluez: bluez, address: address.uppercased(), adapter: options.adapter)
-        transport.onStep = { step in PhaseLog.log(step.rawValue, to: logger) }
-        let watch = Watch(transport: transport)
+        let link = BluetoothLink(adapter: options.adapter, address: address.uppercased())
+        let opened: OpenedWatch
+        do {
+            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: options.dialect) { step in PhaseLog.log(step.rawValue, to: logger) }
+        } catch {
+            throw CLIFailure.from(error)
+        }
         logger.info("using \(address) over BlueZ")
-        let operations = WatchOperations(watch: watch, store: store, watchId: address.uppercased(), policy: WatchPolicy(),
-                                         link: BluetoothLink(adapter: options.adapter, address: address.uppercased()), logger: logger)
+        let operations = WatchOperations(watch: opened.central, store: store, watchId: address.uppercased(), policy: WatchPolicy(),
+                                         link: link, logger: logger)
         return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
     }
 
@@ -83,7 +87,7 @@ struct DeviceSession {
     func connect() async throws -> DeviceInfo {
         let started = Date()
         let info = try await operations.connect()
-        let mtu = await operations.watch.mtu?.value ?? 0
+        let mtu = await operations.watch.linkMTU ?? 0
         let timings = await operations.watch.connectTimings
         if let firstByte = timings.firstByte {
             PhaseLog.log("first byte", at: started.addingTimeInterval(firstByte.timeInterval), to: logger)

@@ -7,13 +7,15 @@ struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show the watch's model, firmware, capabilities, battery and last sync.")
     @OptionGroup var connection: ConnectionOptions
-    @Flag(help: "Print JSON: {watch, model, firmware, services: [...], deviceInformation: {...}, capabilities: {...}, battery: {level, state}, lastSync}.")
+    @Flag(help: "Print JSON: {watch, model, firmware, dialect, services: [...], deviceInformation: {...}, capabilities: {...}, battery: {level, state}, lastSync}.")
     var json = false
 
     struct Output: Encodable {
         var watch: String
         var model: String
         var firmware: String
+        /// The dialect the gateway speaks with it (`v1`, `standard`, …).
+        var dialect: Dialect
         /// What GATT discovery found: `protocol-v1`, `device-information`, `battery`, `current-time`, `heart-rate`.
         var services: ServiceSet
         /// The Device Information strings; absent without that service.
@@ -30,7 +32,8 @@ struct InfoCommand: AsyncParsableCommand {
             let services = info.offeredServices
             let battery = services.contains(.protocolV1) || services.contains(.battery) ? try await watch.battery() : nil
             let lastSync = try await watch.lastSync()
-            return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, services: services, deviceInformation: info.standard,
+            return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, dialect: info.spokenDialect, services: services,
+                          deviceInformation: info.standard,
                           capabilities: info.capabilities, battery: battery, lastSync: lastSync)
         }
         if json {
@@ -42,6 +45,7 @@ struct InfoCommand: AsyncParsableCommand {
             ["watch", output.watch],
             ["model", output.model],
             ["firmware", output.firmware],
+            ["dialect", output.dialect.rawValue],
             ["services", output.services.sorted.map(\.title).joined(separator: ", ")],
         ]
         if let standard = output.deviceInformation {
@@ -94,7 +98,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "devices", abstract: "List the watches this gateway knows.")
     @Option(help: ArgumentHelp("The database file (default: $XDG_DATA_HOME/tsgateway/tsgateway.sqlite).", valueName: "path"))
     var db: String?
-    @Flag(help: "Print JSON: [{id, name, model, firmware, firstSeen, lastSeen, lastSync}].")
+    @Flag(help: "Print JSON: [{id, name, model, firmware, dialect, firstSeen, lastSeen, lastSync}].")
     var json = false
 
     struct Entry: Encodable {
@@ -102,6 +106,7 @@ struct DevicesCommand: AsyncParsableCommand {
         var name: String?
         var model: String?
         var firmware: String?
+        var dialect: Dialect?
         var firstSeen: Date
         var lastSeen: Date
         var lastSync: Date?
@@ -111,16 +116,17 @@ struct DevicesCommand: AsyncParsableCommand {
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         let entries = try await store.watches().map {
-            Entry(id: $0.id, name: $0.name, model: $0.info?.model, firmware: $0.info?.firmware, firstSeen: $0.firstSeen, lastSeen: $0.lastSeen, lastSync: $0.lastSync)
+            Entry(id: $0.id, name: $0.name, model: $0.info?.model, firmware: $0.info?.firmware, dialect: $0.info?.spokenDialect,
+                  firstSeen: $0.firstSeen, lastSeen: $0.lastSeen, lastSync: $0.lastSync)
         }
         if json {
             try JSONOutput.printWithDates(entries)
         } else if entries.isEmpty {
             print("no known watches; pair one with `tsgateway pair ADDRESS`, or try `tsgateway --simulate …`")
         } else {
-            var rows = [["address", "name", "model", "last seen", "last sync"]]
+            var rows = [["address", "name", "model", "dialect", "last seen", "last sync"]]
             for entry in entries {
-                rows.append([entry.id, entry.name ?? "", entry.model ?? "", entry.lastSeen.formatted(date: .abbreviated, time: .shortened),
+                rows.append([entry.id, entry.name ?? "", entry.model ?? "", entry.dialect?.rawValue ?? "", entry.lastSeen.formatted(date: .abbreviated, time: .shortened),
                              entry.lastSync?.formatted(date: .abbreviated, time: .shortened) ?? "never"])
             }
             print(TextTable.render(rows))

@@ -2,7 +2,6 @@ import Foundation
 import TSDevice
 import TSGatewayService
 import TSModels
-import TSProtocol
 import TSStore
 import TSWatchService
 
@@ -98,8 +97,8 @@ struct LocalWatchAccess: WatchAccess {
     }
 
     func watchSideAlarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {
-        let changes = await operations.watch.alarmChanges()
-        let losses = await operations.watch.linkLosses()
+        let changes = operations.watch.alarmTableChanges()
+        let losses = operations.watch.linkLosses()
         let operations = self.operations
         let editor = session.startSimulatedWatchSideEdits(every: .seconds(2))
         // A lost link ends the stream with its reason instead of waiting forever.
@@ -112,7 +111,7 @@ struct LocalWatchAccess: WatchAccess {
                         continuation.finish(throwing: error)
                         return
                     }
-                    continuation.yield((AlarmTableOrigin(change.origin), change.alarms))
+                    continuation.yield((change.origin, change.alarms))
                 }
                 continuation.finish()
             }

@@ -1,0 +1,115 @@
+import Foundation
+import TSModels
+import TSProtocol
+import TSTransport
+
+/// A watch served through the Bluetooth SIG's standard services alone (the `.standard`
+/// dialect): Device Information, Battery, Current Time, Heart Rate. Everything else (alarms,
+/// monitors, sleep records, live stages) answers "not supported" at once.
+public actor StandardServicesWatch: WatchCentral {
+    public let transport: any WatchTransport
+    public nonisolated let configuration: WatchConfiguration
+    public private(set) var info: DeviceInfo?
+    public private(set) var connectTimings = ConnectTimings()
+    /// Heart Rate Measurement values refused as malformed since this actor was made.
+    public private(set) var malformedHeartRateValues = 0
+
+    private var connection: (any TransportConnection)?
+    private var connectionGeneration = 0
+    private let fanOut = EventFanOut<WatchEvent>(buffer: 64)
+
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    public nonisolated var dialect: Dialect { .standard }
+    public nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
+    public var isConnected: Bool { connection != nil }
+    public var linkMTU: Int? { connection?.mtu.value }
+
+    public var capabilities: WatchCapabilities {
+        info.map { StandardServicesLink.capabilities($0.offeredServices) } ?? .nothing
+    }
+
+    @discardableResult
+    public func connect() async throws -> DeviceInfo {
+        if connection != nil, let info { return info }
+        let started = ContinuousClock.now
+        connectTimings = ConnectTimings()
+        let opened: any TransportConnection
+        do {
+            opened = try await transport.open()
+        } catch {
+            throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
+        }
+        connectTimings.linkOpen = .now - started
+        connection = opened
+        connectionGeneration += 1
+        let generation = connectionGeneration
+        Task { [weak self] in
+            for await event in opened.events {
+                if case let .disconnected(reason) = event { await self?.linkEnded(generation: generation, reason: reason) }
+            }
+            await self?.linkEnded(generation: generation, reason: "the link closed")
+        }
+        do {
+            let described = try await link().deviceInfo()
+            info = described
+            // Setting the clock on connect is a courtesy here; a watch whose Current Time is
+            // read-only keeps its own.
+            if configuration.syncTimeOnConnect && opened.standardCharacteristics.contains(.currentTime) { try? await syncTime() }
+            return described
+        } catch {
+            await disconnect()
+            throw error
+        }
+    }
+
+    public func disconnect() async {
+        guard let open = connection else { return }
+        await open.close()
+        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
+    }
+
+    private func linkEnded(generation: Int, reason: String) {
+        guard generation == connectionGeneration, connection != nil else { return }
+        connection = nil
+        fanOut.send(.linkLost(reason: reason))
+    }
+
+    private func link() throws -> StandardServicesLink {
+        guard let connection else { throw WatchError.notConnected }
+        return StandardServicesLink(link: connection, configuration: configuration)
+    }
+
+    public func syncTime() async throws { try await link().writeTime() }
+
+    public func battery() async throws -> BatteryStatus {
+        BatteryStatus(level: try await link().batteryLevel(), state: .unknown)
+    }
+
+    public func batteryLevelChanges() async throws -> AsyncStream<UInt8> { try await link().batteryLevelChanges() }
+
+    public func heartRateMeasurements(malformed: (@Sendable (StandardValueError) -> Void)?) async throws -> AsyncStream<HeartRateMeasurement> {
+        try await link().heartRateMeasurements { [weak self] error in
+            await self?.countMalformedHeartRate()
+            malformed?(error)
+        }
+    }
+
+    private func countMalformedHeartRate() { malformedHeartRateValues += 1 }
+
+    /// Body Sensor Location (0x2A38).
+    public func bodySensorLocation() async throws -> BodySensorLocation { try await link().bodySensorLocation() }
+
+    // What protocol v1 would carry, in the words the CLI's commands use.
+    public func alarms() async throws -> [Alarm] { throw WatchError.unsupported(Watch.protocolV1Features("alarms")) }
+    public func setAlarms(_ alarms: [Alarm]) async throws { throw WatchError.unsupported(Watch.protocolV1Features("alarms")) }
+    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig { throw WatchError.unsupported(Watch.protocolV1Features("monitor settings")) }
+    public func setMonitorConfig(_ config: MonitorConfig) async throws { throw WatchError.unsupported(Watch.protocolV1Features("monitor settings")) }
+    public func setLiveSleepEvents(_ enabled: Bool) async throws { throw WatchError.unsupported(Watch.protocolV1Features("live sleep stages")) }
+    public func ring(slot: Int, purpose: RingPurpose) async throws -> RingOutcome { throw WatchError.unsupported(Watch.protocolV1Features("ringing an alarm")) }
+    public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer { throw WatchError.unsupported(Watch.protocolV1Features("sleep records")) }
+    public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int { throw WatchError.unsupported(Watch.protocolV1Features("sleep records")) }
+}

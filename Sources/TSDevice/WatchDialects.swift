@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import TSModels
+import TSProtocol
+import TSTransport
+
+/// One dialect as the gateway knows it: its name, its GATT profile and the central that speaks it. A dialect's module defines one of these; adding
+/// it to `WatchDialects.builtIn` is its one registration.
+public struct WatchDialect: Sendable {
+    public var name: Dialect
+    /// One line for `--help` and the documentation.
+    public var summary: String
+    /// Where its frames go (BlueZ opens it, `scan` looks for it); nil for a dialect of standard services only.
+    public var gatt: GATTProfile?
+    public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
+
+    public init(name: Dialect, summary: String, gatt: GATTProfile?,
+                makeCentral: @escaping @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral) {
+        self.name = name
+        self.summary = summary
+        self.gatt = gatt
+        self.makeCentral = makeCentral
+    }
+
+    /// Protocol v1 and v1.1, this project's own protocol (the simulator speaks it).
+    public static let protocolV1 = WatchDialect(
+        name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
+        makeCentral: { Watch(transport: $0, configuration: $1) })
+
+    /// The Bluetooth SIG's standard services only.
+    public static let standardServices = WatchDialect(
+        name: .standard, summary: "the Bluetooth SIG's standard services only (device information, battery, current time, heart rate)", gatt: nil,
+        makeCentral: { StandardServicesWatch(transport: $0, configuration: $1) })
+}
+
+/// The dialects this build speaks.
+public enum WatchDialects {
+    /// One line per dialect: its registration.
+    public static let builtIn: [WatchDialect] = [.protocolV1, .standardServices]
+
+    private static let registered = Mutex<[WatchDialect]>(builtIn)
+
+    /// Every dialect known, the built-in ones first.
+    public static var all: [WatchDialect] { registered.withLock { $0 } }
+
+    /// Adds a dialect at run time (a test's own dialect); one of the same name is replaced.
+    public static func register(_ dialect: WatchDialect) {
+        registered.withLock { known in
+            known.removeAll { $0.name == dialect.name }
+            known.append(dialect)
+        }
+    }
+
+    /// The dialect called `name`, or an error that lists the ones there are.
+    public static func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
+        guard let found = all.first(where: { $0.name == name }) else { throw DialectError(name: name, known: all.map(\.name)) }
+        return found
+    }
+}
+
+/// A dialect name this build does not know.
+public struct DialectError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
+    public var name: Dialect
+    public var known: [Dialect]
+
+    public var description: String {
+        "\"\(name)\" is not a dialect tsgateway speaks; use one of \(known.map(\.rawValue).joined(separator: ", "))"
+    }
+
+    public var category: ErrorCategory { .invalidInput }
+}

@@ -1,0 +1,43 @@
+/// The wire dialect a watch speaks, which decides the central that talks to it. An open set:
+/// a dialect's module adds its constant beside its registration (TSDevice's `WatchDialects`),
+/// which is the list of the dialects this build knows. Spelled in lower case in the
+/// configuration (`dialect:`), on the command line (`--dialect`) and in JSON.
+public struct Dialect: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue.lowercased() }
+
+    /// This project's own protocol v1 and v1.1 (protocol-spec/wire-protocol.md).
+    public static let protocolV1 = Dialect(rawValue: "v1")
+    /// The Bluetooth SIG's standard services only: Device Information, Battery, Current Time, Heart Rate.
+    public static let standard = Dialect(rawValue: "standard")
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Dialect, rhs: Dialect) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The GATT side of a dialect with its own service: where its frames go and come from.
+public struct GATTProfile: Sendable, Hashable {
+    public enum WriteMode: Sendable, Hashable {
+        /// Write commands when the characteristic allows them, else write requests.
+        case withoutResponseWhenAllowed
+        /// Always write commands (ATT Write Without Response).
+        case withoutResponse
+        /// Always write requests (ATT Write Request).
+        case withResponse
+    }
+
+    /// UUIDs in the 128-bit form, any letter case.
+    public var service: String
+    public var writeCharacteristic: String
+    public var notifyCharacteristic: String
+    public var writeMode: WriteMode
+
+    public init(service: String, writeCharacteristic: String, notifyCharacteristic: String, writeMode: WriteMode) {
+        self.service = service
+        self.writeCharacteristic = writeCharacteristic
+        self.notifyCharacteristic = notifyCharacteristic
+        self.writeMode = writeMode
+    }
+}

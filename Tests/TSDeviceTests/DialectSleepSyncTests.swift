@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+import Testing
+import TSDevice
+import TSModels
+import TSStore
+
+/// `SleepSync` over a dialect that takes no acknowledgement and answers a range with a list of
+/// days (as TopStep's NPK does): everything is stored, nothing is acknowledged, and the cursor
+/// moves only with what the store committed.
+@Suite struct DialectSleepSyncTests {
+    static let day: Int64 = 86_400
+    static let start: Int64 = 1_762_000_000
+
+    /// Three days of records, each day a few light and deep items.
+    static let records: [SleepItem] = (0..<3).flatMap { day in
+        (0..<4).map { index in
+            SleepItem(stage: index.isMultiple(of: 2) ? .light : .deep, start: start + Int64(day) * Self.day + Int64(index) * 1800, duration: 1800)
+        }
+    }
+
+    @Test func aWatchThatTakesNoAcknowledgementIsSyncedByTheCursorAlone() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-daylist-\(UUID().uuidString.prefix(8)).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let watch = DayListWatch(records: Self.records)
+        let store = try GatewayStore(path: path)
+
+        // The gateway "dies" before storing the second day: the first stays, nothing is acknowledged.
+        var dying = SleepSync(watch: watch, store: store, watchId: "days")
+        let parts = Mutex(0)
+        dying.willStore = { _ in if parts.withLock({ seen in defer { seen += 1 }; return seen }) == 1 { throw CancellationError() } }
+        await #expect(throws: CancellationError.self) { _ = try await dying.run(from: Self.start) }
+        #expect(try await store.sleepRecords(watch: "days", start: 0, end: .max) == Array(Self.records.prefix(4)))
+        let cursor = try #require(try await store.syncCursor(watch: "days"))
+        #expect(cursor.upTo == Self.records[3].start, "the cursor reaches the last stored record, no further")
+
+        let report = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        #expect(report.stored == 8)
+        #expect(report.committed == nil)
+        #expect(report.deletedOnWatch == 0)
+        #expect(try await store.sleepRecords(watch: "days", start: 0, end: .max) == Self.records)
+        #expect(await watch.acknowledgements == 0, "a watch without acknowledgements is never sent one")
+        #expect(await watch.requestedStarts == [Self.start, Self.records[3].start], "the second sync resumes at the cursor")
+    }
+}
+
+/// A central answering a range with the records of each day in one part, with no total and no
+/// acknowledgement.
+actor DayListWatch: WatchCentral {
+    nonisolated let dialect = Dialect(rawValue: "day-list")
+    nonisolated let configuration = WatchConfiguration()
+    private let records: [SleepItem]
+    private(set) var info: DeviceInfo?
+    private(set) var acknowledgements = 0
+    private(set) var requestedStarts: [Int64] = []
+    private let fanOut = EventFanOut<WatchEvent>(buffer: 4)
+
+    init(records: [SleepItem]) { self.records = records }
+
+    var isConnected: Bool { info != nil }
+    var capabilities: WatchCapabilities {
+        WatchCapabilities(sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false))
+    }
+
+    nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
+
+    func connect() async throws -> DeviceInfo {
+        let described = DeviceInfo(model: "Day list", firmware: "1", capabilities: .none, dialect: dialect)
+        info = described
+        return described
+    }
+
+    func disconnect() async { info = nil }
+
+    func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer {
+        requestedStarts.append(start)
+        let wanted = records.filter { $0.start >= start && $0.start < (end ?? .max) }
+        let days = Dictionary(grouping: wanted) { ($0.start - DialectSleepSyncTests.start) / DialectSleepSyncTests.day }
+        let parts = AsyncThrowingStream<[SleepItem], any Error> { continuation in
+            for day in days.keys.sorted() { continuation.yield(days[day]!) }
+            continuation.finish()
+        }
+        return SleepRecordTransfer(total: nil, parts: parts)
+    }
+
+    func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int {
+        acknowledgements += 1
+        return 0
+    }
+}

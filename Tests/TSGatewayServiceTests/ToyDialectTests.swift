@@ -1,0 +1,236 @@
+import Foundation
+import Logging
+import Testing
+import TSDBus
+import TSDevice
+import TSGatewayService
+import TSModels
+import TSProtocol
+import TSStore
+import TSTestSupport
+import TSTransport
+import TSWatchService
+
+/// A dialect added inside this test target, as a new dialect's module would add one: a central
+/// (`ToyBand`) and one registration. `info` and `alarms get` then work through the watch service
+/// and through `tsgateway serve`'s D-Bus service, and what the toy lacks answers "not supported".
+@Suite("a dialect added in one module", .serialized, .timeLimit(.minutes(2)))
+struct ToyDialectTests {
+    static let address = "00:00:5E:00:53:7A"
+    static let alarms = [
+        Alarm(slot: 0, hour: 6, minute: 30, repeatDays: [.monday, .friday]),
+        Alarm(slot: 2, hour: 9, minute: 5, isEnabled: false),
+    ]
+
+    /// The toy's one registration, and a watch of it over the loopback transport.
+    static func openToy() throws -> (OpenedWatch, ToyBandPeripheral) {
+        WatchDialects.register(ToyBand.dialect)
+        let peripheral = ToyBandPeripheral(battery: 64, alarms: alarms)
+        let opened = try WatchOpener.open(.transport(LoopbackTransport(peripheral: peripheral, mtu: try ATTMTU(247))), dialect: .toy)
+        return (opened, peripheral)
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-toy-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test("info and alarms get through the watch service")
+    func throughTheWatchService() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (opened, _) = try Self.openToy()
+        #expect(opened.central.dialect == .toy)
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let operations = WatchOperations(watch: opened.central, store: store, watchId: Self.address, policy: WatchPolicy())
+
+        let info = try await operations.connect()
+        #expect(info.model == "Toy Band 1")
+        #expect(info.dialect == .toy)
+        #expect(try await operations.battery() == BatteryStatus(level: 64, state: .discharging))
+        #expect(try await operations.alarms() == Self.alarms)
+        #expect(try await store.alarmHistory(watch: Self.address).map(\.origin) == [.read], "the read is kept in the alarm history")
+        #expect(try await store.watches().first?.info?.dialect == .toy, "the store remembers the dialect")
+
+        // What the toy has no part of answers at once, as "not supported".
+        let lacking: [(String, @Sendable () async throws -> Void)] = [
+            ("monitor settings", { _ = try await operations.monitorConfig(.heartRate) }),
+            ("a sleep sync", { _ = try await operations.syncSleep(SyncRequest(from: 0)) }),
+            ("writing the alarm table", { try await operations.setAlarms(Self.alarms) }),
+        ]
+        for (what, attempt) in lacking {
+            do {
+                try await attempt()
+                Issue.record("\(what) succeeded on a watch without it")
+            } catch {
+                #expect(ErrorCategory.of(error) == .notSupported, "\(what): \(error)")
+            }
+        }
+        await opened.central.disconnect()
+    }
+
+    @Test("info and alarms get through tsgateway serve's D-Bus service")
+    func throughServe() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let (opened, peripheral) = try Self.openToy()
+        let database = directory.appendingPathComponent("db.sqlite").path
+        let settings = GatewayConfiguration(database: database)
+        let supervisor = WatchSupervisor(entry: .init(address: Self.address, name: "toy"), watch: opened.central, store: try GatewayStore(path: database),
+                                         settings: settings, logger: Logger(label: "toy"), publish: { _ in })
+        let server = try BusConnection(.address(bus.address))
+        defer { server.close() }
+        try await GatewayBusService(connection: server, supervisors: [supervisor], logger: Logger(label: "toy")).start()
+        let client = GatewayClient(connection: try BusConnection(.address(bus.address)))
+        defer { client.close() }
+        let remote = client.watch(Self.address)
+
+        let status = try await remote.status()
+        #expect(status.info?.model == "Toy Band 1")
+        #expect(status.batteryLevel == 64)
+        #expect(try await remote.alarms() == Self.alarms)
+        await peripheral.setBattery(12)
+        #expect(try await remote.status().batteryLevel == 12, "read from the watch again")
+        do {
+            _ = try await remote.monitorConfig(.heartRate)
+            Issue.record("a monitor setting read from a watch without monitors")
+        } catch {
+            #expect(ErrorCategory.of(error) == .notSupported, "\(error)")
+        }
+        await opened.central.disconnect()
+    }
+}
+
+extension Dialect {
+    static let toy = Dialect(rawValue: "toy")
+}
+
+/// The toy's wire: the central writes one command byte; the band answers in one notification.
+/// 0x01 battery → [0x81, level, charging 0/1]; 0x02 alarms → [0x82, count, (slot, hour, minute,
+/// enabled 0/1, repeat mask) × count].
+enum ToyWire {
+    static let battery: UInt8 = 0x01
+    static let alarms: UInt8 = 0x02
+}
+
+/// The band's side of the toy dialect, behind the loopback transport.
+actor ToyBandPeripheral: PeripheralEndpoint {
+    private var send: (@Sendable ([UInt8]) async -> Void)?
+    private var battery: UInt8
+    private let alarms: [Alarm]
+
+    init(battery: UInt8, alarms: [Alarm]) {
+        self.battery = battery
+        self.alarms = alarms
+    }
+
+    func setBattery(_ level: UInt8) { battery = level }
+
+    func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async { self.send = send }
+
+    func centralWrote(_ chunk: [UInt8]) async {
+        switch chunk.first {
+        case ToyWire.battery: await send?([0x81, battery, 0])
+        case ToyWire.alarms:
+            await send?([0x82, UInt8(alarms.count)] + alarms.flatMap { [$0.slot, $0.hour, $0.minute, $0.isEnabled ? 1 : 0, $0.repeatDays.rawValue] })
+        default: break
+        }
+    }
+
+    func centralDisconnected() async { send = nil }
+}
+
+/// The gateway's side of the toy dialect: battery and the alarm table (read only), nothing else.
+actor ToyBand: WatchCentral {
+    static let dialect = WatchDialect(
+        name: .toy, summary: "a test's own band: battery and an alarm table",
+        gatt: GATTProfile(service: "0000f00d-0000-1000-8000-00805f9b34fb", writeCharacteristic: "0000f00e-0000-1000-8000-00805f9b34fb",
+                          notifyCharacteristic: "0000f00f-0000-1000-8000-00805f9b34fb", writeMode: .withoutResponse),
+        makeCentral: { ToyBand(transport: $0, configuration: $1) })
+
+    nonisolated let dialect = Dialect.toy
+    nonisolated let configuration: WatchConfiguration
+    private let transport: any WatchTransport
+    private var connection: (any TransportConnection)?
+    private var waiting: CheckedContinuation<[UInt8], any Error>?
+    private let fanOut = EventFanOut<WatchEvent>(buffer: 8)
+    private(set) var info: DeviceInfo?
+
+    init(transport: any WatchTransport, configuration: WatchConfiguration) {
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    var isConnected: Bool { connection != nil }
+
+    var capabilities: WatchCapabilities {
+        info == nil ? .nothing : WatchCapabilities(alarms: .init(maxCount: 4, labelMaxBytes: 0, snooze: false), battery: true)
+    }
+
+    nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
+
+    func connect() async throws -> DeviceInfo {
+        if connection != nil, let info { return info }
+        let opened = try await transport.open()
+        connection = opened
+        Task { [weak self] in
+            for await event in opened.events { await self?.received(event) }
+        }
+        let described = DeviceInfo(model: "Toy Band 1", firmware: "0.1",
+                                   capabilities: DeviceCapabilities(maxAlarms: 4, labelMaxBytes: 0, remarkMaxBytes: 0, statisticsRule: .withNap,
+                                                                    supportsNaps: false, deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: []),
+                                   dialect: .toy)
+        info = described
+        return described
+    }
+
+    func disconnect() async {
+        guard let open = connection else { return }
+        connection = nil
+        await open.close()
+        waiting?.resume(throwing: WatchError.disconnected("disconnected by the gateway"))
+        waiting = nil
+        fanOut.send(.linkLost(reason: "disconnected by the gateway"))
+    }
+
+    func battery() async throws -> BatteryStatus {
+        let answer = try await request(ToyWire.battery, answer: 0x81, length: 3)
+        return BatteryStatus(level: answer[1], state: answer[2] == 1 ? .charging : .discharging)
+    }
+
+    func alarms() async throws -> [Alarm] {
+        let answer = try await request(ToyWire.alarms, answer: 0x82, length: 2)
+        let count = Int(answer[1])
+        guard answer.count == 2 + count * 5 else { throw WatchError.protocolViolation("the toy's alarm table has \(answer.count) bytes for \(count) alarms") }
+        return (0..<count).map { index in
+            let fields = Array(answer[2 + index * 5 ..< 7 + index * 5])
+            return Alarm(slot: fields[0], hour: fields[1], minute: fields[2], isEnabled: fields[3] == 1, repeatDays: AlarmRepeat(rawValue: fields[4]))
+        }
+    }
+
+    private func request(_ command: UInt8, answer: UInt8, length: Int) async throws -> [UInt8] {
+        guard let connection else { throw WatchError.notConnected }
+        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+            waiting = continuation
+            Task { try? await connection.write([command]) }
+        }
+        guard reply.first == answer, reply.count >= length else { throw WatchError.protocolViolation("the toy answered \(reply)") }
+        return reply
+    }
+
+    private func received(_ event: TransportEvent) {
+        switch event {
+        case let .notification(bytes):
+            waiting?.resume(returning: bytes)
+            waiting = nil
+        case let .disconnected(reason):
+            connection = nil
+            waiting?.resume(throwing: WatchError.disconnected(reason))
+            waiting = nil
+            fanOut.send(.linkLost(reason: reason))
+        }
+    }
+}
