@@ -209,3 +209,56 @@ func catching(_ body: () throws -> Void) -> NpkError? {
         return error as? NpkError
     }
 }
+
+@Suite struct NpkRobustnessTests {
+    /// Valid frames with bytes flipped, cut and spliced, in random chunks: the reassembler gives
+    /// only frames whose CRC holds and typed drops, every frame it gives is read as a message or
+    /// refused with an NpkError, and no sleep item from a damaged frame becomes a record unless
+    /// its frame passed the CRC and the mapping's rules.
+    @Test func damagedStreamsGiveFramesOrTypedErrorsNeverACrash() throws {
+        var random = SeededRandom(seed: 26)
+        let frames = NpkVectors.valid.map { hex($0.frame) }
+        #expect(!frames.isEmpty)
+        var delivered = 0, dropped = 0, refused = 0
+        for _ in 0..<400 {
+            var stream: [UInt8] = []
+            for _ in 0..<random.int(1...4) {
+                var frame = frames[random.int(0...frames.count - 1)]
+                if random.chance(0.6) {
+                    for _ in 0..<random.int(1...3) { frame[random.int(0...frame.count - 1)] ^= UInt8(random.int(1...255)) }
+                }
+                if random.chance(0.2) { frame = Array(frame.prefix(random.int(1...frame.count))) }
+                if random.chance(0.2) { stream += (0..<random.int(1...12)).map { _ in UInt8(random.int(0...255)) } }
+                stream += frame
+            }
+            var reassembler = NpkReassembler()
+            var out: [NpkReassembler.Output] = []
+            for chunk in NpkChunking.chunks(stream, size: random.int(1...244)) { out += reassembler.feed(chunk) }
+            out += reassembler.flush()
+            #expect(reassembler.pendingByteCount == 0)
+            for output in out {
+                switch output {
+                case let .frame(frame):
+                    delivered += 1
+                    #expect(try NpkFrame(decoding: frame.encoded()) == frame)
+                    for direction in NpkDirection.allCases {
+                        do {
+                            let message = try NpkMessage(frame, from: direction)
+                            if let day = message.message as? TSMetaSleepDay {
+                                let records = NpkSleep.records(from: day)
+                                #expect(records.items.allSatisfy { $0.duration > 0 })
+                            }
+                        } catch is NpkError {
+                            refused += 1
+                        }
+                    }
+                case .dropped:
+                    dropped += 1
+                }
+            }
+            #expect(reassembler.drops.crcMismatch + reassembler.drops.lengthOverBound + reassembler.drops.truncated
+                    == out.filter { if case .dropped = $0 { true } else { false } }.count)
+        }
+        #expect(delivered > 0 && dropped > 0 && refused > 0)
+    }
+}
