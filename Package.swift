@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
@@ -24,6 +25,9 @@ let package = Package(
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"]),
+        // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
+        // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
+        .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
         .target(name: "TSSleep", dependencies: ["TSModels"]),
         // Sleep reports people look at: a self-contained HTML page and SVG hypnograms from daily models. No I/O.
@@ -99,6 +103,10 @@ let package = Package(
         .testTarget(
             name: "TSProtocolTests",
             dependencies: ["TSModels", "TSProtocol"]
+        ),
+        .testTarget(
+            name: "TSNpkTests",
+            dependencies: ["TSModels", "TSNpk", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(
             name: "TSGatewayCLITests",
