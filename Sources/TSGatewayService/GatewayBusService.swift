@@ -14,7 +14,6 @@ public final class GatewayBusService: Sendable {
     public let connection: BusConnection
     let supervisors: [WatchSupervisor]
     let logger: Logger
-    public static let version = "0.3.0"
 
     public init(connection: BusConnection, supervisors: [WatchSupervisor], logger: Logger) {
         self.connection = connection
@@ -100,7 +99,7 @@ public final class GatewayBusService: Sendable {
                 },
             ],
             properties: [
-                DBusProperty("Version", "s") { .string(Self.version) },
+                DBusProperty("Version", "s") { .string(GatewayVersion.current) },
                 DBusProperty("ApiVersion", "u") { .uint32(GatewayBusAPI.apiVersion) },
                 DBusProperty("Watches", "ao") { .array(element: "o", supervisors.map { .objectPath(GatewayBusAPI.path(forWatch: $0.id)) }) },
             ],

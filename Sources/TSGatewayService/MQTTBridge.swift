@@ -299,7 +299,7 @@ public actor MQTTBridge {
         guard let prefix = settings.discoveryPrefix else { return [] }
         return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state", nightTopic: nightTopic(supervisor.id),
                                                watchKey: Self.key(supervisor.id), status: status,
-                                               version: GatewayBusService.version)
+                                               version: GatewayVersion.current)
     }
 
     /// Publishes the discovery configs of `watches` (retained; not through the queue: they are

@@ -11,7 +11,7 @@ struct TSGateway: AsyncParsableCommand {
             Pairs with watches through BlueZ, syncs their sleep records into a local database, \
             reads and writes their alarms and monitoring settings.
             """,
-        version: "0.3.0",
+        version: GatewayVersion.current,
         subcommands: [
             AdapterCommand.self,
             ScanCommand.self,
