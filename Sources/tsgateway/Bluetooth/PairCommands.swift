@@ -3,6 +3,7 @@ import Foundation
 import TSBlueZ
 import TSBlueZTransport
 import TSDevice
+import TSModels
 import TSStore
 
 struct PairCommand: AsyncParsableCommand {
@@ -18,7 +19,7 @@ struct PairCommand: AsyncParsableCommand {
     var db: String?
 
     func validate() throws {
-        guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+        guard BluetoothAddress(address) != nil else {
             throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
         }
     }
