@@ -256,17 +256,8 @@ public actor MQTTBridge {
             figures["night_quality"] = Int(night.dailySummary.qualityScore)
             figures["night_deep_share"] = Int(night.dailySummary.deepSleepPercentage)
             figures["night_deep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
-            let inBed = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.duration }
-            let asleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
-            figures["night_efficiency"] = inBed > 0 ? Int((Double(asleep) * 100 / Double(inBed)).rounded()) : 0
-            // The night's average heart rate over all its segments' samples (only when the daemon stored some).
-            let heartRates = night.nightSleeps.compactMap(\.heartRate)
-            let samples = heartRates.reduce(0) { $0 + $1.samples }
-            if samples > 0 {
-                let beats: Double = heartRates.reduce(0.0) { total, summary in total + summary.average * Double(summary.samples) }
-                let average: Double = beats / Double(samples)
-                figures["night_heart_rate"] = (average * 10).rounded() / 10
-            }
+            figures["night_efficiency"] = SleepEfficiency.percent(of: night.nightSleeps)
+            if let heartRate = night.nightHeartRate { figures["night_heart_rate"] = heartRate.average }
             figures["naps"] = night.validNaps.count
             figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }
