@@ -63,12 +63,15 @@ let package = Package(
         .target(name: "TSWatchService", dependencies: [
             "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", .product(name: "Logging", package: "swift-log"),
         ]),
+        // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
+        // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
+        .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
-        // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.
+        // D-Bus service that exposes them (its API and client are TSGatewayAPI), the YAML configuration, the MQTT bridge.
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
+                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,7 +81,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayService", "TSSnoop", "TSHCI",
+                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSSnoopTests",

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSDBus
+import TSGatewayAPI
 import TSDevice
 import TSModels
 import TSSleep

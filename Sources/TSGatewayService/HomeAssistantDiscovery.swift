@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSGatewayAPI
 import TSMQTT
 
 /// Home Assistant MQTT discovery for the watches a gateway serves: one retained config per

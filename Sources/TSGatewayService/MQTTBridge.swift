@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSDevice
+import TSGatewayAPI
 import TSModels
 import TSMQTT
 import TSSleep

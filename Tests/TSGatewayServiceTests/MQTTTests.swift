@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TSDBus
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSMQTT
 import TSModels

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+@testable import TSGatewayAPI
 @testable import TSGatewayService
 import TSDevice
 import TSModels

@@ -55,7 +55,7 @@ public enum GatewayBusAPI {
         }
     }
 
-    static func invalid(_ message: String) -> BusError {
+    public static func invalid(_ message: String) -> BusError {
         BusError(name: errorPrefix + ErrorCategory.invalidInput.rawValue, message: message)
     }
 
@@ -66,7 +66,7 @@ public enum GatewayBusAPI {
     /// occurrence further ahead (wire-protocol.md §9).
     public static let maxGatewaySmartWindow = 255
 
-    static func dictionary(_ status: WatchStatus) -> DBusProperties {
+    public static func dictionary(_ status: WatchStatus) -> DBusProperties {
         var values: DBusProperties = [
             "Address": .string(status.id), "Simulated": .boolean(status.simulated),
             "Connected": .boolean(status.connected), "Syncing": .boolean(status.syncing),
@@ -89,7 +89,7 @@ public enum GatewayBusAPI {
     /// A heart-rate sample as the HeartRate signal carries it: `Bpm` (q), `SensorContact` (s),
     /// `EnergyExpended` (q, kJ; absent when the watch sent none), `RRIntervals` (aq, 1/1024 s),
     /// `Time` (x, milliseconds since 1970 when the gateway received it).
-    static func dictionary(_ sample: HeartRateSample) -> DBusProperties {
+    public static func dictionary(_ sample: HeartRateSample) -> DBusProperties {
         var values: DBusProperties = [
             "Bpm": .uint16(UInt16(clamping: sample.bpm)), "SensorContact": .string(sample.sensorContact.rawValue),
             "RRIntervals": .array(element: "q", sample.rrIntervals.map { .uint16(UInt16(clamping: $0)) }),
@@ -131,24 +131,24 @@ public enum GatewayBusAPI {
     }
 
     /// The Device Information strings the watch has, by D-Bus key.
-    static var deviceInformationKeys: [(key: String, path: WritableKeyPath<StandardDeviceInformation, String?>)] {
+    public static var deviceInformationKeys: [(key: String, path: WritableKeyPath<StandardDeviceInformation, String?>)] {
         [("Manufacturer", \.manufacturer), ("Model", \.model), ("SerialNumber", \.serialNumber),
          ("HardwareRevision", \.hardwareRevision), ("FirmwareRevision", \.firmwareRevision), ("SoftwareRevision", \.softwareRevision)]
     }
 
-    static func deviceInformation(_ information: StandardDeviceInformation) -> DBusProperties {
+    public static func deviceInformation(_ information: StandardDeviceInformation) -> DBusProperties {
         var values: DBusProperties = [:]
         for (key, path) in deviceInformationKeys { values[key] = information[keyPath: path].map(DBusValue.string) }
         return values
     }
 
-    static func deviceInformation(_ values: DBusProperties) -> StandardDeviceInformation {
+    public static func deviceInformation(_ values: DBusProperties) -> StandardDeviceInformation {
         var information = StandardDeviceInformation()
         for (key, path) in deviceInformationKeys { information[keyPath: path] = values[key]?.stringValue }
         return information
     }
 
-    static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
+    public static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
         [
             "MaxAlarms": .uint32(UInt32(capabilities.maxAlarms)),
             "LabelMaxBytes": .uint32(UInt32(capabilities.labelMaxBytes)),
@@ -164,7 +164,7 @@ public enum GatewayBusAPI {
         ]
     }
 
-    static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
+    public static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
         guard let maxAlarms = values["MaxAlarms"]?.uint32Value, let label = values["LabelMaxBytes"]?.uint32Value,
               let remark = values["RemarkMaxBytes"]?.uint32Value,
               let rule = values["StatisticsRule"]?.byteValue.flatMap(StatisticsRule.init(rawValue:)),
@@ -189,7 +189,7 @@ public enum GatewayBusAPI {
         return options
     }
 
-    static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
+    public static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
         var request = SyncRequest()
         for (key, value) in options {
             switch (key, value) {
@@ -206,13 +206,13 @@ public enum GatewayBusAPI {
     }
 
     /// SyncSleep's result: `fetched`, `stored`, `deletedOnWatch`, `reconnects`, `enqueued` (u).
-    static func dictionary(_ result: SyncResult) -> DBusProperties {
+    public static func dictionary(_ result: SyncResult) -> DBusProperties {
         ["fetched": .uint32(UInt32(clamping: result.fetched)), "stored": .uint32(UInt32(clamping: result.stored)),
          "deletedOnWatch": .uint32(UInt32(clamping: result.deletedOnWatch)), "reconnects": .uint32(UInt32(clamping: result.reconnects)),
          "enqueued": .uint32(UInt32(clamping: result.enqueued))]
     }
 
-    static func syncResult(_ values: DBusProperties) -> SyncResult? {
+    public static func syncResult(_ values: DBusProperties) -> SyncResult? {
         guard let fetched = values["fetched"]?.uint32Value, let stored = values["stored"]?.uint32Value,
               let deleted = values["deletedOnWatch"]?.uint32Value, let reconnects = values["reconnects"]?.uint32Value else { return nil }
         return SyncResult(fetched: Int(fetched), stored: Int(stored), deletedOnWatch: Int(deleted), reconnects: Int(reconnects),
@@ -227,7 +227,7 @@ public enum GatewayBusAPI {
         return options
     }
 
-    static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
+    public static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
         var zone: TimeZone?, rule: StatisticsRule?
         for (key, value) in options {
             switch (key, value) {
@@ -245,7 +245,7 @@ public enum GatewayBusAPI {
 
     // MARK: JSON
 
-    static let encoder: JSONEncoder = {
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
