@@ -24,9 +24,11 @@ import TSWatchService
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
 ///   P/watch/W/command/reply                {"id", "command", "ok", "error"?}
-///   DISCOVERY/sensor|binary_sensor/tsgateway_W/NAME/config   (retained; again when the watch's
-///                                          model or firmware becomes known or changes, and when
-///                                          DISCOVERY/status says online: Home Assistant's birth)
+///   DISCOVERY/sensor|binary_sensor|event/tsgateway_W/NAME/config   (retained; once the watch has
+///                                          said what it is (now or in an earlier run), again when
+///                                          that changes, and when DISCOVERY/status says online:
+///                                          Home Assistant's birth)
+///   DISCOVERY/binary_sensor/tsgateway_gateway_G/online/config   the gateway's own device
 public actor MQTTBridge {
     let settings: GatewayConfiguration.MQTTSettings
     let store: GatewayStore
@@ -290,17 +292,27 @@ public actor MQTTBridge {
     func discovery(for supervisor: WatchSupervisor, status: WatchStatus) -> [MQTTConnection.Message] {
         guard let prefix = settings.discoveryPrefix else { return [] }
         return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state", nightTopic: nightTopic(supervisor.id),
-                                               watchKey: Self.key(supervisor.id), status: status,
+                                               watchKey: Self.key(supervisor.id), status: status, gatewayId: settings.gatewayId,
                                                version: GatewayVersion.current)
     }
 
-    /// Publishes the discovery configs of `watches` (retained; not through the queue: they are
-    /// published again at every connection) and remembers what their device blocks said.
+    /// Publishes the gateway's device and the discovery configs of those of `watches` that have
+    /// said what they are (retained; not through the queue: they are published again at every
+    /// connection), and remembers what their device blocks said. A watch not reached yet (a fresh
+    /// database) follows at its first connect, so that Home Assistant sees it once, complete.
     private func publishDiscovery(_ watches: [WatchSupervisor]) {
-        guard connected, settings.discoveryPrefix != nil, let connection else { return }
+        guard connected, let prefix = settings.discoveryPrefix, let connection else { return }
+        do {
+            for message in HomeAssistantDiscovery.gatewayMessages(prefix: prefix, base: base, gatewayId: settings.gatewayId, version: GatewayVersion.current) {
+                try connection.publish(message)
+            }
+        } catch {
+            logger.warning("MQTT: discovery of the gateway not published: \(error)")
+        }
         for supervisor in watches {
             // One reading of the status for both: it changes on other threads meanwhile.
             let status = supervisor.status
+            guard status.info != nil else { continue }
             do {
                 for message in discovery(for: supervisor, status: status) { try connection.publish(message) }
                 publishedIdentity[supervisor.id] = HomeAssistantDiscovery.identity(status)

@@ -215,7 +215,13 @@ struct MQTTTests {
         #expect(config["availability_topic"] as? String == "home/gw1/status")
         let device = try #require(config["device"] as? [String: Any])
         #expect(device["identifiers"] as? [String] == ["tsgateway_\(Self.watchKey)"])
-        #expect(device["manufacturer"] as? String == "TopStep" && device["name"] as? String == "sim-a")
+        // The manufacturer is what the watch's Device Information says (the simulator's), and the
+        // watch hangs off the gateway's own device.
+        #expect(device["manufacturer"] as? String == "tsgateway project" && device["name"] as? String == "sim-a")
+        #expect(device["via_device"] as? String == "tsgateway_gateway_gw1")
+        let gateway = try #require(subscriber.json("homeassistant/binary_sensor/tsgateway_gateway_gw1/online/config"))
+        #expect(gateway["state_topic"] as? String == "home/gw1/status" && gateway["payload_on"] as? String == "online" && gateway["payload_off"] as? String == "offline")
+        #expect((gateway["device"] as? [String: Any])?["identifiers"] as? [String] == ["tsgateway_gateway_gw1"])
         // Retained: a client that subscribes later gets the configs from the broker.
         let late = try Subscriber(port: broker.port, pattern: "homeassistant/#")
         #expect(try await eventually { late.last(battery)?.retain == true })
@@ -261,7 +267,7 @@ struct MQTTTests {
         subscriber.received.with { $0.filter { $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") } }
     }
 
-    @Test("no discovery payload holds a null; discovery is published again with the model and firmware once the watch has reported them")
+    @Test("no discovery payload holds a null; a watch not reached yet is published once, when it has said its model and firmware")
     func discoveryWithoutNullsAndWithIdentity() async throws {
         let broker = try Broker()
         // The first watch answers slowly, so the bridge meets the broker before the watch has said
@@ -279,8 +285,11 @@ struct MQTTTests {
         #expect(try await eventually {
             (subscriber.json("homeassistant/sensor/tsgateway_00005e005402/battery/config")?["device"] as? [String: Any])?["model"] as? String == "TS-Sim W10"
         })
+        // Once, complete: no config of the slow watch went out before it had said what it is.
+        let batteryConfigs = subscriber.messages(battery)
+        #expect(batteryConfigs.count == 1, "\(batteryConfigs.map(\.text))")
         let messages = Self.discoveryMessages(subscriber)
-        #expect(messages.count >= 2 * HomeAssistantDiscovery.entities.count)
+        #expect(messages.count >= 2 * HomeAssistantDiscovery.entities.count + 1)
         for message in messages {
             let payload = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any], "\(message.topic): not a JSON object")
             #expect(Self.nullPaths(payload).isEmpty, "\(message.topic) has null at \(Self.nullPaths(payload)): \(message.text)")
@@ -296,7 +305,7 @@ struct MQTTTests {
         try await daemon.start()
         let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
         let state = "home/gw1/watch/\(Self.watchKey)/state"
-        // Let the start settle (discovery is published again once each watch is known), then count.
+        // Let the start settle (each watch's discovery goes out once it is known), then count.
         #expect(try await eventually {
             !subscriber.messages(state).isEmpty && [Self.watchKey, "00005e005402"].allSatisfy { key in
                 (subscriber.json("homeassistant/sensor/tsgateway_\(key)/battery/config")?["device"] as? [String: Any])?["sw_version"] != nil
@@ -321,7 +330,8 @@ struct MQTTTests {
         var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
-                                                           nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status, version: "1")
+                                                           nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status,
+                                                           gatewayId: "gw", version: "1")
             var result: [String: [String: Any]] = [:]
             for message in messages {
                 let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
@@ -331,14 +341,23 @@ struct MQTTTests {
             }
             return result
         }
-        // Before the watch has said what it is: no model, no firmware, and no null for them.
+        // Before the watch has said what it is: no model, no firmware, no manufacturer, and no null for them.
         var all = try configs()
         var device = try #require(all["battery"]?["device"] as? [String: Any])
-        #expect(device["model"] == nil && device["sw_version"] == nil && device["name"] as? String == "Bedroom Watch")
-        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true, deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: []))
+        #expect(device["model"] == nil && device["sw_version"] == nil && device["manufacturer"] == nil && device["name"] as? String == "Bedroom Watch")
+        #expect(device["via_device"] as? String == "tsgateway_gateway_gw")
+        let capabilities = DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true,
+                                              deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: [])
+        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: capabilities)
         all = try configs()
         device = try #require(all["battery"]?["device"] as? [String: Any])
-        #expect(device["model"] as? String == "TS-W10" && device["sw_version"] as? String == "2.0.1")
+        #expect(device["model"] as? String == "TS-W10" && device["sw_version"] as? String == "2.0.1" && device["manufacturer"] == nil)
+        // The manufacturer is the one the watch's Device Information names, never a constant.
+        var information = StandardDeviceInformation()
+        information.manufacturer = "Acme Wearables"
+        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: capabilities, standard: information)
+        all = try configs()
+        #expect((all["battery"]?["device"] as? [String: Any])?["manufacturer"] as? String == "Acme Wearables")
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
@@ -380,15 +399,13 @@ struct MQTTTests {
             #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
             if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
         }
-        // A timestamp or date that is null in the state document makes its entity unavailable
-        // (Home Assistant 2024.3 warns about "None" as a timestamp); the others follow the gateway alone.
-        for key in ["last_sync", "night_date", "next_alarm"] {
-            let config = try #require(all[key])
-            #expect(config["availability_mode"] as? String == "all" && config["availability_topic"] == nil, "\(key)")
-            let topics = (config["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
-            #expect(topics == ["tsgateway/gw/status", "tsgateway/gw/watch/00005e005401/state"], "\(key)")
+        // Every entity is available exactly while the gateway is online: a value not known yet
+        // (null in the state document, "None" in the template) is unknown, not unavailable.
+        for (key, config) in all {
+            #expect(config["availability_topic"] as? String == "tsgateway/gw/status" && config["availability"] == nil, "\(key)")
         }
-        #expect(all["battery"]?["availability_topic"] as? String == "tsgateway/gw/status")
+        // The battery state's icon says nothing the state does not (it said charging while discharging).
+        #expect(all["battery_state"]?["icon"] as? String == "mdi:battery")
         #expect(all["battery_state"]?["options"] as? [String] == ["unknown", "discharging", "charging", "full"])
         #expect(all["session"]?["options"] as? [String] == ["none", "open", "interrupted", "closed", "complete"])
         // The night's events: an event entity on their own topic, every name of the vocabulary as an event type.
@@ -491,6 +508,8 @@ struct MQTTTests {
         #expect(try await eventually {
             subscriber.last("home/kitchen/status")?.text == "online" && subscriber.last("home/bedroom/status")?.text == "online"
                 && subscriber.last("home/kitchen/watch/\(Self.watchKey)/state") != nil && subscriber.last("home/bedroom/watch/00005e005409/state") != nil
+                // A watch's discovery goes out once it has said what it is.
+                && subscriber.json("homeassistant/sensor/tsgateway_00005e005409/battery/config") != nil
         })
         #expect(subscriber.last("home/kitchen/watch/00005e005409/state") == nil)
         #expect(subscriber.last("home/bedroom/watch/\(Self.watchKey)/state") == nil)
