@@ -67,22 +67,23 @@ public enum GatewayBusAPI {
     public static let maxGatewaySmartWindow = 255
 
     public static func dictionary(_ status: WatchStatus) -> DBusProperties {
-        var values: DBusProperties = [
-            "Address": .string(status.id), "Simulated": .boolean(status.simulated),
-            "Connected": .boolean(status.connected), "Syncing": .boolean(status.syncing),
-            "Capabilities": .properties(status.info.map { capabilities($0.capabilities) } ?? [:]),
-        ]
-        values["Name"] = status.name.map(DBusValue.string)
-        values["BatteryLevel"] = status.batteryLevel.map { .byte(UInt8(clamping: $0)) }
-        values["BatteryState"] = status.batteryState.map { .string($0.rawValue) }
-        values["LastSync"] = status.lastSync.map { .int64(Int64($0.timeIntervalSince1970)) }
-        values["Model"] = status.info.map { .string($0.model) }
-        values["Firmware"] = status.info.map { .string($0.firmware) }
-        values["LastError"] = status.lastError.map(DBusValue.string)
-        values["SessionState"] = status.sessionState.map { .string($0.rawValue) }
-        values["Services"] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
-        values["DeviceInformation"] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
-        values["HeartRate"] = status.heartRate.map { .uint16(UInt16(clamping: $0)) }
+        var values: DBusProperties = [:]
+        values[.address] = .string(status.id)
+        values[.simulated] = .boolean(status.simulated)
+        values[.connected] = .boolean(status.connected)
+        values[.syncing] = .boolean(status.syncing)
+        values[.capabilities] = .properties(status.info.map { capabilities($0.capabilities) } ?? [:])
+        values[.name] = status.name.map(DBusValue.string)
+        values[.batteryLevel] = status.batteryLevel.map { .byte(UInt8(clamping: $0)) }
+        values[.batteryState] = status.batteryState.map { .string($0.rawValue) }
+        values[.lastSync] = status.lastSync.map { .int64(Int64($0.timeIntervalSince1970)) }
+        values[.model] = status.info.map { .string($0.model) }
+        values[.firmware] = status.info.map { .string($0.firmware) }
+        values[.lastError] = status.lastError.map(DBusValue.string)
+        values[.sessionState] = status.sessionState.map { .string($0.rawValue) }
+        values[.services] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
+        values[.deviceInformation] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
+        values[.heartRate] = status.heartRate.map { .uint16(UInt16(clamping: $0)) }
         return values
     }
 
@@ -99,6 +100,19 @@ public enum GatewayBusAPI {
         return values
     }
 
+    /// The Night signal's details: `Stage` (s) and `AlarmSlot` (y) where the event has them.
+    public static func details(_ night: NightEvent) -> DBusProperties {
+        var details: DBusProperties = [:]
+        details["Stage"] = night.stage.map { .string($0.name) }
+        details["AlarmSlot"] = night.alarmSlot.map { .byte(UInt8(clamping: $0)) }
+        return details
+    }
+
+    /// The night's event back from the Night signal's name and details.
+    public static func nightEvent(_ name: NightEvent.Name, details: DBusProperties) -> NightEvent {
+        NightEvent(name, stage: details["Stage"]?.stringValue.flatMap(SleepStage.init(name:)), alarmSlot: details["AlarmSlot"]?.byteValue.map(Int.init))
+    }
+
     /// The sample back from the HeartRate signal; nil when a required key is missing or of another type.
     public static func heartRateSample(_ values: DBusProperties) -> HeartRateSample? {
         guard let bpm = values["Bpm"]?.uint16Value, let contact = values["SensorContact"]?.stringValue.flatMap(SensorContact.init(rawValue:)),
@@ -110,23 +124,23 @@ public enum GatewayBusAPI {
 
     /// The status back from `a{sv}`; nil when a required key is missing or of another type.
     public static func status(_ values: DBusProperties) -> WatchStatus? {
-        guard let id = values["Address"]?.stringValue, let simulated = values["Simulated"]?.boolValue else { return nil }
-        var status = WatchStatus(id: id, name: values["Name"]?.stringValue, simulated: simulated)
-        status.connected = values["Connected"]?.boolValue ?? false
-        status.syncing = values["Syncing"]?.boolValue ?? false
-        status.batteryLevel = values["BatteryLevel"]?.byteValue.map(Int.init)
-        status.batteryState = values["BatteryState"]?.stringValue.flatMap(BatteryState.init(rawValue:))
-        status.lastSync = values["LastSync"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
-        if let model = values["Model"]?.stringValue, let firmware = values["Firmware"]?.stringValue,
-           let capabilities = values["Capabilities"]?.propertiesValue.flatMap(capabilities) {
-            let services = values["Services"]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
-            let standard = values["DeviceInformation"]?.propertiesValue.map(deviceInformation)
+        guard let id = values[.address]?.stringValue, let simulated = values[.simulated]?.boolValue else { return nil }
+        var status = WatchStatus(id: id, name: values[.name]?.stringValue, simulated: simulated)
+        status.connected = values[.connected]?.boolValue ?? false
+        status.syncing = values[.syncing]?.boolValue ?? false
+        status.batteryLevel = values[.batteryLevel]?.byteValue.map(Int.init)
+        status.batteryState = values[.batteryState]?.stringValue.flatMap(BatteryState.init(rawValue:))
+        status.lastSync = values[.lastSync]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        if let model = values[.model]?.stringValue, let firmware = values[.firmware]?.stringValue,
+           let capabilities = values[.capabilities]?.propertiesValue.flatMap(capabilities) {
+            let services = values[.services]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
+            let standard = values[.deviceInformation]?.propertiesValue.map(deviceInformation)
             status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities, services: services,
                                      standard: standard?.isEmpty == false || services?.contains(.deviceInformation) == true ? standard : nil)
         }
-        status.lastError = values["LastError"]?.stringValue
-        status.sessionState = values["SessionState"]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
-        status.heartRate = values["HeartRate"]?.uint16Value.map(Int.init)
+        status.lastError = values[.lastError]?.stringValue
+        status.sessionState = values[.sessionState]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
+        status.heartRate = values[.heartRate]?.uint16Value.map(Int.init)
         return status
     }
 
