@@ -4,13 +4,14 @@ import TSModels
 import TSStore
 import TSWatchService
 
-/// Names and encodings of the daemon's D-Bus API, version 2 (protocol-spec/dbus-api.md). Flat
+/// Names and encodings of the daemon's D-Bus API, version 3 (protocol-spec/dbus-api.md). Flat
 /// state, options and results are typed (properties, `a{sv}`); documents with nested structure
 /// (alarm tables, monitor configs, daily reports, sessions, events) travel as JSON strings in
 /// the one shape the CLI's `--json` output and MQTT use.
 public enum GatewayBusAPI {
-    /// Raised with every incompatible change of the interfaces (whose names carry it too).
-    public static let apiVersion: UInt32 = 2
+    /// Raised with every change a client can see. The interface names carry the version of the
+    /// methods' and signals' signatures, raised when those change (last at API version 2).
+    public static let apiVersion: UInt32 = 3
     public static let busName = "org.tsgateway"
     public static let rootPath = "/org/tsgateway"
     public static let gatewayInterface = "org.tsgateway.Gateway2"
@@ -194,23 +195,23 @@ public enum GatewayBusAPI {
                                   reportsAlarmAlerts: values["ReportsAlarmAlerts"]?.boolValue ?? false)
     }
 
-    /// SyncSleep's options: `from`, `to` (x, Unix seconds), `reconnects` (u); each may be left out.
+    /// SyncSleep's options: `From`, `To` (x, Unix seconds), `Reconnects` (u); each may be left out.
     public static func syncOptions(_ request: SyncRequest) -> DBusProperties {
         var options: DBusProperties = [:]
-        options["from"] = request.from.map(DBusValue.int64)
-        options["to"] = request.to.map(DBusValue.int64)
-        options["reconnects"] = request.reconnects.map { .uint32(UInt32(clamping: $0)) }
+        options[SyncSleepOption.from.rawValue] = request.from.map(DBusValue.int64)
+        options[SyncSleepOption.to.rawValue] = request.to.map(DBusValue.int64)
+        options[SyncSleepOption.reconnects.rawValue] = request.reconnects.map { .uint32(UInt32(clamping: $0)) }
         return options
     }
 
     public static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
         var request = SyncRequest()
         for (key, value) in options {
-            switch (key, value) {
-            case let ("from", .int64(from)): request.from = from
-            case let ("to", .int64(to)): request.to = to
-            case let ("reconnects", .uint32(count)): request.reconnects = Int(count)
-            default: throw invalid("SyncSleep option \"\(key)\" of type \(value.signature) is not known; options are from (x), to (x), reconnects (u)")
+            switch (SyncSleepOption(rawValue: key), value) {
+            case let (.from?, .int64(from)): request.from = from
+            case let (.to?, .int64(to)): request.to = to
+            case let (.reconnects?, .uint32(count)): request.reconnects = Int(count)
+            default: throw invalid("SyncSleep option \"\(key)\" of type \(value.signature) is not known; options are From (x), To (x), Reconnects (u)")
             }
         }
         if let from = request.from, from < 0 { throw invalid("SyncSleep: from must not be negative; got \(from)") }
@@ -219,39 +220,39 @@ public enum GatewayBusAPI {
         return request
     }
 
-    /// SyncSleep's result: `fetched`, `stored`, `deletedOnWatch`, `reconnects`, `enqueued` (u).
+    /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued` (u).
     public static func dictionary(_ result: SyncResult) -> DBusProperties {
-        ["fetched": .uint32(UInt32(clamping: result.fetched)), "stored": .uint32(UInt32(clamping: result.stored)),
-         "deletedOnWatch": .uint32(UInt32(clamping: result.deletedOnWatch)), "reconnects": .uint32(UInt32(clamping: result.reconnects)),
-         "enqueued": .uint32(UInt32(clamping: result.enqueued))]
+        let counts: [SyncSleepResultKey: Int] = [.fetched: result.fetched, .stored: result.stored, .deletedOnWatch: result.deletedOnWatch,
+                                                 .reconnects: result.reconnects, .enqueued: result.enqueued]
+        return Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, DBusValue.uint32(UInt32(clamping: $0.value))) })
     }
 
     public static func syncResult(_ values: DBusProperties) -> SyncResult? {
-        guard let fetched = values["fetched"]?.uint32Value, let stored = values["stored"]?.uint32Value,
-              let deleted = values["deletedOnWatch"]?.uint32Value, let reconnects = values["reconnects"]?.uint32Value else { return nil }
-        return SyncResult(fetched: Int(fetched), stored: Int(stored), deletedOnWatch: Int(deleted), reconnects: Int(reconnects),
-                          enqueued: Int(values["enqueued"]?.uint32Value ?? 0))
+        func count(_ key: SyncSleepResultKey) -> Int? { values[key.rawValue]?.uint32Value.map(Int.init) }
+        guard let fetched = count(.fetched), let stored = count(.stored), let deleted = count(.deletedOnWatch),
+              let reconnects = count(.reconnects) else { return nil }
+        return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0)
     }
 
-    /// DailySleep's options: `time_zone` (s, an IANA name), `rule` (y, 0–3); each may be left out.
+    /// DailySleep's options: `TimeZone` (s, an IANA name), `Rule` (y, 0–3); each may be left out.
     public static func dailySleepOptions(timeZone: TimeZone?, rule: StatisticsRule?) -> DBusProperties {
         var options: DBusProperties = [:]
-        options["time_zone"] = timeZone.map { .string($0.identifier) }
-        options["rule"] = rule.map { .byte($0.rawValue) }
+        options[DailySleepOption.timeZone.rawValue] = timeZone.map { .string($0.identifier) }
+        options[DailySleepOption.rule.rawValue] = rule.map { .byte($0.rawValue) }
         return options
     }
 
     public static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
         var zone: TimeZone?, rule: StatisticsRule?
         for (key, value) in options {
-            switch (key, value) {
-            case let ("time_zone", .string(name)):
+            switch (DailySleepOption(rawValue: key), value) {
+            case let (.timeZone?, .string(name)):
                 guard let named = TimeZone(identifier: name) else { throw invalid("unknown time zone \"\(name)\"; use an IANA name such as Europe/Berlin") }
                 zone = named
-            case let ("rule", .byte(number)):
+            case let (.rule?, .byte(number)):
                 guard let chosen = StatisticsRule(rawValue: number) else { throw invalid("rule must be 0…3; got \(number)") }
                 rule = chosen
-            default: throw invalid("DailySleep option \"\(key)\" of type \(value.signature) is not known; options are time_zone (s), rule (y)")
+            default: throw invalid("DailySleep option \"\(key)\" of type \(value.signature) is not known; options are TimeZone (s), Rule (y)")
             }
         }
         return (zone, rule)

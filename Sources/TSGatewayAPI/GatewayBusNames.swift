@@ -113,3 +113,28 @@ extension Dictionary where Key == String, Value == DBusValue {
         set { self[key.rawValue] = newValue }
     }
 }
+
+// The keys of the `a{sv}` dictionaries of methods: PascalCase, like every other D-Bus name of
+// the API (protocol-spec/dbus-api.md, "Names").
+
+/// The options of Watch2.SyncSleep.
+public enum SyncSleepOption: String, Sendable, CaseIterable {
+    case from = "From"
+    case to = "To"
+    case reconnects = "Reconnects"
+}
+
+/// The keys of Watch2.SyncSleep's result.
+public enum SyncSleepResultKey: String, Sendable, CaseIterable {
+    case fetched = "Fetched"
+    case stored = "Stored"
+    case deletedOnWatch = "DeletedOnWatch"
+    case reconnects = "Reconnects"
+    case enqueued = "Enqueued"
+}
+
+/// The options of Watch2.DailySleep.
+public enum DailySleepOption: String, Sendable, CaseIterable {
+    case timeZone = "TimeZone"
+    case rule = "Rule"
+}
