@@ -110,6 +110,18 @@ let package = Package(
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
+            name: "TSTransportTests",
+            dependencies: ["TSModels", "TSProtocol", "TSTransport"]
+        ),
+        .testTarget(
+            name: "TSSimulatorTests",
+            dependencies: ["TSModels", "TSProtocol", "TSSimulator"]
+        ),
+        .testTarget(
+            name: "TSHCITests",
+            dependencies: ["TSHCI", "TSModels"]
+        ),
+        .testTarget(
             name: "TSStoreTests",
             dependencies: ["TSModels", "TSStore",
                            // A second SQLite connection that holds the write lock, as another process would.
@@ -119,7 +131,8 @@ let package = Package(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService"]
         ),
-        // Test helpers shared by the test targets: a private dbus-daemon, the built binary, a child process runner.
+        // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
+        // the one runner of the built `tsgateway` binary.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),
         .testTarget(
             name: "TSDBusTests",
@@ -137,11 +150,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSSnoop", "TSHCI", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSSleepTests",
-            dependencies: ["TSModels", "TSSleep"]
+            // TSTestSupport: `sleep analyze` run as a user would.
+            dependencies: ["TSTestSupport", "TSModels", "TSSleep"]
         ),
         .testTarget(
             name: "TSReportTests",
