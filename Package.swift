@@ -117,6 +117,11 @@ let package = Package(
             name: "TSSimulatorTests",
             dependencies: ["TSModels", "TSProtocol", "TSSimulator"]
         ),
+        // TSMQTT against a Mosquitto broker of the test's own (TSTestSupport's Broker).
+        .testTarget(
+            name: "TSMQTTTests",
+            dependencies: ["TSTestSupport", "TSMQTT"]
+        ),
         .testTarget(
             name: "TSHCITests",
             dependencies: ["TSHCI", "TSModels"]
