@@ -122,20 +122,15 @@ public enum HomeAssistantDiscovery {
     /// status topic (on while `online`; the last will says `offline`).
     public static func gatewayMessages(prefix: String, base: String, gatewayId: String, version: String) -> [MQTTConnection.Message] {
         let identifier = gatewayIdentifier(gatewayId: gatewayId)
-        let config: [String: Any] = [
-            "name": "Gateway",
-            "unique_id": "\(identifier)_online",
-            "object_id": "\(identifier)_online",
-            "state_topic": "\(base)/status",
-            "payload_on": "online",
-            "payload_off": "offline",
-            "device_class": "connectivity",
-            "entity_category": "diagnostic",
-            "device": ["identifiers": [identifier], "name": "tsgateway \(gatewayId)", "manufacturer": "tsgateway project",
-                       "model": "tsgateway", "sw_version": version],
-            "origin": ["name": "tsgateway", "sw_version": version],
-        ]
-        return [MQTTConnection.Message(topic: "\(prefix)/binary_sensor/\(identifier)/online/config", text: MQTTBridge.json(config), qos: 1, retain: true)]
+        let device = DiscoveryConfig.Device(identifiers: [identifier], name: "tsgateway \(gatewayId)", manufacturer: "tsgateway project",
+                                            model: "tsgateway", swVersion: version)
+        var config = DiscoveryConfig(name: "Gateway", uniqueId: "\(identifier)_online", objectId: "\(identifier)_online",
+                                     stateTopic: "\(base)/status", device: device, origin: .init(swVersion: version))
+        config.payloadOn = "online"
+        config.payloadOff = "offline"
+        config.deviceClass = "connectivity"
+        config.entityCategory = "diagnostic"
+        return [MQTTConnection.Message(topic: "\(prefix)/binary_sensor/\(identifier)/online/config", text: MQTTJSON.text(config), qos: 1, retain: true)]
     }
 
     /// Lower-case ASCII letters, digits and single underscores of `text`; `fallback` when none is left.
@@ -164,49 +159,36 @@ public enum HomeAssistantDiscovery {
     /// state document; `gatewayId`: the gateway whose device the watch hangs off.
     public static func messages(prefix: String, base: String, stateTopic: String, nightTopic: String, watchKey: String,
                                 status: WatchStatus, gatewayId: String, version: String) -> [MQTTConnection.Message] {
-        var device: [String: Any] = [
-            "identifiers": ["tsgateway_\(watchKey)"],
-            "name": status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "Watch \(status.id)",
-            "connections": [["bluetooth", status.id.lowercased()]],
-            "via_device": gatewayIdentifier(gatewayId: gatewayId),
-        ]
-        device["manufacturer"] = manufacturer(status)
-        if let info = status.info {
-            if !info.model.isEmpty { device["model"] = info.model }
-            if !info.firmware.isEmpty { device["sw_version"] = info.firmware }
-        }
+        let device = DiscoveryConfig.Device(
+            identifiers: ["tsgateway_\(watchKey)"], name: status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "Watch \(status.id)",
+            manufacturer: manufacturer(status), model: status.info.flatMap { $0.model.isEmpty ? nil : $0.model },
+            swVersion: status.info.flatMap { $0.firmware.isEmpty ? nil : $0.firmware },
+            connections: [["bluetooth", status.id.lowercased()]], viaDevice: gatewayIdentifier(gatewayId: gatewayId))
         let objectPrefix = objectPrefix(watchKey: watchKey, name: status.name)
         return entities.map { entity in
-            var config: [String: Any] = [
-                "name": entity.name,
-                "unique_id": "tsgateway_\(watchKey)_\(entity.key)",
-                "object_id": "\(objectPrefix)_\(entity.key)",
-                "state_topic": stateTopic,
-                "value_template": entity.valueTemplate,
-                "device": device,
-                "origin": ["name": "tsgateway", "sw_version": version],
-            ]
+            var config = DiscoveryConfig(name: entity.name, uniqueId: "tsgateway_\(watchKey)_\(entity.key)", objectId: "\(objectPrefix)_\(entity.key)",
+                                         stateTopic: stateTopic, valueTemplate: entity.valueTemplate, device: device, origin: .init(swVersion: version))
             if let eventTypes = entity.eventTypes {
                 // An event entity takes `event_type` (and the other keys as attributes) from each message's JSON.
-                config["state_topic"] = nightTopic
-                config["value_template"] = nil
-                config["event_types"] = eventTypes
+                config.stateTopic = nightTopic
+                config.valueTemplate = nil
+                config.eventTypes = eventTypes
             }
-            config["availability_topic"] = "\(base)/status"
-            config["payload_available"] = "online"
-            config["payload_not_available"] = "offline"
+            config.availabilityTopic = "\(base)/status"
+            config.payloadAvailable = "online"
+            config.payloadNotAvailable = "offline"
             if entity.component == "binary_sensor" {
-                config["payload_on"] = "ON"
-                config["payload_off"] = "OFF"
+                config.payloadOn = "ON"
+                config.payloadOff = "OFF"
             }
-            if let value = entity.deviceClass { config["device_class"] = value }
-            if let value = entity.unit { config["unit_of_measurement"] = value }
-            if let value = entity.stateClass { config["state_class"] = value }
-            if let value = entity.category { config["entity_category"] = value }
-            if let value = entity.icon { config["icon"] = value }
-            if let value = entity.options { config["options"] = value }
+            config.deviceClass = entity.deviceClass
+            config.unitOfMeasurement = entity.unit
+            config.stateClass = entity.stateClass
+            config.entityCategory = entity.category
+            config.icon = entity.icon
+            config.options = entity.options
             return MQTTConnection.Message(topic: "\(prefix)/\(entity.component)/tsgateway_\(watchKey)/\(entity.key)/config",
-                                          text: MQTTBridge.json(config), qos: 1, retain: true)
+                                          text: MQTTJSON.text(config), qos: 1, retain: true)
         }
     }
 }

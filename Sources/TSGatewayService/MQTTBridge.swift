@@ -41,7 +41,7 @@ public actor MQTTBridge {
     private var inFlight: [Int32: Int64] = [:]
     private var lastRefusal: String?
     /// Per watch: last night's figures and the alarm table, for the state document.
-    private var nights: [String: [String: Any]] = [:]
+    private var nights: [String: LastNightFigures] = [:]
     private var alarms: [String: [Alarm]] = [:]
     /// Per watch: the identity (name, model, firmware) its discovery configs were last published with.
     private var publishedIdentity: [String: String] = [:]
@@ -64,15 +64,6 @@ public actor MQTTBridge {
     public nonisolated func watchTopic(_ watchId: String) -> String { "\(base)/watch/\(Self.key(watchId))" }
     /// Where the night's events go, as Home Assistant's event entity reads them.
     public nonisolated func nightTopic(_ watchId: String) -> String { "\(watchTopic(watchId))/event/night" }
-
-    /// `{"event_type": "light_sleep", "time": "…", "stage"?, "alarm_slot"?}`: the key Home
-    /// Assistant's MQTT event entity takes the event from, and the details as its attributes.
-    static func nightPayload(_ night: NightEvent, time: Date) -> [String: Any] {
-        var payload: [String: Any] = ["event_type": night.name.rawValue, "time": ISO8601DateFormatter().string(from: time)]
-        if let stage = night.stage { payload["stage"] = stage.name }
-        if let slot = night.alarmSlot { payload["alarm_slot"] = slot }
-        return payload
-    }
 
     enum Signal: Sendable {
         case connected
@@ -195,7 +186,7 @@ public actor MQTTBridge {
             messages.append(MQTTConnection.Message(topic: "\(watchTopic(event.watch))/event/\(name)", text: event.json(), qos: 1, retain: false))
         }
         if case let .night(night) = event.kind {
-            messages = [MQTTConnection.Message(topic: nightTopic(event.watch), text: Self.json(Self.nightPayload(night, time: event.time)), qos: 1, retain: false)]
+            messages = [MQTTConnection.Message(topic: nightTopic(event.watch), text: MQTTJSON.text(MQTTNightMessage(night, time: event.time)), qos: 1, retain: false)]
         }
         await enqueue(messages)
         await flush()
@@ -223,46 +214,37 @@ public actor MQTTBridge {
         }
     }
 
-    /// The retained state document of a watch: flat keys, so that Home Assistant templates stay
-    /// simple, and null for what is unknown (templates read it as None).
+    /// The retained state document of a watch (`MQTTStateDocument`).
     func state(of supervisor: WatchSupervisor) async -> MQTTConnection.Message {
         let status = supervisor.status
-        var document: [String: Any] = [
-            "watch": supervisor.id,
-            "name": status.name ?? NSNull(),
-            "connected": status.connected,
-            "battery": status.batteryLevel ?? NSNull(),
-            "battery_state": status.batteryState?.rawValue ?? NSNull(),
-            "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
-            "session": status.sessionState?.rawValue ?? NSNull(),
-            "heart_rate": status.heartRate ?? NSNull(),
-            "asleep": status.sleepStage.map { $0 != .awake } ?? false,
-        ]
-        document.merge(await lastNight(of: supervisor)) { $1 }
+        let night = await lastNight(of: supervisor)
         let alarms = await alarmTable(of: supervisor)
-        document["next_alarm"] = NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) } ?? NSNull()
-        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: Self.json(document), qos: 1, retain: true)
+        let document = MQTTStateDocument(
+            watch: supervisor.id, name: status.name, connected: status.connected, battery: status.batteryLevel,
+            batteryState: status.batteryState?.rawValue, lastSync: status.lastSync.map { ISO8601DateFormatter().string(from: $0) },
+            session: status.sessionState?.rawValue, heartRate: status.heartRate, asleep: status.sleepStage.map { $0 != .awake } ?? false,
+            nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night)
+        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: MQTTJSON.text(document), qos: 1, retain: true)
     }
 
     /// Last night's figures, computed from the store when a sync brings records (not at every event).
-    private func lastNight(of supervisor: WatchSupervisor) async -> [String: Any] {
+    private func lastNight(of supervisor: WatchSupervisor) async -> LastNightFigures {
         if let cached = nights[supervisor.id] { return cached }
         let clock = LocalDayClock(timeZone: timeZone)
         let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
         let before = clock.adding(days: -2, to: today)
-        var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes",
-                                                                       "night_efficiency", "night_heart_rate", "naps", "nap_minutes"].map { ($0, NSNull()) })
+        var figures = LastNightFigures()
         if let report = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
            let night = report.days.last(where: { !$0.nightSleeps.isEmpty }) {
-            figures["night_date"] = night.date.description
-            figures["night_sleep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
-            figures["night_quality"] = Int(night.dailySummary.qualityScore)
-            figures["night_deep_share"] = Int(night.dailySummary.deepSleepPercentage)
-            figures["night_deep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
-            figures["night_efficiency"] = SleepEfficiency.percent(of: night.nightSleeps)
-            if let heartRate = night.nightHeartRate { figures["night_heart_rate"] = heartRate.average }
-            figures["naps"] = night.validNaps.count
-            figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
+            figures.date = night.date.description
+            figures.sleepMinutes = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
+            figures.quality = Int(night.dailySummary.qualityScore)
+            figures.deepShare = Int(night.dailySummary.deepSleepPercentage)
+            figures.deepMinutes = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
+            figures.efficiency = SleepEfficiency.percent(of: night.nightSleeps)
+            figures.heartRate = night.nightHeartRate?.average
+            figures.naps = night.validNaps.count
+            figures.napMinutes = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }
         nights[supervisor.id] = figures
         return figures
@@ -274,11 +256,6 @@ public actor MQTTBridge {
         let table = (try? await store.alarmHistory(watch: supervisor.id).last?.alarms) ?? []
         alarms[supervisor.id] = table
         return table
-    }
-
-    static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
     }
 
     static func localISO(_ date: Date, _ zone: TimeZone) -> String {
@@ -332,12 +309,10 @@ public actor MQTTBridge {
         guard parts.count == 3, parts[1] == "command", parts[2] != "reply" else { return }
         let key = parts[0], name = parts[2]
         let replyTopic = "\(base)/watch/\(key)/command/reply"
-        let body = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
-        let id = body?["id"].map { "\($0)" }
+        let id = (try? JSONDecoder().decode(MQTTCommandEnvelope.self, from: Data(message.payload)))?.id?.text
         func reply(_ error: String?) async {
-            var answer: [String: Any] = ["command": name, "ok": error == nil, "id": id ?? NSNull()]
-            if let error { answer["error"] = error }
-            await enqueue([MQTTConnection.Message(topic: replyTopic, text: Self.json(answer), qos: 1, retain: false)])
+            let answer = MQTTCommandReply(id: id, command: name, ok: error == nil, error: error)
+            await enqueue([MQTTConnection.Message(topic: replyTopic, text: MQTTJSON.text(answer), qos: 1, retain: false)])
             await flush()
         }
         guard let supervisor = supervisors.first(where: { Self.key($0.id) == key }) else {
