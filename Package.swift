@@ -70,12 +70,15 @@ let package = Package(
             "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
+        // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
+        .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
-        // D-Bus service that exposes them, its client for the CLI, the YAML configuration, the MQTT bridge.
+        // D-Bus service that exposes them (its API and client are TSGatewayAPI), the YAML configuration, the MQTT bridge.
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSBlueZ", "TSDBus", "TSMQTT",
+                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,16 +88,16 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayService", "TSSnoop", "TSHCI",
+                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The D-Bus benchmarks need TSDBus and CDBus; the protocol, sleep and sync ones need no D-Bus.
+        // The D-Bus benchmarks need TSDBus and CDBus (and the daemon's names from TSGatewayAPI); the protocol, sleep and sync ones need no D-Bus.
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -118,6 +121,23 @@ let package = Package(
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
+            name: "TSTransportTests",
+            dependencies: ["TSModels", "TSProtocol", "TSTransport"]
+        ),
+        .testTarget(
+            name: "TSSimulatorTests",
+            dependencies: ["TSModels", "TSProtocol", "TSSimulator"]
+        ),
+        // TSMQTT against a Mosquitto broker of the test's own (TSTestSupport's Broker).
+        .testTarget(
+            name: "TSMQTTTests",
+            dependencies: ["TSTestSupport", "TSMQTT"]
+        ),
+        .testTarget(
+            name: "TSHCITests",
+            dependencies: ["TSHCI", "TSModels"]
+        ),
+        .testTarget(
             name: "TSStoreTests",
             dependencies: ["TSModels", "TSStore",
                            // A second SQLite connection that holds the write lock, as another process would.
@@ -127,7 +147,8 @@ let package = Package(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService"]
         ),
-        // Test helpers shared by the test targets: a private dbus-daemon, the built binary, a child process runner.
+        // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
+        // the one runner of the built `tsgateway` binary.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),
         .testTarget(
             name: "TSDBusTests",
@@ -141,11 +162,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSSnoop", "TSHCI", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSQRingTests",
@@ -153,7 +174,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSleepTests",
-            dependencies: ["TSModels", "TSSleep"]
+            // TSTestSupport: `sleep analyze` run as a user would.
+            dependencies: ["TSTestSupport", "TSModels", "TSSleep"]
         ),
         .testTarget(
             name: "TSReportTests",

@@ -88,7 +88,7 @@ public enum SleepNightUpload {
 
     /// The request body of one night. Times are RFC 3339 in UTC, `date` is the night's
     /// belonging date in the analysis zone, minutes are rounded to the nearest minute,
-    /// `sleep_efficiency` is total sleep / time in bed in percent (two decimals), `heart_rate`
+    /// `sleep_efficiency` is `SleepEfficiency.percent` (whole percent), `heart_rate`
     /// the night's `heartRate` (left out when it has none).
     public static func payload(night: SleepSegment, date: LocalDate, watchId: String) throws -> String {
         let inBed = night.summary.end - night.summary.start
@@ -98,7 +98,7 @@ public enum SleepNightUpload {
             date: date.description,
             time_in_bed_minutes: minutes(inBed),
             total_sleep_minutes: minutes(night.summary.totalSleepDuration),
-            sleep_efficiency: inBed > 0 ? (Double(night.summary.totalSleepDuration) / Double(inBed) * 10_000).rounded() / 100 : 0,
+            sleep_efficiency: Double(SleepEfficiency.percent(asleep: night.summary.totalSleepDuration, inBed: inBed)),
             source: "tsgateway",
             source_id: sourceId(watchId: watchId, night: night),
             device_id: watchId,

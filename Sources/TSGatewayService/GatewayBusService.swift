@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSDBus
+import TSGatewayAPI
 import TSDevice
 import TSModels
 import TSSleep
@@ -14,7 +15,6 @@ public final class GatewayBusService: Sendable {
     public let connection: BusConnection
     let supervisors: [WatchSupervisor]
     let logger: Logger
-    public static let version = "0.3.0"
 
     public init(connection: BusConnection, supervisors: [WatchSupervisor], logger: Logger) {
         self.connection = connection
@@ -47,40 +47,37 @@ public final class GatewayBusService: Sendable {
         let path = GatewayBusAPI.path(forWatch: event.watch)
         let watchInterface = GatewayBusAPI.watchInterface
         do {
-            try connection.emitSignal(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: "Event", [.string(event.json())])
+            try connection.emitSignal(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: GatewaySignal.event.rawValue, [.string(event.json())])
             switch event.kind {
             case let .connection(connected, reason):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "ConnectionChanged", [.boolean(connected), .string(reason ?? "")])
-                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["Connected": .boolean(connected)])
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.connectionChanged.rawValue, [.boolean(connected), .string(reason ?? "")])
+                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: [WatchStatusKey.connected.rawValue: .boolean(connected)])
             case let .alarmsChanged(alarms, origin):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "AlarmsChanged", [.string(try GatewayBusAPI.json(alarms)), .string(origin.rawValue)])
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.alarmsChanged.rawValue, [.string(try GatewayBusAPI.json(alarms)), .string(origin.rawValue)])
             case let .sleepSynced(fetched, stored):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "SleepSynced",
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.sleepSynced.rawValue,
                                           [.uint32(UInt32(clamping: fetched)), .uint32(UInt32(clamping: stored))])
-                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["LastSync": .int64(Int64(event.time.timeIntervalSince1970))])
+                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: [WatchStatusKey.lastSync.rawValue: .int64(Int64(event.time.timeIntervalSince1970))])
             case let .battery(level):
-                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["BatteryLevel": .byte(UInt8(clamping: level))])
+                try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: [WatchStatusKey.batteryLevel.rawValue: .byte(UInt8(clamping: level))])
             case let .night(night):
-                var details: DBusProperties = [:]
-                details["Stage"] = night.stage.map { .string($0.name) }
-                details["AlarmSlot"] = night.alarmSlot.map { .byte(UInt8(clamping: $0)) }
-                try connection.emitSignal(path: path, interface: watchInterface, member: "Night",
-                                          [.string(night.name.rawValue), .int64(Int64(event.time.timeIntervalSince1970)), .properties(details)])
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.night.rawValue,
+                                          [.string(night.name.rawValue), .int64(Int64(event.time.timeIntervalSince1970)), .properties(GatewayBusAPI.details(night))])
             case let .smartWake(slot, alarmTime, outcome, stage):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "SmartWake",
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.smartWake.rawValue,
                                           [.byte(UInt8(clamping: slot)), .int64(Int64(alarmTime.timeIntervalSince1970)), .string(outcome.rawValue), .string(stage?.name ?? "")])
             case let .heartRate(sample):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "HeartRate", [.properties(GatewayBusAPI.dictionary(sample))])
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.heartRate.rawValue, [.properties(GatewayBusAPI.dictionary(sample))])
             case let .liveStage(stage, kind):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "LiveStage",
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.liveStage.rawValue,
                                           [.string(kind.rawValue), .string(stage.name), .int64(Int64(event.time.timeIntervalSince1970))])
             case .fellAsleep, .wokeUp:
                 break
             case let .session(change, session, _):
-                try connection.emitSignal(path: path, interface: watchInterface, member: "SessionChanged",
+                try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.sessionChanged.rawValue,
                                           [.string(change.rawValue), .string(try GatewayBusAPI.json(session))])
                 if let state = WatchStatus.sessionState(session) {
-                    try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: ["SessionState": .string(state.rawValue)])
+                    try connection.emitPropertiesChanged(path: path, interface: watchInterface, changed: [WatchStatusKey.sessionState.rawValue: .string(state.rawValue)])
                 }
             }
         } catch {
@@ -95,17 +92,17 @@ public final class GatewayBusService: Sendable {
         return DBusInterface(
             GatewayBusAPI.gatewayInterface,
             methods: [
-                DBusMethod("ListWatches", out: "aa{sv}", results: ["watches"]) { _, _ in
+                DBusMethod(GatewayMethod.listWatches.rawValue, out: "aa{sv}", results: ["watches"]) { _, _ in
                     [.array(element: "a{sv}", supervisors.map { .properties(GatewayBusAPI.dictionary($0.status)) })]
                 },
             ],
             properties: [
-                DBusProperty("Version", "s") { .string(Self.version) },
-                DBusProperty("ApiVersion", "u") { .uint32(GatewayBusAPI.apiVersion) },
-                DBusProperty("Watches", "ao") { .array(element: "o", supervisors.map { .objectPath(GatewayBusAPI.path(forWatch: $0.id)) }) },
+                DBusProperty(GatewayProperty.version.rawValue, "s") { .string(GatewayVersion.current) },
+                DBusProperty(GatewayProperty.apiVersion.rawValue, "u") { .uint32(GatewayBusAPI.apiVersion) },
+                DBusProperty(GatewayProperty.watches.rawValue, "ao") { .array(element: "o", supervisors.map { .objectPath(GatewayBusAPI.path(forWatch: $0.id)) }) },
             ],
-            signals: [(name: "Event", signature: "s")],
-            signalArgumentNames: ["Event": ["event_json"]])
+            signals: GatewaySignal.allCases.map { (name: $0.rawValue, signature: $0.arguments.map(\.type).joined()) },
+            signalArgumentNames: Dictionary(uniqueKeysWithValues: GatewaySignal.allCases.map { ($0.rawValue, $0.arguments.map(\.name)) }))
     }
 
     func watchInterface(_ supervisor: WatchSupervisor) -> DBusInterface {
@@ -117,47 +114,47 @@ public final class GatewayBusService: Sendable {
             }
         }
         /// One property of the status, read from the same dictionary GetInfo answers with.
-        func property(_ name: String, _ signature: String) -> DBusProperty {
-            DBusProperty(name, signature, optional: { GatewayBusAPI.dictionary(supervisor.status)[name] })
+        func property(_ key: WatchStatusKey) -> DBusProperty {
+            DBusProperty(key.rawValue, key.signature, optional: { GatewayBusAPI.dictionary(supervisor.status)[key] })
         }
         return DBusInterface(
             GatewayBusAPI.watchInterface,
             methods: [
-                DBusMethod("GetInfo", out: "a{sv}", results: ["status"], call { _ in
+                DBusMethod(WatchMethod.getInfo.rawValue, out: "a{sv}", results: ["status"], call { _ in
                     _ = try await supervisor.battery()
                     return [.properties(GatewayBusAPI.dictionary(supervisor.status))]
                 }),
-                DBusMethod("GetAlarms", out: "s", results: ["alarms_json"], call { _ in
+                DBusMethod(WatchMethod.getAlarms.rawValue, out: "s", results: ["alarms_json"], call { _ in
                     [.string(try GatewayBusAPI.json(try await supervisor.alarms()))]
                 }),
-                DBusMethod("SetAlarms", in: "s", names: ["alarms_json"], call { arguments in
+                DBusMethod(WatchMethod.setAlarms.rawValue, in: "s", names: ["alarms_json"], call { arguments in
                     try await supervisor.setAlarms(try AlarmJSON.table(from: (arguments[0].stringValue ?? "").utf8))
                     return []
                 }),
-                DBusMethod("GetMonitor", in: "s", out: "s", names: ["type"], results: ["config_json"], call { arguments in
+                DBusMethod(WatchMethod.getMonitor.rawValue, in: "s", out: "s", names: ["type"], results: ["config_json"], call { arguments in
                     let name = arguments[0].stringValue ?? ""
                     guard let type = MonitorType(name: name) else {
                         throw GatewayBusAPI.invalid("unknown monitor type \"\(name)\"; one of \(MonitorType.allCases.map(\.name).joined(separator: ", "))")
                     }
                     return [.string(try GatewayBusAPI.json(try await supervisor.monitorConfig(type)))]
                 }),
-                DBusMethod("SetMonitor", in: "s", names: ["config_json"], call { arguments in
+                DBusMethod(WatchMethod.setMonitor.rawValue, in: "s", names: ["config_json"], call { arguments in
                     try await supervisor.setMonitorConfig(try GatewayBusAPI.decode(MonitorConfig.self, json: arguments[0].stringValue ?? ""))
                     return []
                 }),
-                DBusMethod("SyncSleep", in: "a{sv}", out: "a{sv}", names: ["options"], results: ["result"], call { arguments in
+                DBusMethod(WatchMethod.syncSleep.rawValue, in: "a{sv}", out: "a{sv}", names: ["options"], results: ["result"], call { arguments in
                     let request = try GatewayBusAPI.syncRequest(arguments[0].propertiesValue ?? [:])
                     let report = try await supervisor.syncSleep(request) { progress in
-                        try? connection.emitSignal(path: path, interface: GatewayBusAPI.watchInterface, member: "SyncProgress",
+                        try? connection.emitSignal(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.syncProgress.rawValue,
                                                    [.uint32(UInt32(clamping: progress.received)), .uint32(UInt32(clamping: progress.total))])
                     }
                     return [.properties(GatewayBusAPI.dictionary(SyncResult(report)))]
                 }),
-                DBusMethod("SyncTime", call { _ in
+                DBusMethod(WatchMethod.syncTime.rawValue, call { _ in
                     try await supervisor.syncTime()
                     return []
                 }),
-                DBusMethod("DailySleep", in: "ssa{sv}", out: "s", names: ["first_date", "last_date", "options"], results: ["report_json"], call { arguments in
+                DBusMethod(WatchMethod.dailySleep.rawValue, in: "ssa{sv}", out: "s", names: ["first_date", "last_date", "options"], results: ["report_json"], call { arguments in
                     let firstText = arguments[0].stringValue ?? "", lastText = arguments[1].stringValue ?? ""
                     guard let first = LocalDate(firstText), let last = LocalDate(lastText), first <= last else {
                         throw GatewayBusAPI.invalid("DailySleep needs two dates YYYY-MM-DD, the first not after the second; got \"\(firstText)\", \"\(lastText)\"")
@@ -165,7 +162,7 @@ public final class GatewayBusService: Sendable {
                     let (zone, rule) = try GatewayBusAPI.dailySleepOptions(arguments[2].propertiesValue ?? [:])
                     return [.string(try GatewayBusAPI.json(try await supervisor.dailySleep(first: first, last: last, timeZone: zone, rule: rule)))]
                 }),
-                DBusMethod("SetSmartWake", in: "yq", names: ["slot", "minutes"], call { arguments in
+                DBusMethod(WatchMethod.setSmartWake.rawValue, in: "yq", names: ["slot", "minutes"], call { arguments in
                     let slot = Int(arguments[0].byteValue ?? 0), minutes = Int(arguments[1].uint16Value ?? 0)
                     guard minutes <= GatewayBusAPI.maxGatewaySmartWindow else {
                         throw GatewayBusAPI.invalid("a gateway smart window is at most \(GatewayBusAPI.maxGatewaySmartWindow) minutes (the watch's RING covers no more), got \(minutes)")
@@ -173,45 +170,20 @@ public final class GatewayBusService: Sendable {
                     try await supervisor.setSmartWakeWindow(slot: slot, minutes: minutes)
                     return []
                 }),
-                DBusMethod("GetSmartWake", out: "a{yq}", results: ["windows"], call { _ in
+                DBusMethod(WatchMethod.getSmartWake.rawValue, out: "a{yq}", results: ["windows"], call { _ in
                     let windows = try await supervisor.smartWakeWindows()
                     return [.dictionary(key: "y", value: "q", windows.sorted { $0.key < $1.key }.map { DBusDictEntry(key: .byte(UInt8(clamping: $0.key)), value: .uint16(UInt16(clamping: $0.value))) })]
                 }),
-                DBusMethod("GetSession", out: "s", results: ["session_json"], call { _ in
+                DBusMethod(WatchMethod.getSession.rawValue, out: "s", results: ["session_json"], call { _ in
                     let session = try await supervisor.sessions.latest()
                     var stages: [LiveStageRecord] = []
                     if let session { stages = try await supervisor.store.liveStages(session: session.id) }
                     return [.string(try GatewayBusAPI.json(SessionReport(watch: supervisor.id, session: session, stages: stages)))]
                 }),
             ],
-            properties: [
-                property("Address", "s"), property("Name", "s"), property("Simulated", "b"), property("Connected", "b"),
-                property("Syncing", "b"), property("BatteryLevel", "y"), property("BatteryState", "s"), property("LastSync", "x"),
-                property("Model", "s"), property("Firmware", "s"), property("Capabilities", "a{sv}"), property("LastError", "s"),
-                property("SessionState", "s"), property("Services", "as"), property("DeviceInformation", "a{sv}"),
-            ],
-            signals: [
-                (name: "AlarmsChanged", signature: "ss"),
-                (name: "SleepSynced", signature: "uu"),
-                (name: "SyncProgress", signature: "uu"),
-                (name: "ConnectionChanged", signature: "bs"),
-                (name: "LiveStage", signature: "ssx"),
-                (name: "SessionChanged", signature: "ss"),
-                (name: "HeartRate", signature: "a{sv}"),
-                (name: "Night", signature: "sxa{sv}"),
-                (name: "SmartWake", signature: "yxss"),
-            ],
-            signalArgumentNames: [
-                "AlarmsChanged": ["alarms_json", "origin"],
-                "SleepSynced": ["fetched", "stored"],
-                "SyncProgress": ["received", "total"],
-                "ConnectionChanged": ["connected", "reason"],
-                "LiveStage": ["kind", "stage", "time_unix"],
-                "SessionChanged": ["change", "session_json"],
-                "HeartRate": ["sample"],
-                "Night": ["event", "time_unix", "details"],
-                "SmartWake": ["slot", "alarm_time_unix", "outcome", "stage"],
-            ])
+            properties: WatchStatusKey.properties.map(property),
+            signals: WatchSignal.allCases.map { (name: $0.rawValue, signature: $0.arguments.map(\.type).joined()) },
+            signalArgumentNames: Dictionary(uniqueKeysWithValues: WatchSignal.allCases.map { ($0.rawValue, $0.arguments.map(\.name)) }))
     }
 
 }

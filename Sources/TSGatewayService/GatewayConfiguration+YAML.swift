@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSModels
+import TSGatewayAPI
 import TSSimulator
 import TSWatchService
 import Yams
@@ -292,9 +293,10 @@ private struct Reader {
         var address: String
         if let node = entries["address"]?.value {
             address = try string(node, "address")
-            guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+            guard let parsed = BluetoothAddress(address) else {
                 throw fail(node, "address \"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF (find it with `tsgateway scan`)")
             }
+            address = parsed.description
         } else if simulated {
             address = String(format: "00:00:5E:00:54:%02X", simulatedIndex)
         } else {

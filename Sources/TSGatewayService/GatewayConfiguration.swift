@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSGatewayAPI
 import TSSimulator
 import TSWatchService
 

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import TSBlueZ
 import TSBlueZTransport
 import TSDBus
+import TSGatewayAPI
 import TSDevice
 import TSModels
 import TSSimulator

@@ -1,15 +1,23 @@
 import Foundation
 import TSModels
+import TSGatewayAPI
 import TSMQTT
 
 /// Home Assistant MQTT discovery for the watches a gateway serves: one retained config per
 /// entity, all on one device per watch, every entity reading the watch's retained state document.
+/// The gateway is a device of its own (with a connectivity entity on its status topic), and each
+/// watch's device hangs off it (`via_device`).
 ///
 /// Home Assistant validates every config against its schema and refuses the whole message when
 /// one value is wrong; a JSON null is never a valid value (it reads as "string value is None"),
 /// so a key whose value is not known is left out, never sent as null. The device block carries
-/// the watch's model and firmware once the watch has reported them (`identity` changes, and the
-/// bridge publishes again).
+/// what the watch says of itself (manufacturer from its Device Information, model, firmware);
+/// the bridge publishes a watch's discovery once that is known, and again when it changes
+/// (`identity`).
+///
+/// A value of the state document that is not known yet (null) renders as "None" in a value
+/// template, which Home Assistant shows as unknown; unavailable stays what it means there: the
+/// gateway is offline.
 public enum HomeAssistantDiscovery {
     /// One Home Assistant entity of a watch.
     public struct Entity: Sendable, Hashable {
@@ -29,9 +37,6 @@ public enum HomeAssistantDiscovery {
         public var icon: String?
         /// The states of an `enum` sensor.
         public var options: [String]?
-        /// A timestamp or date that may be null in the state document: the entity is unavailable
-        /// while it is (Home Assistant 2024.3 reads "None" as an invalid timestamp and warns).
-        public var availableWhenSet = false
         /// The event types of an `event` entity.
         public var eventTypes: [String]?
     }
@@ -47,20 +52,20 @@ public enum HomeAssistantDiscovery {
                deviceClass: "battery", unit: "%", stateClass: "measurement", category: "diagnostic"),
         Entity(component: "sensor", key: "battery_state", name: "Battery state", field: "battery_state",
                valueTemplate: "{{ value_json.battery_state or 'unknown' }}",
-               deviceClass: "enum", category: "diagnostic", icon: "mdi:battery-charging",
+               deviceClass: "enum", category: "diagnostic", icon: "mdi:battery",
                options: BatteryState.allCases.map(\.rawValue)),
         Entity(component: "binary_sensor", key: "connected", name: "Connected", field: "connected",
                valueTemplate: "{{ 'ON' if value_json.connected else 'OFF' }}",
                deviceClass: "connectivity", category: "diagnostic"),
         Entity(component: "sensor", key: "last_sync", name: "Last sync", field: "last_sync",
                valueTemplate: "{{ value_json.last_sync }}",
-               deviceClass: "timestamp", category: "diagnostic", icon: "mdi:cloud-sync", availableWhenSet: true),
+               deviceClass: "timestamp", category: "diagnostic", icon: "mdi:cloud-sync"),
         Entity(component: "sensor", key: "night_sleep", name: "Last night sleep", field: "night_sleep_minutes",
                valueTemplate: "{{ value_json.night_sleep_minutes }}",
                deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:sleep"),
         Entity(component: "sensor", key: "night_date", name: "Last night date", field: "night_date",
                valueTemplate: "{{ value_json.night_date }}",
-               deviceClass: "date", icon: "mdi:calendar-moon", availableWhenSet: true),
+               deviceClass: "date", icon: "mdi:calendar-moon"),
         Entity(component: "sensor", key: "night_quality", name: "Sleep quality", field: "night_quality",
                valueTemplate: "{{ value_json.night_quality }}",
                unit: "points", stateClass: "measurement", icon: "mdi:star-half-full"),
@@ -75,10 +80,10 @@ public enum HomeAssistantDiscovery {
                deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:bed-clock"),
         Entity(component: "sensor", key: "next_alarm", name: "Next alarm", field: "next_alarm",
                valueTemplate: "{{ value_json.next_alarm }}",
-               deviceClass: "timestamp", icon: "mdi:alarm", availableWhenSet: true),
+               deviceClass: "timestamp", icon: "mdi:alarm"),
         Entity(component: "sensor", key: "heart_rate", name: "Heart rate", field: "heart_rate",
                valueTemplate: "{{ value_json.heart_rate }}",
-               unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse", availableWhenSet: true),
+               unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse"),
         Entity(component: "sensor", key: "night_deep_minutes", name: "Deep sleep", field: "night_deep_minutes",
                valueTemplate: "{{ value_json.night_deep_minutes }}",
                deviceClass: "duration", unit: "min", stateClass: "measurement", icon: "mdi:power-sleep"),
@@ -87,7 +92,7 @@ public enum HomeAssistantDiscovery {
                unit: "%", stateClass: "measurement", icon: "mdi:percent"),
         Entity(component: "sensor", key: "night_heart_rate", name: "Night heart rate", field: "night_heart_rate",
                valueTemplate: "{{ value_json.night_heart_rate }}",
-               unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse", availableWhenSet: true),
+               unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse"),
         Entity(component: "binary_sensor", key: "asleep", name: "Asleep", field: "asleep",
                valueTemplate: "{{ 'ON' if value_json.asleep else 'OFF' }}", icon: "mdi:sleep"),
         Entity(component: "event", key: "night", name: "Night", field: "event_type", valueTemplate: "",
@@ -99,15 +104,39 @@ public enum HomeAssistantDiscovery {
 
     /// What the device block says of a watch; discovery is published again when it changes.
     public static func identity(_ status: WatchStatus) -> String {
-        [status.name ?? "", status.info?.model ?? "", status.info?.firmware ?? ""].joined(separator: "\u{1F}")
+        [status.name ?? "", manufacturer(status) ?? "", status.info?.model ?? "", status.info?.firmware ?? ""].joined(separator: "\u{1F}")
     }
 
-    /// The first part of the entity ids Home Assistant gives a watch's entities: from the watch's
-    /// configured name when it has one that makes an id (`bedroom` → `tsgateway_bedroom`), from its
-    /// address otherwise. Lower-case ASCII letters, digits and single underscores only.
-    public static func objectPrefix(watchKey: String, name: String?) -> String {
+    /// Who made the watch, as its Device Information says; nil when it has not said (a watch
+    /// without Device Information, or one not reached yet).
+    public static func manufacturer(_ status: WatchStatus) -> String? {
+        status.info?.standard?.manufacturer.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The identifier of the gateway's own device, which every watch's device names as `via_device`.
+    public static func gatewayIdentifier(gatewayId: String) -> String {
+        "tsgateway_gateway_" + slug(gatewayId, orElse: "default")
+    }
+
+    /// The retained config of the gateway's device: one connectivity entity on the gateway's
+    /// status topic (on while `online`; the last will says `offline`).
+    public static func gatewayMessages(prefix: String, base: String, gatewayId: String, version: String) -> [MQTTConnection.Message] {
+        let identifier = gatewayIdentifier(gatewayId: gatewayId)
+        let device = DiscoveryConfig.Device(identifiers: [identifier], name: "tsgateway \(gatewayId)", manufacturer: "tsgateway project",
+                                            model: "tsgateway", swVersion: version)
+        var config = DiscoveryConfig(name: "Gateway", uniqueId: "\(identifier)_online", objectId: "\(identifier)_online",
+                                     stateTopic: "\(base)/status", device: device, origin: .init(swVersion: version))
+        config.payloadOn = "online"
+        config.payloadOff = "offline"
+        config.deviceClass = "connectivity"
+        config.entityCategory = "diagnostic"
+        return [MQTTConnection.Message(topic: "\(prefix)/binary_sensor/\(identifier)/online/config", text: MQTTJSON.text(config), qos: 1, retain: true)]
+    }
+
+    /// Lower-case ASCII letters, digits and single underscores of `text`; `fallback` when none is left.
+    static func slug(_ text: String, orElse fallback: String) -> String {
         var slug = ""
-        for scalar in (name ?? "").lowercased().unicodeScalars {
+        for scalar in text.lowercased().unicodeScalars {
             if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) {
                 slug.unicodeScalars.append(scalar)
             } else if !slug.isEmpty, !slug.hasSuffix("_") {
@@ -115,65 +144,51 @@ public enum HomeAssistantDiscovery {
             }
         }
         while slug.hasSuffix("_") { slug.removeLast() }
-        return "tsgateway_" + (slug.isEmpty ? watchKey : slug)
+        return slug.isEmpty ? fallback : slug
+    }
+
+    /// The first part of the entity ids Home Assistant gives a watch's entities: from the watch's
+    /// configured name when it has one that makes an id (`bedroom` → `tsgateway_bedroom`), from its
+    /// address otherwise. Lower-case ASCII letters, digits and single underscores only.
+    public static func objectPrefix(watchKey: String, name: String?) -> String {
+        "tsgateway_" + slug(name ?? "", orElse: watchKey)
     }
 
     /// The retained config messages of one watch. `prefix`: the discovery prefix; `base`: the
     /// gateway's topic base (its `status` is the availability topic); `stateTopic`: the watch's
-    /// state document.
+    /// state document; `gatewayId`: the gateway whose device the watch hangs off.
     public static func messages(prefix: String, base: String, stateTopic: String, nightTopic: String, watchKey: String,
-                                status: WatchStatus, version: String) -> [MQTTConnection.Message] {
-        var device: [String: Any] = [
-            "identifiers": ["tsgateway_\(watchKey)"],
-            "name": status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "TopStep watch \(status.id)",
-            "manufacturer": "TopStep",
-            "connections": [["bluetooth", status.id.lowercased()]],
-        ]
-        if let info = status.info {
-            if !info.model.isEmpty { device["model"] = info.model }
-            if !info.firmware.isEmpty { device["sw_version"] = info.firmware }
-        }
+                                status: WatchStatus, gatewayId: String, version: String) -> [MQTTConnection.Message] {
+        let device = DiscoveryConfig.Device(
+            identifiers: ["tsgateway_\(watchKey)"], name: status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "Watch \(status.id)",
+            manufacturer: manufacturer(status), model: status.info.flatMap { $0.model.isEmpty ? nil : $0.model },
+            swVersion: status.info.flatMap { $0.firmware.isEmpty ? nil : $0.firmware },
+            connections: [["bluetooth", status.id.lowercased()]], viaDevice: gatewayIdentifier(gatewayId: gatewayId))
         let objectPrefix = objectPrefix(watchKey: watchKey, name: status.name)
         return entities.map { entity in
-            var config: [String: Any] = [
-                "name": entity.name,
-                "unique_id": "tsgateway_\(watchKey)_\(entity.key)",
-                "object_id": "\(objectPrefix)_\(entity.key)",
-                "state_topic": stateTopic,
-                "value_template": entity.valueTemplate,
-                "device": device,
-                "origin": ["name": "tsgateway", "sw_version": version],
-            ]
+            var config = DiscoveryConfig(name: entity.name, uniqueId: "tsgateway_\(watchKey)_\(entity.key)", objectId: "\(objectPrefix)_\(entity.key)",
+                                         stateTopic: stateTopic, valueTemplate: entity.valueTemplate, device: device, origin: .init(swVersion: version))
             if let eventTypes = entity.eventTypes {
                 // An event entity takes `event_type` (and the other keys as attributes) from each message's JSON.
-                config["state_topic"] = nightTopic
-                config["value_template"] = nil
-                config["event_types"] = eventTypes
+                config.stateTopic = nightTopic
+                config.valueTemplate = nil
+                config.eventTypes = eventTypes
             }
-            if entity.availableWhenSet {
-                config["availability"] = [
-                    ["topic": "\(base)/status", "payload_available": "online", "payload_not_available": "offline"],
-                    ["topic": stateTopic, "value_template": "{{ 'online' if value_json.\(entity.field) else 'offline' }}",
-                     "payload_available": "online", "payload_not_available": "offline"],
-                ]
-                config["availability_mode"] = "all"
-            } else {
-                config["availability_topic"] = "\(base)/status"
-                config["payload_available"] = "online"
-                config["payload_not_available"] = "offline"
-            }
+            config.availabilityTopic = "\(base)/status"
+            config.payloadAvailable = "online"
+            config.payloadNotAvailable = "offline"
             if entity.component == "binary_sensor" {
-                config["payload_on"] = "ON"
-                config["payload_off"] = "OFF"
+                config.payloadOn = "ON"
+                config.payloadOff = "OFF"
             }
-            if let value = entity.deviceClass { config["device_class"] = value }
-            if let value = entity.unit { config["unit_of_measurement"] = value }
-            if let value = entity.stateClass { config["state_class"] = value }
-            if let value = entity.category { config["entity_category"] = value }
-            if let value = entity.icon { config["icon"] = value }
-            if let value = entity.options { config["options"] = value }
+            config.deviceClass = entity.deviceClass
+            config.unitOfMeasurement = entity.unit
+            config.stateClass = entity.stateClass
+            config.entityCategory = entity.category
+            config.icon = entity.icon
+            config.options = entity.options
             return MQTTConnection.Message(topic: "\(prefix)/\(entity.component)/tsgateway_\(watchKey)/\(entity.key)/config",
-                                          text: MQTTBridge.json(config), qos: 1, retain: true)
+                                          text: MQTTJSON.text(config), qos: 1, retain: true)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSGatewayAPI
 import TSStore
 
 /// The live sleep session of one watch, from its LIVE_STAGE events: a session opens when the

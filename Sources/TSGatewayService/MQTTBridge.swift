@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSDevice
+import TSGatewayAPI
 import TSModels
 import TSMQTT
 import TSSleep
@@ -23,9 +24,11 @@ import TSWatchService
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
 ///   P/watch/W/command/reply                {"id", "command", "ok", "error"?}
-///   DISCOVERY/sensor|binary_sensor/tsgateway_W/NAME/config   (retained; again when the watch's
-///                                          model or firmware becomes known or changes, and when
-///                                          DISCOVERY/status says online: Home Assistant's birth)
+///   DISCOVERY/sensor|binary_sensor|event/tsgateway_W/NAME/config   (retained; once the watch has
+///                                          said what it is (now or in an earlier run), again when
+///                                          that changes, and when DISCOVERY/status says online:
+///                                          Home Assistant's birth)
+///   DISCOVERY/binary_sensor/tsgateway_gateway_G/online/config   the gateway's own device
 public actor MQTTBridge {
     let settings: GatewayConfiguration.MQTTSettings
     let store: GatewayStore
@@ -38,7 +41,7 @@ public actor MQTTBridge {
     private var inFlight: [Int32: Int64] = [:]
     private var lastRefusal: String?
     /// Per watch: last night's figures and the alarm table, for the state document.
-    private var nights: [String: [String: Any]] = [:]
+    private var nights: [String: LastNightFigures] = [:]
     private var alarms: [String: [Alarm]] = [:]
     /// Per watch: the identity (name, model, firmware) its discovery configs were last published with.
     private var publishedIdentity: [String: String] = [:]
@@ -61,15 +64,6 @@ public actor MQTTBridge {
     public nonisolated func watchTopic(_ watchId: String) -> String { "\(base)/watch/\(Self.key(watchId))" }
     /// Where the night's events go, as Home Assistant's event entity reads them.
     public nonisolated func nightTopic(_ watchId: String) -> String { "\(watchTopic(watchId))/event/night" }
-
-    /// `{"event_type": "light_sleep", "time": "…", "stage"?, "alarm_slot"?}`: the key Home
-    /// Assistant's MQTT event entity takes the event from, and the details as its attributes.
-    static func nightPayload(_ night: NightEvent, time: Date) -> [String: Any] {
-        var payload: [String: Any] = ["event_type": night.name.rawValue, "time": ISO8601DateFormatter().string(from: time)]
-        if let stage = night.stage { payload["stage"] = stage.name }
-        if let slot = night.alarmSlot { payload["alarm_slot"] = slot }
-        return payload
-    }
 
     enum Signal: Sendable {
         case connected
@@ -192,7 +186,7 @@ public actor MQTTBridge {
             messages.append(MQTTConnection.Message(topic: "\(watchTopic(event.watch))/event/\(name)", text: event.json(), qos: 1, retain: false))
         }
         if case let .night(night) = event.kind {
-            messages = [MQTTConnection.Message(topic: nightTopic(event.watch), text: Self.json(Self.nightPayload(night, time: event.time)), qos: 1, retain: false)]
+            messages = [MQTTConnection.Message(topic: nightTopic(event.watch), text: MQTTJSON.text(MQTTNightMessage(night, time: event.time)), qos: 1, retain: false)]
         }
         await enqueue(messages)
         await flush()
@@ -220,55 +214,37 @@ public actor MQTTBridge {
         }
     }
 
-    /// The retained state document of a watch: flat keys, so that Home Assistant templates stay
-    /// simple, and null for what is unknown (templates read it as None).
+    /// The retained state document of a watch (`MQTTStateDocument`).
     func state(of supervisor: WatchSupervisor) async -> MQTTConnection.Message {
         let status = supervisor.status
-        var document: [String: Any] = [
-            "watch": supervisor.id,
-            "name": status.name ?? NSNull(),
-            "connected": status.connected,
-            "battery": status.batteryLevel ?? NSNull(),
-            "battery_state": status.batteryState?.rawValue ?? NSNull(),
-            "last_sync": status.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? NSNull(),
-            "session": status.sessionState?.rawValue ?? NSNull(),
-            "heart_rate": status.heartRate ?? NSNull(),
-            "asleep": status.sleepStage.map { $0 != .awake } ?? false,
-        ]
-        document.merge(await lastNight(of: supervisor)) { $1 }
+        let night = await lastNight(of: supervisor)
         let alarms = await alarmTable(of: supervisor)
-        document["next_alarm"] = NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) } ?? NSNull()
-        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: Self.json(document), qos: 1, retain: true)
+        let document = MQTTStateDocument(
+            watch: supervisor.id, name: status.name, connected: status.connected, battery: status.batteryLevel,
+            batteryState: status.batteryState?.rawValue, lastSync: status.lastSync.map { ISO8601DateFormatter().string(from: $0) },
+            session: status.sessionState?.rawValue, heartRate: status.heartRate, asleep: status.sleepStage.map { $0 != .awake } ?? false,
+            nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night)
+        return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: MQTTJSON.text(document), qos: 1, retain: true)
     }
 
     /// Last night's figures, computed from the store when a sync brings records (not at every event).
-    private func lastNight(of supervisor: WatchSupervisor) async -> [String: Any] {
+    private func lastNight(of supervisor: WatchSupervisor) async -> LastNightFigures {
         if let cached = nights[supervisor.id] { return cached }
         let clock = LocalDayClock(timeZone: timeZone)
         let today = clock.localDateAndHour(of: Int64(Date().timeIntervalSince1970)).date
         let before = clock.adding(days: -2, to: today)
-        var figures: [String: Any] = Dictionary(uniqueKeysWithValues: ["night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes",
-                                                                       "night_efficiency", "night_heart_rate", "naps", "nap_minutes"].map { ($0, NSNull()) })
+        var figures = LastNightFigures()
         if let report = try? await supervisor.dailySleep(first: before, last: today, timeZone: timeZone),
            let night = report.days.last(where: { !$0.nightSleeps.isEmpty }) {
-            figures["night_date"] = night.date.description
-            figures["night_sleep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
-            figures["night_quality"] = Int(night.dailySummary.qualityScore)
-            figures["night_deep_share"] = Int(night.dailySummary.deepSleepPercentage)
-            figures["night_deep_minutes"] = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
-            let inBed = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.duration }
-            let asleep = night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration }
-            figures["night_efficiency"] = inBed > 0 ? Int((Double(asleep) * 100 / Double(inBed)).rounded()) : 0
-            // The night's average heart rate over all its segments' samples (only when the daemon stored some).
-            let heartRates = night.nightSleeps.compactMap(\.heartRate)
-            let samples = heartRates.reduce(0) { $0 + $1.samples }
-            if samples > 0 {
-                let beats: Double = heartRates.reduce(0.0) { total, summary in total + summary.average * Double(summary.samples) }
-                let average: Double = beats / Double(samples)
-                figures["night_heart_rate"] = (average * 10).rounded() / 10
-            }
-            figures["naps"] = night.validNaps.count
-            figures["nap_minutes"] = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
+            figures.date = night.date.description
+            figures.sleepMinutes = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
+            figures.quality = Int(night.dailySummary.qualityScore)
+            figures.deepShare = Int(night.dailySummary.deepSleepPercentage)
+            figures.deepMinutes = Int(night.nightSleeps.reduce(Int64(0)) { $0 + $1.summary.deepSleepDuration } / 60)
+            figures.efficiency = SleepEfficiency.percent(of: night.nightSleeps)
+            figures.heartRate = night.nightHeartRate?.average
+            figures.naps = night.validNaps.count
+            figures.napMinutes = Int(night.validNaps.reduce(Int64(0)) { $0 + $1.summary.totalSleepDuration } / 60)
         }
         nights[supervisor.id] = figures
         return figures
@@ -282,11 +258,6 @@ public actor MQTTBridge {
         return table
     }
 
-    static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func localISO(_ date: Date, _ zone: TimeZone) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = zone
@@ -298,17 +269,27 @@ public actor MQTTBridge {
     func discovery(for supervisor: WatchSupervisor, status: WatchStatus) -> [MQTTConnection.Message] {
         guard let prefix = settings.discoveryPrefix else { return [] }
         return HomeAssistantDiscovery.messages(prefix: prefix, base: base, stateTopic: "\(watchTopic(supervisor.id))/state", nightTopic: nightTopic(supervisor.id),
-                                               watchKey: Self.key(supervisor.id), status: status,
-                                               version: GatewayBusService.version)
+                                               watchKey: Self.key(supervisor.id), status: status, gatewayId: settings.gatewayId,
+                                               version: GatewayVersion.current)
     }
 
-    /// Publishes the discovery configs of `watches` (retained; not through the queue: they are
-    /// published again at every connection) and remembers what their device blocks said.
+    /// Publishes the gateway's device and the discovery configs of those of `watches` that have
+    /// said what they are (retained; not through the queue: they are published again at every
+    /// connection), and remembers what their device blocks said. A watch not reached yet (a fresh
+    /// database) follows at its first connect, so that Home Assistant sees it once, complete.
     private func publishDiscovery(_ watches: [WatchSupervisor]) {
-        guard connected, settings.discoveryPrefix != nil, let connection else { return }
+        guard connected, let prefix = settings.discoveryPrefix, let connection else { return }
+        do {
+            for message in HomeAssistantDiscovery.gatewayMessages(prefix: prefix, base: base, gatewayId: settings.gatewayId, version: GatewayVersion.current) {
+                try connection.publish(message)
+            }
+        } catch {
+            logger.warning("MQTT: discovery of the gateway not published: \(error)")
+        }
         for supervisor in watches {
             // One reading of the status for both: it changes on other threads meanwhile.
             let status = supervisor.status
+            guard status.info != nil else { continue }
             do {
                 for message in discovery(for: supervisor, status: status) { try connection.publish(message) }
                 publishedIdentity[supervisor.id] = HomeAssistantDiscovery.identity(status)
@@ -328,12 +309,10 @@ public actor MQTTBridge {
         guard parts.count == 3, parts[1] == "command", parts[2] != "reply" else { return }
         let key = parts[0], name = parts[2]
         let replyTopic = "\(base)/watch/\(key)/command/reply"
-        let body = (try? JSONSerialization.jsonObject(with: Data(message.payload))) as? [String: Any]
-        let id = body?["id"].map { "\($0)" }
+        let id = (try? JSONDecoder().decode(MQTTCommandEnvelope.self, from: Data(message.payload)))?.id?.text
         func reply(_ error: String?) async {
-            var answer: [String: Any] = ["command": name, "ok": error == nil, "id": id ?? NSNull()]
-            if let error { answer["error"] = error }
-            await enqueue([MQTTConnection.Message(topic: replyTopic, text: Self.json(answer), qos: 1, retain: false)])
+            let answer = MQTTCommandReply(id: id, command: name, ok: error == nil, error: error)
+            await enqueue([MQTTConnection.Message(topic: replyTopic, text: MQTTJSON.text(answer), qos: 1, retain: false)])
             await flush()
         }
         guard let supervisor = supervisors.first(where: { Self.key($0.id) == key }) else {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSModels
+import TSGatewayAPI
 import TSReport
 import TSSleep
 import TSWatchService

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Logging
 import TSModels
+import TSGatewayAPI
 import TSStore
 
 /// Uploads the store's outbox to the configured endpoint: oldest first, one request at a time.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import TSDevice
+import TSGatewayAPI
 import TSModels
 import TSSimulator
 import TSSleep

@@ -121,16 +121,6 @@ public enum SleepReportPage {
         }
     }
 
-    /// The heart rate of a date's night segments together; nil when none has any.
-    public static func nightHeartRate(_ day: DailySleepModel) -> HeartRateSummary? {
-        let summaries = day.nightSleeps.compactMap(\.heartRate).filter { $0.samples > 0 }
-        guard let first = summaries.first else { return nil }
-        let samples = summaries.map(\.samples).reduce(0, +)
-        let weighted = summaries.map { $0.average * Double($0.samples) }.reduce(0, +) / Double(samples)
-        return HeartRateSummary(minimum: summaries.map(\.minimum).min() ?? first.minimum, average: (weighted * 10).rounded() / 10,
-                                maximum: summaries.map(\.maximum).max() ?? first.maximum, samples: samples)
-    }
-
     static func trendSeries(_ recorded: [DailySleepModel]) -> [TrendSeries] {
         var series = [
             TrendSeries(key: "total", title: "Total sleep", unitSteps: [0.5, 1, 2, 4], floor: 0, ceiling: 24,
@@ -144,7 +134,7 @@ public enum SleepReportPage {
                         points: recorded.map { TrendPoint(date: $0.date, value: Double($0.dailySummary.qualityScore)) }),
         ]
         let heartRates = recorded.compactMap { day in
-            nightHeartRate(day).map { TrendPoint(date: day.date, value: $0.average, low: Double($0.minimum), high: Double($0.maximum)) }
+            day.nightHeartRate.map { TrendPoint(date: day.date, value: $0.average, low: Double($0.minimum), high: Double($0.maximum)) }
         }
         if !heartRates.isEmpty {
             series.append(TrendSeries(key: "heart-rate", title: "Night heart rate", unitSteps: [5, 10, 20, 40], floor: 0, ceiling: nil,
@@ -162,7 +152,7 @@ public enum SleepReportPage {
             let inBed = day.nightSleeps.map(\.summary.duration).reduce(0, +)
             var facts = "\(TimeAxis.clock(first.summary.start, in: zone))–\(TimeAxis.clock(last.summary.end, in: zone)) · \(Markup.duration(asleep)) asleep of \(Markup.duration(inBed)) in bed"
             facts += " · quality \(day.dailySummary.qualityScore)"
-            if let heart = nightHeartRate(day) { facts += " · heart rate \(heart.minimum)–\(heart.maximum) bpm, average \(Int(heart.average.rounded()))" }
+            if let heart = day.nightHeartRate { facts += " · heart rate \(heart.minimum)–\(heart.maximum) bpm, average \(Int(heart.average.rounded()))" }
             let offsets = TimeAxis.offsetChanges(from: first.summary.start, to: last.summary.end, in: zone)
             if !offsets.isEmpty { facts += " · clocks changed: \(offsets.joined(separator: " → "))" }
             card += "<figcaption><h3>Night to \(ReportCalendar.long(day.date))</h3>\(Markup.escape(facts))</figcaption>"
@@ -184,7 +174,7 @@ public enum SleepReportPage {
     }
 
     static func dayTable(dates: [LocalDate], days: [LocalDate: DailySleepModel], naps: (DailySleepModel) -> [SleepSegment], zone: TimeZone) -> String {
-        let withHeartRate = days.values.contains { nightHeartRate($0) != nil }
+        let withHeartRate = days.values.contains { $0.nightHeartRate != nil }
         var table = "<h2>Day by day</h2>\n<div class=\"table-wrap\"><table>\n<thead><tr><th scope=\"col\">date</th><th scope=\"col\">bed</th><th scope=\"col\">wake</th>"
             + "<th scope=\"col\">asleep</th><th scope=\"col\">in bed</th><th scope=\"col\">efficiency</th><th scope=\"col\">deep</th><th scope=\"col\">light</th>"
             + "<th scope=\"col\">REM</th><th scope=\"col\">awake</th><th scope=\"col\">wakes</th><th scope=\"col\">naps</th><th scope=\"col\">quality</th>"
@@ -194,11 +184,11 @@ public enum SleepReportPage {
             let summary = day.dailySummary
             var cells = [
                 ReportCalendar.long(date), TimeAxis.clock(summary.start, in: zone), day.metrics.finalWakeTime.map { TimeAxis.clock($0, in: zone) } ?? "–",
-                Markup.hoursShort(summary.totalSleepDuration), Markup.hoursShort(summary.duration), "\(Int((day.metrics.sleepEfficiency * 100).rounded()))%",
+                Markup.hoursShort(summary.totalSleepDuration), Markup.hoursShort(summary.duration), "\(SleepEfficiency.percent(asleep: day.metrics.totalSleepDuration, inBed: day.metrics.timeInBed))%",
                 "\(summary.deepSleepPercentage)%", "\(summary.lightSleepPercentage)%", "\(summary.remPercentage)%", "\(summary.awakePercentage)%",
                 "\(day.metrics.numberOfAwakenings)", "\(naps(day).count)", "\(summary.qualityScore)",
             ]
-            if withHeartRate { cells.append(nightHeartRate(day).map { "\($0.minimum)–\($0.maximum) (\(Int($0.average.rounded())))" } ?? "–") }
+            if withHeartRate { cells.append(day.nightHeartRate.map { "\($0.minimum)–\($0.maximum) (\(Int($0.average.rounded())))" } ?? "–") }
             table += "<tr><th scope=\"row\">\(cells[0])</th>" + cells.dropFirst().map { "<td>\(Markup.escape($0))</td>" }.joined() + "</tr>\n"
         }
         return table + "</tbody></table></div>\n"

@@ -115,7 +115,7 @@ public enum SleepSummaryBuilder {
         let onset = items.first(where: { $0.stage != .awake }).map { $0.start.minus(summary.start) } ?? 0
         return SleepMetrics(
             timeInBed: summary.duration, totalSleepDuration: summary.totalSleepDuration,
-            sleepEfficiency: efficiency(sleep: summary.totalSleepDuration, inBed: summary.duration),
+            sleepEfficiency: SleepEfficiency.ratio(asleep: summary.totalSleepDuration, inBed: summary.duration),
             sleepOnsetLatency: onset, finalWakeTime: summary.end,
             numberOfAwakenings: tally.awakenings, stageDurations: tally.durations)
     }
@@ -125,18 +125,13 @@ public enum SleepSummaryBuilder {
         let lastNight = segments.last(where: { $0.periodType == .night }) ?? segments.last
         return SleepMetrics(
             timeInBed: summary.duration, totalSleepDuration: summary.totalSleepDuration,
-            sleepEfficiency: efficiency(sleep: summary.totalSleepDuration, inBed: summary.duration),
+            sleepEfficiency: SleepEfficiency.ratio(asleep: summary.totalSleepDuration, inBed: summary.duration),
             sleepOnsetLatency: segments.first?.metrics.sleepOnsetLatency ?? 0,
             finalWakeTime: lastNight?.summary.end,
             numberOfAwakenings: segments.reduce(0) { $0 + $1.metrics.numberOfAwakenings },
             stageDurations: StageDurations(
                 awake: summary.awakeDuration, light: summary.lightSleepDuration,
                 deep: summary.deepSleepDuration, rem: summary.remDuration))
-    }
-
-    static func efficiency(sleep: Int64, inBed: Int64) -> Double {
-        guard inBed > 0 else { return 0 }
-        return min(1, max(0, Double(sleep) / Double(inBed)))
     }
 }
 

@@ -1,3 +1,5 @@
+import TSModels
+
 /// The ATT side of a capture: ACL fragments reassembled into L2CAP PDUs, the fixed ATT channel
 /// (CID 4) and the Enhanced ATT channels (LE credit-based channels on PSM 0x0027, SDUs reassembled
 /// from their K-frames), and per connection the ATT MTU, the peer and the end. Pure: packets in,

@@ -1,3 +1,5 @@
+import TSModels
+
 /// What `tsgateway capture` keeps. With a controller index, only that controller's records
 /// and the records of no controller (kernel notes, bluetoothd's log lines). With a device
 /// address, only that device's connections' ACL, SCO and ISO data — connection handles are

@@ -1,3 +1,5 @@
+import TSModels
+
 /// The Linux monitor channel's record types (the `opcode` of each monitor header, as btmon
 /// documents them): controller lifecycle, HCI traffic per controller, and notes.
 public enum MonitorOpcode: UInt16, Sendable, Hashable {
@@ -109,33 +111,6 @@ public enum HCIEvent: Sendable, Hashable {
         default:
             return nil
         }
-    }
-}
-
-/// A Bluetooth device address, written most significant byte first ("AA:BB:CC:DD:EE:FF").
-public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
-    /// The six bytes as HCI carries them: least significant first.
-    public let littleEndian: [UInt8]
-
-    public init?(littleEndian bytes: [UInt8]) {
-        guard bytes.count == 6 else { return nil }
-        littleEndian = bytes
-    }
-
-    /// Parses "AA:BB:CC:DD:EE:FF" (case-insensitive; '-' also separates).
-    public init?(_ text: String) {
-        let parts = text.split(whereSeparator: { $0 == ":" || $0 == "-" })
-        guard parts.count == 6 else { return nil }
-        var bytes: [UInt8] = []
-        for part in parts {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        littleEndian = bytes.reversed()
-    }
-
-    public var description: String {
-        littleEndian.reversed().map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined(separator: ":")
     }
 }
 

@@ -26,12 +26,6 @@ public enum WatchSelection {
         guard known.count == 1 else { throw .several(known) }
         return only
     }
-
-    /// A Bluetooth address AA:BB:CC:DD:EE:FF (any case).
-    public static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
-    }
 }
 
 public enum WatchSelectionError: CategorizedError, Sendable, Hashable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import TSModels
 import TSDBus
+import TSGatewayAPI
 
 /// `tsgateway serve` as users run it: resident memory with 1 and 4 simulated watches connected
 /// and idle, against an idle `tsgateway events` client of the same binary (the runtime's fixed
@@ -50,7 +51,7 @@ func runDaemonBenchmarks() async throws {
 private func callsPerSecond(bus: BenchBus) async throws {
     let clients = 4
     let duration: Duration = .seconds(3)
-    let path = "/org/tsgateway/watch_00005E005401"
+    let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01")
     func rate(_ member: String, _ call: @escaping @Sendable (BusConnection, Int) async throws -> Void) async throws -> Double {
         let connections = try (0..<clients).map { _ in try BusConnection(.address(bus.address)) }
         defer { connections.forEach { $0.close() } }
@@ -72,15 +73,15 @@ private func callsPerSecond(bus: BenchBus) async throws {
         return Double(total) / (ContinuousClock.now - started).timeInterval
     }
     let ping = try await rate("Ping") { connection, _ in
-        _ = try await connection.call(destination: "org.tsgateway", path: "/org/tsgateway", interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.rootPath, interface: "org.freedesktop.DBus.Peer", member: "Ping")
     }
     let property = try await rate("Get") { connection, _ in
-        _ = try await connection.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                      [.string("org.tsgateway.Watch2"), .string("Connected")])
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                      [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)])
     }
     let alarms = try await rate("GetAlarms") { connection, index in
-        _ = try await connection.call(destination: "org.tsgateway", path: "/org/tsgateway/watch_00005E00540\(index + 1)",
-                                      interface: "org.tsgateway.Watch2", member: "GetAlarms")
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.path(forWatch: "00:00:5E:00:54:0\(index + 1)"),
+                                      interface: GatewayBusAPI.watchInterface, member: WatchMethod.getAlarms.rawValue)
     }
     print("""
         D-Bus calls served by `tsgateway serve` (4 simulated watches, \(clients) concurrent clients, 3 s each)
@@ -120,11 +121,11 @@ private final class ServedGateway {
         for _ in 0..<600 {
             var ready = 0
             for index in 1...watches {
-                let path = "/org/tsgateway/watch_00005E00540\(index)"
-                let connected = try? await probe.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties",
-                                                      member: "Get", [.string("org.tsgateway.Watch2"), .string("Connected")]).first?.boolValue
-                let lastSync = try? await probe.call(destination: "org.tsgateway", path: path, interface: "org.freedesktop.DBus.Properties",
-                                                     member: "Get", [.string("org.tsgateway.Watch2"), .string("LastSync")]).first?.int64Value
+                let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:0\(index)")
+                let connected = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                      member: "Get", [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)]).first?.boolValue
+                let lastSync = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                     member: "Get", [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.lastSync.rawValue)]).first?.int64Value
                 if connected == true, (lastSync ?? 0) > 0 { ready += 1 }
             }
             if ready == watches { return }

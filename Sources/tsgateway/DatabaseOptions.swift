@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSGatewayAPI
 import TSGatewayService
 import TSStore
 

@@ -6,12 +6,15 @@ import TSModels
 struct TSGateway: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tsgateway",
-        abstract: "A Bluetooth LE gateway for TopStep-family smart watches.",
+        abstract: "A Bluetooth LE gateway for smart watches on Linux, through BlueZ.",
         discussion: """
             Pairs with watches through BlueZ, syncs their sleep records into a local database, \
-            reads and writes their alarms and monitoring settings.
+            reads and writes their alarms and monitoring settings. Dialects: protocol v1, this \
+            project's open protocol (the built-in simulator speaks it; no retail watch does yet), \
+            and the standard services of any band (Device Information, Battery, Current Time, \
+            Heart Rate). TopStep's NPK protocol and QRing rings are not supported yet.
             """,
-        version: "0.3.0",
+        version: GatewayVersion.current,
         subcommands: [
             AdapterCommand.self,
             ScanCommand.self,

@@ -155,45 +155,17 @@ final class MockBlueZ: @unchecked Sendable {
     }
 
     @Test func theCLIListsAdaptersAndExplainsAMissingBluetoothd() async throws {
-        let binary = try #require(Self.binary, "tsgateway is not built beside the tests")
+        _ = try CLI.requireBinary()
         let mock = try await MockBlueZ(); defer { mock.stop() }
         try await mock.addAdapter("hci0")
-        let listed = try await Self.run(binary, ["adapter", "list"], address: mock.bus.address)
+        let listed = try await CLI.runOnceDetached(["adapter", "list"], environment: ["TSGATEWAY_DBUS_ADDRESS": mock.bus.address])
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.contains("hci0") && listed.stdout.contains("on"))
         let bare = try PrivateBus(); defer { bare.stop() }
         for arguments in [["adapter", "list"], ["scan", "--timeout", "1"]] {
-            let result = try await Self.run(binary, arguments, address: bare.address)
+            let result = try await CLI.runOnceDetached(arguments, environment: ["TSGATEWAY_DBUS_ADDRESS": bare.address])
             #expect(result.status == 69)
             #expect(result.stderr == "tsgateway: bluetoothd is not running on the system bus; start it with `sudo systemctl start bluetooth`\n")
         }
-    }
-
-    static let binary: URL? = builtExecutable("tsgateway")
-
-    /// Runs the CLI without blocking a concurrency thread: in-process fake services must keep
-    /// answering while the child waits for them.
-    static func run(_ binary: URL, _ arguments: [String], address: String) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(binary, arguments, address: address) })
-            }
-        }
-    }
-
-    private static func runBlocking(_ binary: URL, _ arguments: [String], address: String) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["TSGATEWAY_DBUS_ADDRESS"] = address
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning { usleep(5_000) }
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
 }

@@ -148,38 +148,38 @@ final class BridgedWatch: @unchecked Sendable {
     }
 
     @Test func theCLIReachesARealWatchPathThroughBlueZ() async throws {
-        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        _ = try CLI.requireBinary()
         let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 2, label: "From the wrist", hour: 5, minute: 55)]))
         let fake = try await BridgedWatch(simulator: simulator, mtu: 247); defer { fake.stop() }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bluez-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: home) }
         let arguments = ["alarms", "get", "--device", "AA:BB:CC:DD:EE:09", "--db", home.appendingPathComponent("db.sqlite").path]
-        let result = try await BlueZMockTests.run(binary, arguments, address: fake.bus.address)
+        let result = try await CLI.runOnceDetached(arguments, environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("05:55") && result.stdout.contains("From the wrist"))
-        let missing = try await BlueZMockTests.run(binary, ["info", "--device", "11:22:33:44:55:66", "--db", home.appendingPathComponent("db.sqlite").path], address: fake.bus.address)
+        let missing = try await CLI.runOnceDetached(["info", "--device", "11:22:33:44:55:66", "--db", home.appendingPathComponent("db.sqlite").path], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(missing.status == 80)
         #expect(missing.stderr.contains("no device 11:22:33:44:55:66 is known to BlueZ"))
     }
 
     @Test func pairUsesTheAgentTrustsTheWatchAndMakesItTheDefault() async throws {
-        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        _ = try CLI.requireBinary()
         let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 0, label: "Paired", hour: 7, minute: 5)]))
         let fake = try await BridgedWatch(simulator: simulator, mtu: 247); defer { fake.stop() }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-pair-\(UUID())")
         defer { try? FileManager.default.removeItem(at: home) }
         let db = home.appendingPathComponent("db.sqlite").path
-        let paired = try await BlueZMockTests.run(binary, ["pair", "aa:bb:cc:dd:ee:09", "--db", db], address: fake.bus.address)
+        let paired = try await CLI.runOnceDetached(["pair", "aa:bb:cc:dd:ee:09", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(paired.status == 0, "\(paired.stderr)")
         #expect(paired.stdout == "paired with TS-Sim W10 (AA:BB:CC:DD:EE:09), firmware 1.4.2; it is now the default watch\n")
         #expect(fake.agent?.capability == "NoInputNoOutput")
         #expect(fake.confirmedByAgent, "bluetoothd's confirmation request was answered by our agent")
         #expect(fake.flag("Paired") && fake.flag("Trusted"))
         // Later commands need no address.
-        let alarms = try await BlueZMockTests.run(binary, ["alarms", "get", "--db", db], address: fake.bus.address)
+        let alarms = try await CLI.runOnceDetached(["alarms", "get", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(alarms.status == 0, "\(alarms.stderr)")
         #expect(alarms.stdout.contains("07:05") && alarms.stdout.contains("Paired"))
-        let bad = try await BlueZMockTests.run(binary, ["pair", "AA:BB", "--db", db], address: fake.bus.address)
+        let bad = try await CLI.runOnceDetached(["pair", "AA:BB", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("is not a Bluetooth address"))
     }

@@ -254,10 +254,10 @@ final class FakePeripheralManager: @unchecked Sendable {
     }
 
     @Test func theSimulateCommandServesTheStandardServicesUnlessToldNotTo() async throws {
-        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        _ = try CLI.requireBinary()
         for (arguments, services) in [([String](), "protocol v1, Device Information, Battery, Heart Rate"), (["--no-standard-services"], "protocol v1 only")] {
             let fake = try await FakePeripheralManager(); defer { fake.stop() }
-            let result = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"] + arguments, address: fake.bus.address)
+            let result = try await CLI.runOnceDetached(["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"] + arguments, environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("serves \(services);"), "\(result.stdout)")
             let objects = try #require(fake.application?.objects)
@@ -270,15 +270,15 @@ final class FakePeripheralManager: @unchecked Sendable {
     }
 
     @Test func theSimulateCommandAdvertisesUntilItsDurationEnds() async throws {
-        let binary = try #require(BlueZMockTests.binary, "tsgateway is not built beside the tests")
+        _ = try CLI.requireBinary()
         let fake = try await FakePeripheralManager(); defer { fake.stop() }
-        let result = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"], address: fake.bus.address)
+        let result = try await CLI.runOnceDetached(["simulate", "--adapter", "hci1", "--days", "7", "--duration", "1"], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("simulated watch advertising on hci1 (00:AA:BB:CC:DD:01)"))
         #expect(result.stdout.hasSuffix("stopped\n"))
         #expect(fake.advertisement?["ServiceUUIDs"]?.stringArrayValue == [WatchGATT.service])
         #expect(fake.application?.objects.isEmpty == false)
-        let missing = try await BlueZMockTests.run(binary, ["simulate", "--adapter", "hci4", "--duration", "1"], address: fake.bus.address)
+        let missing = try await CLI.runOnceDetached(["simulate", "--adapter", "hci4", "--duration", "1"], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(missing.status == 69)
         #expect(missing.stderr.contains("no Bluetooth adapter named hci4"))
     }

@@ -1,3 +1,4 @@
+import TSTestSupport
 import Foundation
 import Testing
 

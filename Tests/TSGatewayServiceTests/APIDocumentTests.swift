@@ -1,4 +1,5 @@
 import Foundation
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSWatchService

@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSSimulator
@@ -20,7 +21,7 @@ final class DaemonProcess: @unchecked Sendable {
     private(set) var logPath: String
 
     /// The executable beside the test bundle in the build directory.
-    static let binary: URL? = builtExecutable("tsgateway")
+    static let binary: URL? = CLI.binary
 
     /// `watches`: the YAML list entries (without the leading `- `), one per watch.
     init(watches: [String], extraConfig: String = "", firstSyncDays: Int = 60, bus: PrivateBus? = nil) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSStore

@@ -1,3 +1,4 @@
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSStore

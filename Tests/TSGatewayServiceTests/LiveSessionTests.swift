@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSProtocol

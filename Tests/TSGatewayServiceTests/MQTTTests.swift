@@ -1,147 +1,12 @@
 import Foundation
 import Synchronization
 import TSDBus
+@testable import TSGatewayAPI
 import TSGatewayService
 import TSMQTT
 import TSModels
 import TSTestSupport
 import Testing
-
-/// A Mosquitto broker of the test's own on a free local port, with persistence in its directory.
-final class Broker: @unchecked Sendable {
-    let port: Int
-    let directory: URL
-    private var pid: pid_t = 0
-
-    /// `users`: user → password; the broker then refuses anonymous clients.
-    init(users: [String: String] = [:], tls: Bool = false) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-mqtt-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // Started as root, mosquitto drops to its own user, which must still write its files here.
-        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
-        port = try Self.freePort()
-        let passwords = directory.appendingPathComponent("passwords")
-        for (user, password) in users {
-            let tool = Process()
-            tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
-            tool.arguments = ["-b"] + (FileManager.default.fileExists(atPath: passwords.path) ? [] : ["-c"]) + [passwords.path, user, password]
-            try tool.run()
-            tool.waitUntilExit()
-            guard tool.terminationStatus == 0 else { throw BusTestError("mosquitto_passwd failed") }
-        }
-        if !users.isEmpty { try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: passwords.path) }
-        var tlsLines = ""
-        if tls {
-            // A CA of the test's own and a server certificate for 127.0.0.1, made with openssl.
-            let d = directory.path
-            for arguments in [
-                ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=tsgateway test CA", "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.crt"],
-                ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "\(d)/server.key", "-out", "\(d)/server.csr"],
-                ["x509", "-req", "-in", "\(d)/server.csr", "-CA", "\(d)/ca.crt", "-CAkey", "\(d)/ca.key", "-CAcreateserial", "-days", "2",
-                 "-extfile", "\(d)/san.cnf", "-out", "\(d)/server.crt"],
-            ] {
-                try Data("subjectAltName = IP:127.0.0.1\n".utf8).write(to: directory.appendingPathComponent("san.cnf"))
-                let tool = Process()
-                tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-                tool.arguments = arguments
-                tool.standardOutput = FileHandle.nullDevice
-                tool.standardError = FileHandle.nullDevice
-                try tool.run()
-                tool.waitUntilExit()
-                guard tool.terminationStatus == 0 else { throw BusTestError("openssl \(arguments[0]) failed") }
-            }
-            for file in ["ca.crt", "server.crt", "server.key"] {
-                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(d)/\(file)")
-            }
-            tlsLines = "cafile \(d)/ca.crt\ncertfile \(d)/server.crt\nkeyfile \(d)/server.key"
-        }
-        try Data("""
-            listener \(port) 127.0.0.1
-            \(tlsLines)
-            allow_anonymous \(users.isEmpty)
-            \(users.isEmpty ? "" : "password_file \(passwords.path)")
-            persistence true
-            persistence_location \(directory.path)/
-            log_dest file \(directory.path)/broker.log
-            """.utf8).write(to: directory.appendingPathComponent("mosquitto.conf"))
-        try start()
-    }
-
-    /// Spawned with an empty signal mask: a child started from a test thread would otherwise
-    /// inherit blocked signals, and SIGTERM would never reach the broker.
-    func start() throws {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let arguments = ["/usr/sbin/mosquitto", "-c", directory.appendingPathComponent("mosquitto.conf").path]
-        var argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var files = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&files)
-        defer { posix_spawn_file_actions_destroy(&files) }
-        posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&files, 2, directory.appendingPathComponent("stderr.log").path, O_WRONLY | O_CREAT, 0o644)
-        var child: pid_t = 0
-        let status = posix_spawn(&child, arguments[0], &files, &attributes, &argv, environ)
-        guard status == 0 else { throw BusTestError("cannot start mosquitto: \(String(cString: strerror(status)))") }
-        pid = child
-        for _ in 0..<300 where !Self.accepts(port) { usleep(10_000) }
-        guard Self.accepts(port) else { throw BusTestError("mosquitto did not listen on port \(port)") }
-    }
-
-    var isRunning: Bool { pid != 0 && kill(pid, 0) == 0 }
-
-    /// SIGTERM: the broker saves its sessions and queued messages, as a service restart would.
-    func stop() {
-        guard pid != 0 else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<500 where waitpid(pid, &status, WNOHANG) == 0 { usleep(10_000) }
-        if kill(pid, 0) == 0 { kill(pid, SIGKILL); waitpid(pid, &status, 0) }
-        pid = 0
-    }
-
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw BusTestError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-}
 
 /// A test client that records every message it receives.
 final class Subscriber: Sendable {
@@ -214,7 +79,13 @@ struct MQTTTests {
         #expect(config["availability_topic"] as? String == "home/gw1/status")
         let device = try #require(config["device"] as? [String: Any])
         #expect(device["identifiers"] as? [String] == ["tsgateway_\(Self.watchKey)"])
-        #expect(device["manufacturer"] as? String == "TopStep" && device["name"] as? String == "sim-a")
+        // The manufacturer is what the watch's Device Information says (the simulator's), and the
+        // watch hangs off the gateway's own device.
+        #expect(device["manufacturer"] as? String == "tsgateway project" && device["name"] as? String == "sim-a")
+        #expect(device["via_device"] as? String == "tsgateway_gateway_gw1")
+        let gateway = try #require(subscriber.json("homeassistant/binary_sensor/tsgateway_gateway_gw1/online/config"))
+        #expect(gateway["state_topic"] as? String == "home/gw1/status" && gateway["payload_on"] as? String == "online" && gateway["payload_off"] as? String == "offline")
+        #expect((gateway["device"] as? [String: Any])?["identifiers"] as? [String] == ["tsgateway_gateway_gw1"])
         // Retained: a client that subscribes later gets the configs from the broker.
         let late = try Subscriber(port: broker.port, pattern: "homeassistant/#")
         #expect(try await eventually { late.last(battery)?.retain == true })
@@ -260,7 +131,7 @@ struct MQTTTests {
         subscriber.received.with { $0.filter { $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") } }
     }
 
-    @Test("no discovery payload holds a null; discovery is published again with the model and firmware once the watch has reported them")
+    @Test("no discovery payload holds a null; a watch not reached yet is published once, when it has said its model and firmware")
     func discoveryWithoutNullsAndWithIdentity() async throws {
         let broker = try Broker()
         // The first watch answers slowly, so the bridge meets the broker before the watch has said
@@ -278,8 +149,11 @@ struct MQTTTests {
         #expect(try await eventually {
             (subscriber.json("homeassistant/sensor/tsgateway_00005e005402/battery/config")?["device"] as? [String: Any])?["model"] as? String == "TS-Sim W10"
         })
+        // Once, complete: no config of the slow watch went out before it had said what it is.
+        let batteryConfigs = subscriber.messages(battery)
+        #expect(batteryConfigs.count == 1, "\(batteryConfigs.map(\.text))")
         let messages = Self.discoveryMessages(subscriber)
-        #expect(messages.count >= 2 * HomeAssistantDiscovery.entities.count)
+        #expect(messages.count >= 2 * HomeAssistantDiscovery.entities.count + 1)
         for message in messages {
             let payload = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any], "\(message.topic): not a JSON object")
             #expect(Self.nullPaths(payload).isEmpty, "\(message.topic) has null at \(Self.nullPaths(payload)): \(message.text)")
@@ -295,7 +169,7 @@ struct MQTTTests {
         try await daemon.start()
         let battery = "homeassistant/sensor/tsgateway_\(Self.watchKey)/battery/config"
         let state = "home/gw1/watch/\(Self.watchKey)/state"
-        // Let the start settle (discovery is published again once each watch is known), then count.
+        // Let the start settle (each watch's discovery goes out once it is known), then count.
         #expect(try await eventually {
             !subscriber.messages(state).isEmpty && [Self.watchKey, "00005e005402"].allSatisfy { key in
                 (subscriber.json("homeassistant/sensor/tsgateway_\(key)/battery/config")?["device"] as? [String: Any])?["sw_version"] != nil
@@ -320,7 +194,8 @@ struct MQTTTests {
         var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
-                                                           nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status, version: "1")
+                                                           nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status,
+                                                           gatewayId: "gw", version: "1")
             var result: [String: [String: Any]] = [:]
             for message in messages {
                 let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
@@ -330,14 +205,23 @@ struct MQTTTests {
             }
             return result
         }
-        // Before the watch has said what it is: no model, no firmware, and no null for them.
+        // Before the watch has said what it is: no model, no firmware, no manufacturer, and no null for them.
         var all = try configs()
         var device = try #require(all["battery"]?["device"] as? [String: Any])
-        #expect(device["model"] == nil && device["sw_version"] == nil && device["name"] as? String == "Bedroom Watch")
-        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true, deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: []))
+        #expect(device["model"] == nil && device["sw_version"] == nil && device["manufacturer"] == nil && device["name"] as? String == "Bedroom Watch")
+        #expect(device["via_device"] as? String == "tsgateway_gateway_gw")
+        let capabilities = DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true,
+                                              deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: [])
+        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: capabilities)
         all = try configs()
         device = try #require(all["battery"]?["device"] as? [String: Any])
-        #expect(device["model"] as? String == "TS-W10" && device["sw_version"] as? String == "2.0.1")
+        #expect(device["model"] as? String == "TS-W10" && device["sw_version"] as? String == "2.0.1" && device["manufacturer"] == nil)
+        // The manufacturer is the one the watch's Device Information names, never a constant.
+        var information = StandardDeviceInformation()
+        information.manufacturer = "Acme Wearables"
+        status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: capabilities, standard: information)
+        all = try configs()
+        #expect((all["battery"]?["device"] as? [String: Any])?["manufacturer"] as? String == "Acme Wearables")
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
@@ -379,15 +263,13 @@ struct MQTTTests {
             #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
             if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
         }
-        // A timestamp or date that is null in the state document makes its entity unavailable
-        // (Home Assistant 2024.3 warns about "None" as a timestamp); the others follow the gateway alone.
-        for key in ["last_sync", "night_date", "next_alarm"] {
-            let config = try #require(all[key])
-            #expect(config["availability_mode"] as? String == "all" && config["availability_topic"] == nil, "\(key)")
-            let topics = (config["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
-            #expect(topics == ["tsgateway/gw/status", "tsgateway/gw/watch/00005e005401/state"], "\(key)")
+        // Every entity is available exactly while the gateway is online: a value not known yet
+        // (null in the state document, "None" in the template) is unknown, not unavailable.
+        for (key, config) in all {
+            #expect(config["availability_topic"] as? String == "tsgateway/gw/status" && config["availability"] == nil, "\(key)")
         }
-        #expect(all["battery"]?["availability_topic"] as? String == "tsgateway/gw/status")
+        // The battery state's icon says nothing the state does not (it said charging while discharging).
+        #expect(all["battery_state"]?["icon"] as? String == "mdi:battery")
         #expect(all["battery_state"]?["options"] as? [String] == ["unknown", "discharging", "charging", "full"])
         #expect(all["session"]?["options"] as? [String] == ["none", "open", "interrupted", "closed", "complete"])
         // The night's events: an event entity on their own topic, every name of the vocabulary as an event type.
@@ -490,6 +372,8 @@ struct MQTTTests {
         #expect(try await eventually {
             subscriber.last("home/kitchen/status")?.text == "online" && subscriber.last("home/bedroom/status")?.text == "online"
                 && subscriber.last("home/kitchen/watch/\(Self.watchKey)/state") != nil && subscriber.last("home/bedroom/watch/00005e005409/state") != nil
+                // A watch's discovery goes out once it has said what it is.
+                && subscriber.json("homeassistant/sensor/tsgateway_00005e005409/battery/config") != nil
         })
         #expect(subscriber.last("home/kitchen/watch/00005e005409/state") == nil)
         #expect(subscriber.last("home/bedroom/watch/\(Self.watchKey)/state") == nil)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+@testable import TSGatewayAPI
 @testable import TSGatewayService
 import TSModels
 import TSStore

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+@testable import TSGatewayAPI
 @testable import TSGatewayService
 import TSDevice
 import TSModels
@@ -289,7 +290,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
             #expect(asleep == Int((Double(night.summary.totalSleepDuration) / 60).rounded()))
             #expect(asleep <= inBed && inBed > 120, "a night of sleep")
             let efficiency = try #require(body["sleep_efficiency"] as? Double)
-            #expect(abs(efficiency - Double(night.summary.totalSleepDuration) / Double(night.summary.end - night.summary.start) * 100) < 0.01)
+            #expect(efficiency == Double(SleepEfficiency.percent(asleep: night.summary.totalSleepDuration, inBed: night.summary.end - night.summary.start)))
 
             let stages = try #require(body["stages"] as? [[String: Any]])
             #expect(stages.count == night.detailItems.count)

@@ -1,65 +1,6 @@
 import Foundation
 import Testing
-
-/// Runs the built `tsgateway` binary as a user would. It sits beside the test bundle in the
-/// build directory (`swift build --build-tests` / `swift test` build it).
-struct CLIRun {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-enum CLI {
-    static func binary() throws -> URL {
-        var candidates: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe))
-        }
-        if let first = CommandLine.arguments.first { candidates.append(URL(fileURLWithPath: first).standardizedFileURL) }
-        for start in candidates {
-            var directory = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                let binary = directory.appendingPathComponent("tsgateway")
-                if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        struct Missing: Error, CustomStringConvertible {
-            var description: String
-        }
-        throw Missing(description: "tsgateway binary not found beside the test runner (\(candidates.map(\.path))); run `swift build --product tsgateway` first")
-    }
-
-    static func run(_ arguments: [String]) throws -> CLIRun {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out")
-        let errURL = scratch.appendingPathComponent("err")
-        try Data().write(to: outURL)
-        try Data().write(to: errURL)
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
-        process.waitUntilExit()
-        return CLIRun(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    }
-
-    /// Writes `contents` to a fresh temporary file named `name` and returns its path.
-    static func file(_ name: String, _ contents: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-input-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let url = directory.appendingPathComponent(name)
-        try Data(contents.utf8).write(to: url)
-        return url.path
-    }
-}
+import TSTestSupport
 
 @Suite struct SleepCLITests {
     /// Example 1 of the spec as a user would type it (Europe/Berlin, 2026-01-14/15).
@@ -97,7 +38,7 @@ enum CLI {
 
     @Test func analyzesAJSONFile() throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("Sleep by day (rule 1, with naps; time zone Europe/Berlin)"))
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow)
@@ -106,21 +47,21 @@ enum CLI {
 
     @Test func analyzesACSVFileWithISOAndUnixTimes() throws {
         let path = try CLI.file("night.csv", Self.plainNightCSV)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow)
     }
 
     @Test func detectsTheFormatFromContentWithoutAnExtension() throws {
         let path = try CLI.file("night.txt", Self.plainNightJSON)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--tz", "Europe/Berlin"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow, "rule 1 is the default")
     }
 
     @Test func sameNightInAnotherZoneLandsElsewhere() throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--tz", "America/New_York"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "America/New_York"])
         #expect(result.status == 0)
         // 22:50 in Berlin is 16:50 in New York: 16:50–20:00 is a 3 h 10 min daytime stretch on
         // the 14th (too long for a valid nap), and the items from 20:00 on are the 15th's night.
@@ -129,7 +70,7 @@ enum CLI {
     }
 
     @Test func missingFileIsNoInput() throws {
-        let result = try CLI.run(["sleep", "analyze", "--input", "/nonexistent/sleep.json", "--tz", "UTC"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", "/nonexistent/sleep.json", "--tz", "UTC"])
         #expect(result.status == 66)
         #expect(result.stderr == "tsgateway: cannot read /nonexistent/sleep.json: no such file\n")
     }
@@ -137,45 +78,45 @@ enum CLI {
     @Test func badCSVRowNamesLineAndField() throws {
         let csv = "stage,start,duration\nlight,1768428000,600\n\nlight,1768429000,ten minutes\n"
         let path = try CLI.file("bad.csv", csv)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--tz", "UTC"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "UTC"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("bad.csv line 4, field \"duration\": \"ten minutes\" is not a whole number of seconds"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
     @Test func badCSVStageAndMissingField() throws {
-        let stage = try CLI.run(["sleep", "analyze", "--input", try CLI.file("a.csv", "nap,1768428000,600\n"), "--tz", "UTC"])
+        let stage = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("a.csv", "nap,1768428000,600\n"), "--tz", "UTC"])
         #expect(stage.status == 65 && stage.stderr.contains("line 1, field \"stage\""), "\(stage.stderr)")
-        let short = try CLI.run(["sleep", "analyze", "--input", try CLI.file("b.csv", "light,1768428000,60\nlight,1768428060\n"), "--tz", "UTC"])
+        let short = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("b.csv", "light,1768428000,60\nlight,1768428060\n"), "--tz", "UTC"])
         #expect(short.status == 65 && short.stderr.contains("line 2, field \"duration\": missing"), "\(short.stderr)")
     }
 
     @Test func badJSONRowNamesLineAndField() throws {
         let json = "[\n  {\"stage\": \"light\", \"start\": 1768428000, \"duration\": 600},\n  {\"stage\": \"light\",\n   \"start\": true, \"duration\": 60}\n]\n"
-        let result = try CLI.run(["sleep", "analyze", "--input", try CLI.file("bad.json", json), "--tz", "UTC"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("bad.json", json), "--tz", "UTC"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("bad.json line 4, field \"start\""), "\(result.stderr)")
-        let syntax = try CLI.run(["sleep", "analyze", "--input", try CLI.file("syntax.json", "[\n {\"stage\": \"light\" \"start\": 1}\n]"), "--tz", "UTC"])
+        let syntax = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("syntax.json", "[\n {\"stage\": \"light\" \"start\": 1}\n]"), "--tz", "UTC"])
         #expect(syntax.status == 65 && syntax.stderr.contains("syntax.json line 2: not valid JSON"), "\(syntax.stderr)")
     }
 
     @Test func unknownRuleIsUsage() throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--rule", "4", "--tz", "UTC"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "4", "--tz", "UTC"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("tsgateway: unknown statistics rule \"4\""))
     }
 
     @Test func unknownZoneIsUsage() throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--tz", "Mars/Olympus_Mons"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "Mars/Olympus_Mons"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("tsgateway: unknown time zone \"Mars/Olympus_Mons\""))
     }
 
     @Test func jsonOutputHasTheDocumentedShape() throws {
         let path = try CLI.file("night.json", Self.plainNightJSON + "")
-        let result = try CLI.run(["sleep", "analyze", "--input", path, "--rule", "2", "--tz", "Europe/Berlin", "--json"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "2", "--tz", "Europe/Berlin", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(Set(document.keys) == ["schemaVersion", "statisticsRule", "timeZone", "input", "days"])
@@ -195,7 +136,7 @@ enum CLI {
 
     @Test func cleaningIsReportedOnStandardError() throws {
         let csv = "light,1768428000,600\nlight,1768428000,600\ndeep,1768430000,0\n"
-        let result = try CLI.run(["sleep", "analyze", "--input", try CLI.file("dup.csv", csv), "--tz", "UTC"])
+        let result = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("dup.csv", csv), "--tz", "UTC"])
         #expect(result.status == 0)
         #expect(result.stderr == "tsgateway: note: 2 of 3 items dropped (1 zero or negative duration, 1 duplicate)\n")
     }

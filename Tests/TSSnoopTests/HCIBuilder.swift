@@ -1,3 +1,4 @@
+import TSModels
 import TSSnoop
 
 /// Builds the HCI monitor packets of an LE link the way a controller and the kernel report them,

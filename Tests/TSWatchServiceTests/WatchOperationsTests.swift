@@ -146,11 +146,6 @@ struct WatchSelectionTests {
         let several = #expect(throws: WatchSelectionError.self) { try WatchSelection.choose(nil, among: Self.known) }
         #expect(several == .several(Self.known) && several?.category == .deviceNotFound)
     }
-
-    @Test("Bluetooth addresses", arguments: [("AA:BB:CC:DD:EE:FF", true), ("aa:bb:cc:dd:ee:ff", true), ("AA:BB:CC:DD:EE", false), ("AA:BB:CC:DD:EE:GG", false), ("bedroom", false)])
-    func addresses(text: String, valid: Bool) {
-        #expect(WatchSelection.isAddress(text) == valid)
-    }
 }
 
 @Suite("a protocol-v1 watch restarting")

@@ -22,7 +22,7 @@ struct PairCommand: AsyncParsableCommand {
     var dialect: Dialect?
 
     func validate() throws {
-        guard address.range(of: "^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$", options: .regularExpression) != nil else {
+        guard BluetoothAddress(address) != nil else {
             throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import TSGatewayAPI
 import TSGatewayService
 import TSWatchService
 import TSStore

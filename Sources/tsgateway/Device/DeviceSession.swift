@@ -50,7 +50,7 @@ struct DeviceSession {
         do {
             if let chosen = try WatchSelection.choose(options.device, among: known) {
                 address = chosen.id
-            } else if let device = options.device, WatchSelection.isAddress(device) {
+            } else if let device = options.device, BluetoothAddress(device) != nil {
                 address = device
             } else {
                 throw WatchSelectionError.unknown(options.device ?? "")

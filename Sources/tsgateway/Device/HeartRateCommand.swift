@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TSGatewayService
+import TSGatewayAPI
 import TSModels
 
 struct HeartRateCommand: AsyncParsableCommand {

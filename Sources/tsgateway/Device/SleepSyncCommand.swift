@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TSDevice
 import TSStore
-import TSGatewayService
+import TSGatewayAPI
 import TSWatchService
 
 struct SleepSyncCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import Foundation
 import TSDevice
-import TSGatewayService
+import TSGatewayAPI
 import TSModels
 import TSStore
 import TSWatchService

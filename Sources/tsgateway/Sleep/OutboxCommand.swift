@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TSGatewayService
+import TSGatewayAPI
 import TSStore
 
 /// `tsgateway outbox status|retry`: the uploads of synced nights waiting in the database.

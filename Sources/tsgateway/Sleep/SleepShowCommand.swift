@@ -3,6 +3,7 @@ import Foundation
 import TSDevice
 import TSModels
 import TSSleep
+import TSGatewayAPI
 import TSGatewayService
 import TSReport
 import TSStore

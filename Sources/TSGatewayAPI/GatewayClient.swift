@@ -67,7 +67,7 @@ public final class GatewayClient: Sendable {
     // MARK: Gateway
 
     public func watches() async throws -> [WatchStatus] {
-        let reply = try await value(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface, "ListWatches", signature: "aa{sv}")
+        let reply = try await value(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface, GatewayMethod.listWatches.rawValue, signature: "aa{sv}")
         return try (reply.arrayValue ?? []).map { entry in
             guard let status = entry.propertiesValue.flatMap(GatewayBusAPI.status) else {
                 throw CategorizedFailure(.protocolError, "tsgateway serve listed a watch without address: \(entry)")
@@ -78,7 +78,7 @@ public final class GatewayClient: Sendable {
 
     /// Every event of the daemon, until the daemon leaves the bus (then the stream throws).
     public func events() async throws -> AsyncThrowingStream<GatewayEvent, any Error> {
-        try await signals(SignalMatch(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: "Event")) { signal in
+        try await signals(SignalMatch(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface, member: GatewaySignal.event.rawValue)) { signal in
             signal.arguments.first?.stringValue.flatMap { try? GatewayEvent.decode(json: $0) }
         }
     }
@@ -126,7 +126,7 @@ public struct RemoteWatch: Sendable {
 
     /// Connects if needed and reads the battery, then the status.
     public func status() async throws -> WatchStatus {
-        let reply = try await client.value(path, GatewayBusAPI.watchInterface, "GetInfo", signature: "a{sv}")
+        let reply = try await client.value(path, GatewayBusAPI.watchInterface, WatchMethod.getInfo.rawValue, signature: "a{sv}")
         guard let status = reply.propertiesValue.flatMap(GatewayBusAPI.status) else {
             throw CategorizedFailure(.protocolError, "tsgateway serve answered GetInfo without the watch's address")
         }
@@ -139,35 +139,35 @@ public struct RemoteWatch: Sendable {
     }
 
     public func alarms() async throws -> [Alarm] {
-        try AlarmJSON.table(from: try await string("GetAlarms").utf8)
+        try AlarmJSON.table(from: try await string(WatchMethod.getAlarms.rawValue).utf8)
     }
 
     public func setAlarms(_ alarms: [Alarm]) async throws {
-        _ = try await client.call(path, GatewayBusAPI.watchInterface, "SetAlarms", [.string(try GatewayBusAPI.json(alarms))])
+        _ = try await client.call(path, GatewayBusAPI.watchInterface, WatchMethod.setAlarms.rawValue, [.string(try GatewayBusAPI.json(alarms))])
     }
 
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
-        try GatewayBusAPI.decode(MonitorConfig.self, json: try await string("GetMonitor", [.string(type.name)]))
+        try GatewayBusAPI.decode(MonitorConfig.self, json: try await string(WatchMethod.getMonitor.rawValue, [.string(type.name)]))
     }
 
     public func setMonitorConfig(_ config: MonitorConfig) async throws {
-        _ = try await client.call(path, GatewayBusAPI.watchInterface, "SetMonitor", [.string(try GatewayBusAPI.json(config))])
+        _ = try await client.call(path, GatewayBusAPI.watchInterface, WatchMethod.setMonitor.rawValue, [.string(try GatewayBusAPI.json(config))])
     }
 
     public func syncTime() async throws {
-        _ = try await client.call(path, GatewayBusAPI.watchInterface, "SyncTime")
+        _ = try await client.call(path, GatewayBusAPI.watchInterface, WatchMethod.syncTime.rawValue)
     }
 
     /// Syncs through the daemon; `progress` gets its SyncProgress signals.
     public func syncSleep(_ request: SyncRequest, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> SyncResult {
-        let updates = try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "SyncProgress")) { signal in
+        let updates = try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.syncProgress.rawValue)) { signal in
             signal.arguments.count == 2 ? (signal.arguments[0].uint32Value, signal.arguments[1].uint32Value) : nil
         }
         let forward = Task {
             for try await case let (received?, total?) in updates { progress?(Int(received), Int(total)) }
         }
         defer { forward.cancel() }
-        let reply = try await client.value(path, GatewayBusAPI.watchInterface, "SyncSleep", [.properties(GatewayBusAPI.syncOptions(request))],
+        let reply = try await client.value(path, GatewayBusAPI.watchInterface, WatchMethod.syncSleep.rawValue, [.properties(GatewayBusAPI.syncOptions(request))],
                                            signature: "a{sv}", timeout: .seconds(3600))
         guard let result = reply.propertiesValue.flatMap(GatewayBusAPI.syncResult) else {
             throw CategorizedFailure(.protocolError, "tsgateway serve answered SyncSleep without its counts")
@@ -178,16 +178,16 @@ public struct RemoteWatch: Sendable {
     /// Daily reports from the daemon's database; nil zone and rule: the configured ones (or the watch's own rule).
     public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule: StatisticsRule?) async throws -> DailySleepReport {
         try GatewayBusAPI.decode(DailySleepReport.self, json: try await string(
-            "DailySleep", [.string(first.description), .string(last.description), .properties(GatewayBusAPI.dailySleepOptions(timeZone: timeZone, rule: rule))]))
+            WatchMethod.dailySleep.rawValue, [.string(first.description), .string(last.description), .properties(GatewayBusAPI.dailySleepOptions(timeZone: timeZone, rule: rule))]))
     }
 
     public func session() async throws -> SessionReport {
-        try GatewayBusAPI.decode(SessionReport.self, json: try await string("GetSession"))
+        try GatewayBusAPI.decode(SessionReport.self, json: try await string(WatchMethod.getSession.rawValue))
     }
 
     /// Alarm tables as the watch reports them changed (AlarmsChanged signals).
     public func alarmChanges() async throws -> AsyncThrowingStream<(origin: AlarmTableOrigin, alarms: [Alarm]), any Error> {
-        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "AlarmsChanged")) { signal in
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.alarmsChanged.rawValue)) { signal in
             guard signal.arguments.count == 2, let json = signal.arguments[0].stringValue, let alarms = try? AlarmJSON.table(from: json.utf8),
                   let origin = signal.arguments[1].stringValue.flatMap(AlarmTableOrigin.init(rawValue:)) else { return nil }
             return (origin, alarms)
@@ -196,11 +196,10 @@ public struct RemoteWatch: Sendable {
 
     /// The night's events of this watch (Night signals): the name, when, and the details.
     public func nightEvents() async throws -> AsyncThrowingStream<(event: NightEvent, time: Date), any Error> {
-        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "Night")) { signal in
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.night.rawValue)) { signal in
             guard signal.arguments.count == 3, let name = signal.arguments[0].stringValue.flatMap(NightEvent.Name.init(rawValue:)),
                   let time = signal.arguments[1].int64Value, let details = signal.arguments[2].propertiesValue else { return nil }
-            let event = NightEvent(name, stage: details["Stage"]?.stringValue.flatMap(SleepStage.init(name:)),
-                                   alarmSlot: details["AlarmSlot"]?.byteValue.map(Int.init))
+            let event = GatewayBusAPI.nightEvent(name, details: details)
             return (event, Date(timeIntervalSince1970: TimeInterval(time)))
         }
     }
@@ -208,7 +207,7 @@ public struct RemoteWatch: Sendable {
     /// Heart-rate samples as the daemon receives them from the watch (HeartRate signals), until
     /// the daemon leaves the bus.
     public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
-        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: "HeartRate")) { signal in
+        try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.heartRate.rawValue)) { signal in
             signal.arguments.first?.propertiesValue.flatMap(GatewayBusAPI.heartRateSample)
         }
     }

@@ -4,13 +4,14 @@ import TSModels
 import TSStore
 import TSWatchService
 
-/// Names and encodings of the daemon's D-Bus API, version 2 (protocol-spec/dbus-api.md). Flat
+/// Names and encodings of the daemon's D-Bus API, version 3 (protocol-spec/dbus-api.md). Flat
 /// state, options and results are typed (properties, `a{sv}`); documents with nested structure
 /// (alarm tables, monitor configs, daily reports, sessions, events) travel as JSON strings in
 /// the one shape the CLI's `--json` output and MQTT use.
 public enum GatewayBusAPI {
-    /// Raised with every incompatible change of the interfaces (whose names carry it too).
-    public static let apiVersion: UInt32 = 2
+    /// Raised with every change a client can see. The interface names carry the version of the
+    /// methods' and signals' signatures, raised when those change (last at API version 2).
+    public static let apiVersion: UInt32 = 3
     public static let busName = "org.tsgateway"
     public static let rootPath = "/org/tsgateway"
     public static let gatewayInterface = "org.tsgateway.Gateway2"
@@ -55,7 +56,7 @@ public enum GatewayBusAPI {
         }
     }
 
-    static func invalid(_ message: String) -> BusError {
+    public static func invalid(_ message: String) -> BusError {
         BusError(name: errorPrefix + ErrorCategory.invalidInput.rawValue, message: message)
     }
 
@@ -66,30 +67,31 @@ public enum GatewayBusAPI {
     /// occurrence further ahead (wire-protocol.md §9).
     public static let maxGatewaySmartWindow = 255
 
-    static func dictionary(_ status: WatchStatus) -> DBusProperties {
-        var values: DBusProperties = [
-            "Address": .string(status.id), "Simulated": .boolean(status.simulated),
-            "Connected": .boolean(status.connected), "Syncing": .boolean(status.syncing),
-            "Capabilities": .properties(status.info.map { capabilities($0.capabilities) } ?? [:]),
-        ]
-        values["Name"] = status.name.map(DBusValue.string)
-        values["BatteryLevel"] = status.batteryLevel.map { .byte(UInt8(clamping: $0)) }
-        values["BatteryState"] = status.batteryState.map { .string($0.rawValue) }
-        values["LastSync"] = status.lastSync.map { .int64(Int64($0.timeIntervalSince1970)) }
-        values["Model"] = status.info.map { .string($0.model) }
-        values["Firmware"] = status.info.map { .string($0.firmware) }
-        values["LastError"] = status.lastError.map(DBusValue.string)
-        values["SessionState"] = status.sessionState.map { .string($0.rawValue) }
-        values["Services"] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
-        values["DeviceInformation"] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
-        values["HeartRate"] = status.heartRate.map { .uint16(UInt16(clamping: $0)) }
+    public static func dictionary(_ status: WatchStatus) -> DBusProperties {
+        var values: DBusProperties = [:]
+        values[.address] = .string(status.id)
+        values[.simulated] = .boolean(status.simulated)
+        values[.connected] = .boolean(status.connected)
+        values[.syncing] = .boolean(status.syncing)
+        values[.capabilities] = .properties(status.info.map { capabilities($0.capabilities) } ?? [:])
+        values[.name] = status.name.map(DBusValue.string)
+        values[.batteryLevel] = status.batteryLevel.map { .byte(UInt8(clamping: $0)) }
+        values[.batteryState] = status.batteryState.map { .string($0.rawValue) }
+        values[.lastSync] = status.lastSync.map { .int64(Int64($0.timeIntervalSince1970)) }
+        values[.model] = status.info.map { .string($0.model) }
+        values[.firmware] = status.info.map { .string($0.firmware) }
+        values[.lastError] = status.lastError.map(DBusValue.string)
+        values[.sessionState] = status.sessionState.map { .string($0.rawValue) }
+        values[.services] = status.info.map { .strings($0.offeredServices.sorted.map(\.rawValue)) }
+        values[.deviceInformation] = status.info.map { .properties(deviceInformation($0.standard ?? StandardDeviceInformation())) }
+        values[.heartRate] = status.heartRate.map { .uint16(UInt16(clamping: $0)) }
         return values
     }
 
     /// A heart-rate sample as the HeartRate signal carries it: `Bpm` (q), `SensorContact` (s),
     /// `EnergyExpended` (q, kJ; absent when the watch sent none), `RRIntervals` (aq, 1/1024 s),
     /// `Time` (x, milliseconds since 1970 when the gateway received it).
-    static func dictionary(_ sample: HeartRateSample) -> DBusProperties {
+    public static func dictionary(_ sample: HeartRateSample) -> DBusProperties {
         var values: DBusProperties = [
             "Bpm": .uint16(UInt16(clamping: sample.bpm)), "SensorContact": .string(sample.sensorContact.rawValue),
             "RRIntervals": .array(element: "q", sample.rrIntervals.map { .uint16(UInt16(clamping: $0)) }),
@@ -97,6 +99,19 @@ public enum GatewayBusAPI {
         ]
         values["EnergyExpended"] = sample.energyExpended.map { .uint16(UInt16(clamping: $0)) }
         return values
+    }
+
+    /// The Night signal's details: `Stage` (s) and `AlarmSlot` (y) where the event has them.
+    public static func details(_ night: NightEvent) -> DBusProperties {
+        var details: DBusProperties = [:]
+        details["Stage"] = night.stage.map { .string($0.name) }
+        details["AlarmSlot"] = night.alarmSlot.map { .byte(UInt8(clamping: $0)) }
+        return details
+    }
+
+    /// The night's event back from the Night signal's name and details.
+    public static func nightEvent(_ name: NightEvent.Name, details: DBusProperties) -> NightEvent {
+        NightEvent(name, stage: details["Stage"]?.stringValue.flatMap(SleepStage.init(name:)), alarmSlot: details["AlarmSlot"]?.byteValue.map(Int.init))
     }
 
     /// The sample back from the HeartRate signal; nil when a required key is missing or of another type.
@@ -110,45 +125,45 @@ public enum GatewayBusAPI {
 
     /// The status back from `a{sv}`; nil when a required key is missing or of another type.
     public static func status(_ values: DBusProperties) -> WatchStatus? {
-        guard let id = values["Address"]?.stringValue, let simulated = values["Simulated"]?.boolValue else { return nil }
-        var status = WatchStatus(id: id, name: values["Name"]?.stringValue, simulated: simulated)
-        status.connected = values["Connected"]?.boolValue ?? false
-        status.syncing = values["Syncing"]?.boolValue ?? false
-        status.batteryLevel = values["BatteryLevel"]?.byteValue.map(Int.init)
-        status.batteryState = values["BatteryState"]?.stringValue.flatMap(BatteryState.init(rawValue:))
-        status.lastSync = values["LastSync"]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
-        if let model = values["Model"]?.stringValue, let firmware = values["Firmware"]?.stringValue,
-           let capabilities = values["Capabilities"]?.propertiesValue.flatMap(capabilities) {
-            let services = values["Services"]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
-            let standard = values["DeviceInformation"]?.propertiesValue.map(deviceInformation)
+        guard let id = values[.address]?.stringValue, let simulated = values[.simulated]?.boolValue else { return nil }
+        var status = WatchStatus(id: id, name: values[.name]?.stringValue, simulated: simulated)
+        status.connected = values[.connected]?.boolValue ?? false
+        status.syncing = values[.syncing]?.boolValue ?? false
+        status.batteryLevel = values[.batteryLevel]?.byteValue.map(Int.init)
+        status.batteryState = values[.batteryState]?.stringValue.flatMap(BatteryState.init(rawValue:))
+        status.lastSync = values[.lastSync]?.int64Value.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        if let model = values[.model]?.stringValue, let firmware = values[.firmware]?.stringValue,
+           let capabilities = values[.capabilities]?.propertiesValue.flatMap(capabilities) {
+            let services = values[.services]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
+            let standard = values[.deviceInformation]?.propertiesValue.map(deviceInformation)
             status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities, services: services,
                                      standard: standard?.isEmpty == false || services?.contains(.deviceInformation) == true ? standard : nil)
         }
-        status.lastError = values["LastError"]?.stringValue
-        status.sessionState = values["SessionState"]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
-        status.heartRate = values["HeartRate"]?.uint16Value.map(Int.init)
+        status.lastError = values[.lastError]?.stringValue
+        status.sessionState = values[.sessionState]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))
+        status.heartRate = values[.heartRate]?.uint16Value.map(Int.init)
         return status
     }
 
     /// The Device Information strings the watch has, by D-Bus key.
-    static var deviceInformationKeys: [(key: String, path: WritableKeyPath<StandardDeviceInformation, String?>)] {
+    public static var deviceInformationKeys: [(key: String, path: WritableKeyPath<StandardDeviceInformation, String?>)] {
         [("Manufacturer", \.manufacturer), ("Model", \.model), ("SerialNumber", \.serialNumber),
          ("HardwareRevision", \.hardwareRevision), ("FirmwareRevision", \.firmwareRevision), ("SoftwareRevision", \.softwareRevision)]
     }
 
-    static func deviceInformation(_ information: StandardDeviceInformation) -> DBusProperties {
+    public static func deviceInformation(_ information: StandardDeviceInformation) -> DBusProperties {
         var values: DBusProperties = [:]
         for (key, path) in deviceInformationKeys { values[key] = information[keyPath: path].map(DBusValue.string) }
         return values
     }
 
-    static func deviceInformation(_ values: DBusProperties) -> StandardDeviceInformation {
+    public static func deviceInformation(_ values: DBusProperties) -> StandardDeviceInformation {
         var information = StandardDeviceInformation()
         for (key, path) in deviceInformationKeys { information[keyPath: path] = values[key]?.stringValue }
         return information
     }
 
-    static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
+    public static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
         [
             "MaxAlarms": .uint32(UInt32(capabilities.maxAlarms)),
             "LabelMaxBytes": .uint32(UInt32(capabilities.labelMaxBytes)),
@@ -164,7 +179,7 @@ public enum GatewayBusAPI {
         ]
     }
 
-    static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
+    public static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
         guard let maxAlarms = values["MaxAlarms"]?.uint32Value, let label = values["LabelMaxBytes"]?.uint32Value,
               let remark = values["RemarkMaxBytes"]?.uint32Value,
               let rule = values["StatisticsRule"]?.byteValue.flatMap(StatisticsRule.init(rawValue:)),
@@ -180,23 +195,23 @@ public enum GatewayBusAPI {
                                   reportsAlarmAlerts: values["ReportsAlarmAlerts"]?.boolValue ?? false)
     }
 
-    /// SyncSleep's options: `from`, `to` (x, Unix seconds), `reconnects` (u); each may be left out.
+    /// SyncSleep's options: `From`, `To` (x, Unix seconds), `Reconnects` (u); each may be left out.
     public static func syncOptions(_ request: SyncRequest) -> DBusProperties {
         var options: DBusProperties = [:]
-        options["from"] = request.from.map(DBusValue.int64)
-        options["to"] = request.to.map(DBusValue.int64)
-        options["reconnects"] = request.reconnects.map { .uint32(UInt32(clamping: $0)) }
+        options[SyncSleepOption.from.rawValue] = request.from.map(DBusValue.int64)
+        options[SyncSleepOption.to.rawValue] = request.to.map(DBusValue.int64)
+        options[SyncSleepOption.reconnects.rawValue] = request.reconnects.map { .uint32(UInt32(clamping: $0)) }
         return options
     }
 
-    static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
+    public static func syncRequest(_ options: DBusProperties) throws(BusError) -> SyncRequest {
         var request = SyncRequest()
         for (key, value) in options {
-            switch (key, value) {
-            case let ("from", .int64(from)): request.from = from
-            case let ("to", .int64(to)): request.to = to
-            case let ("reconnects", .uint32(count)): request.reconnects = Int(count)
-            default: throw invalid("SyncSleep option \"\(key)\" of type \(value.signature) is not known; options are from (x), to (x), reconnects (u)")
+            switch (SyncSleepOption(rawValue: key), value) {
+            case let (.from?, .int64(from)): request.from = from
+            case let (.to?, .int64(to)): request.to = to
+            case let (.reconnects?, .uint32(count)): request.reconnects = Int(count)
+            default: throw invalid("SyncSleep option \"\(key)\" of type \(value.signature) is not known; options are From (x), To (x), Reconnects (u)")
             }
         }
         if let from = request.from, from < 0 { throw invalid("SyncSleep: from must not be negative; got \(from)") }
@@ -205,39 +220,39 @@ public enum GatewayBusAPI {
         return request
     }
 
-    /// SyncSleep's result: `fetched`, `stored`, `deletedOnWatch`, `reconnects`, `enqueued` (u).
-    static func dictionary(_ result: SyncResult) -> DBusProperties {
-        ["fetched": .uint32(UInt32(clamping: result.fetched)), "stored": .uint32(UInt32(clamping: result.stored)),
-         "deletedOnWatch": .uint32(UInt32(clamping: result.deletedOnWatch)), "reconnects": .uint32(UInt32(clamping: result.reconnects)),
-         "enqueued": .uint32(UInt32(clamping: result.enqueued))]
+    /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued` (u).
+    public static func dictionary(_ result: SyncResult) -> DBusProperties {
+        let counts: [SyncSleepResultKey: Int] = [.fetched: result.fetched, .stored: result.stored, .deletedOnWatch: result.deletedOnWatch,
+                                                 .reconnects: result.reconnects, .enqueued: result.enqueued]
+        return Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, DBusValue.uint32(UInt32(clamping: $0.value))) })
     }
 
-    static func syncResult(_ values: DBusProperties) -> SyncResult? {
-        guard let fetched = values["fetched"]?.uint32Value, let stored = values["stored"]?.uint32Value,
-              let deleted = values["deletedOnWatch"]?.uint32Value, let reconnects = values["reconnects"]?.uint32Value else { return nil }
-        return SyncResult(fetched: Int(fetched), stored: Int(stored), deletedOnWatch: Int(deleted), reconnects: Int(reconnects),
-                          enqueued: Int(values["enqueued"]?.uint32Value ?? 0))
+    public static func syncResult(_ values: DBusProperties) -> SyncResult? {
+        func count(_ key: SyncSleepResultKey) -> Int? { values[key.rawValue]?.uint32Value.map(Int.init) }
+        guard let fetched = count(.fetched), let stored = count(.stored), let deleted = count(.deletedOnWatch),
+              let reconnects = count(.reconnects) else { return nil }
+        return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0)
     }
 
-    /// DailySleep's options: `time_zone` (s, an IANA name), `rule` (y, 0–3); each may be left out.
+    /// DailySleep's options: `TimeZone` (s, an IANA name), `Rule` (y, 0–3); each may be left out.
     public static func dailySleepOptions(timeZone: TimeZone?, rule: StatisticsRule?) -> DBusProperties {
         var options: DBusProperties = [:]
-        options["time_zone"] = timeZone.map { .string($0.identifier) }
-        options["rule"] = rule.map { .byte($0.rawValue) }
+        options[DailySleepOption.timeZone.rawValue] = timeZone.map { .string($0.identifier) }
+        options[DailySleepOption.rule.rawValue] = rule.map { .byte($0.rawValue) }
         return options
     }
 
-    static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
+    public static func dailySleepOptions(_ options: DBusProperties) throws(BusError) -> (timeZone: TimeZone?, rule: StatisticsRule?) {
         var zone: TimeZone?, rule: StatisticsRule?
         for (key, value) in options {
-            switch (key, value) {
-            case let ("time_zone", .string(name)):
+            switch (DailySleepOption(rawValue: key), value) {
+            case let (.timeZone?, .string(name)):
                 guard let named = TimeZone(identifier: name) else { throw invalid("unknown time zone \"\(name)\"; use an IANA name such as Europe/Berlin") }
                 zone = named
-            case let ("rule", .byte(number)):
+            case let (.rule?, .byte(number)):
                 guard let chosen = StatisticsRule(rawValue: number) else { throw invalid("rule must be 0…3; got \(number)") }
                 rule = chosen
-            default: throw invalid("DailySleep option \"\(key)\" of type \(value.signature) is not known; options are time_zone (s), rule (y)")
+            default: throw invalid("DailySleep option \"\(key)\" of type \(value.signature) is not known; options are TimeZone (s), Rule (y)")
             }
         }
         return (zone, rule)
@@ -245,7 +260,7 @@ public enum GatewayBusAPI {
 
     // MARK: JSON
 
-    static let encoder: JSONEncoder = {
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
