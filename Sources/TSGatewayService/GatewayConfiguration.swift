@@ -1,7 +1,6 @@
 import Foundation
 import TSModels
 import TSSimulator
-import TSWatchService
 
 /// What `tsgateway serve` reads from its YAML file (udev/config.example.yaml documents each key).
 public struct GatewayConfiguration: Sendable {
@@ -68,13 +67,6 @@ public struct GatewayConfiguration: Sendable {
     /// Where the daemon writes each watch's HTML sleep report; nil: no reports.
     public var report: ReportSettings?
 
-    /// The watch service's policy from this file.
-    public var watchPolicy: WatchPolicy {
-        var policy = WatchPolicy(timeZone: timeZone, statisticsRule: statisticsRule)
-        policy.firstSyncDays = firstSyncDays
-        return policy
-    }
-
     /// `upload:` — POST each synced night to an HTTP endpoint, through the store's outbox.
     public struct UploadSettings: Sendable, Hashable {
         /// The full URL of the sleep endpoint, e.g. https://health.example.org/api/v1/sleep.
@@ -134,6 +126,10 @@ public struct GatewayConfiguration: Sendable {
         self.database = database
         self.watches = watches
     }
+
+    /// The longest smart window the gateway keeps for an alarm: RING smartWake is refused for an
+    /// occurrence further ahead (wire-protocol.md §9).
+    public static let maxGatewaySmartWindow = 255
 
     public static let defaultPath = "/etc/tsgateway/config.yaml"
     public static let defaultDatabase = "/var/lib/tsgateway/tsgateway.sqlite"
