@@ -3,7 +3,6 @@ import TSDevice
 import TSModels
 import TSGatewayAPI
 import TSSimulator
-import TSWatchService
 import Yams
 
 /// Reading the configuration from its YAML file: every problem names its line.
@@ -19,6 +18,18 @@ extension GatewayConfiguration {
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
+        do throws(ConfigurationError) {
+            return try compose(text, file: file)
+        } catch {
+            // libyaml moves to the line after the last one at the end of the file; the problem is on the last.
+            var error = error
+            let lastLine = max(1, text.utf8.count { $0 == 0x0A } + (text.utf8.last.map { $0 == 0x0A ? 0 : 1 } ?? 0))
+            error.line = error.line.map { min($0, lastLine) }
+            throw error
+        }
+    }
+
+    private static func compose(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -344,7 +355,7 @@ private struct Reader {
                 guard let slot = Int(slotNode.string ?? ""), (0...254).contains(slot) else {
                     throw fail(slotNode, "smart-wake: \"\(slotNode.string ?? "")\" is not an alarm slot (0–254; `tsgateway alarms get` shows them)")
                 }
-                parsed[slot] = try integer(minutesNode, "smart-wake window", 0...GatewayBusAPI.maxGatewaySmartWindow)
+                parsed[slot] = try integer(minutesNode, "smart-wake window", 0...GatewayConfiguration.maxGatewaySmartWindow)
             }
             watch.smartWake = parsed
         }

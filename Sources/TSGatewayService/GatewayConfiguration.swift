@@ -2,7 +2,6 @@ import Foundation
 import TSModels
 import TSGatewayAPI
 import TSSimulator
-import TSWatchService
 
 /// What `tsgateway serve` reads from its YAML file (udev/config.example.yaml documents each key).
 public struct GatewayConfiguration: Sendable {
@@ -71,13 +70,6 @@ public struct GatewayConfiguration: Sendable {
     /// Where the daemon writes each watch's HTML sleep report; nil: no reports.
     public var report: ReportSettings?
 
-    /// The watch service's policy from this file.
-    public var watchPolicy: WatchPolicy {
-        var policy = WatchPolicy(timeZone: timeZone, statisticsRule: statisticsRule)
-        policy.firstSyncDays = firstSyncDays
-        return policy
-    }
-
     /// `upload:` — POST each synced night to an HTTP endpoint, through the store's outbox.
     public struct UploadSettings: Sendable, Hashable {
         /// The full URL of the sleep endpoint, e.g. https://health.example.org/api/v1/sleep.
@@ -137,6 +129,10 @@ public struct GatewayConfiguration: Sendable {
         self.database = database
         self.watches = watches
     }
+
+    /// The longest smart window the gateway keeps for an alarm: RING smartWake is refused for an
+    /// occurrence further ahead (wire-protocol.md §9).
+    public static let maxGatewaySmartWindow = 255
 
     public static let defaultPath = "/etc/tsgateway/config.yaml"
     public static let defaultDatabase = "/var/lib/tsgateway/tsgateway.sqlite"

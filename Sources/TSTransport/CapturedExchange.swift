@@ -69,6 +69,13 @@ public struct CapturedExchange: Sendable {
 
     struct Stream: Hashable { var connection: ConnectionKey; var handle: UInt16; var notification: Bool }
 
+    /// Seconds between two of the capture's times. Its timestamps are whatever its writer put
+    /// there, so the difference may not fit 64 bits.
+    public static func seconds(from start: Int64, to time: Int64) -> Double {
+        let (difference, overflow) = time.subtractingReportingOverflow(start)
+        return (overflow ? Double(time) - Double(start) : Double(difference)) / 1_000_000
+    }
+
     /// Convenience: the exchange in a btsnoop file's bytes.
     public init(btsnoop bytes: [UInt8]) throws(BTSnoopError) {
         self.init(traffic: ATTTraffic(packets: HCIPacket.packets(of: try BTSnoop.decode(bytes))))
@@ -79,7 +86,7 @@ public struct CapturedExchange: Sendable {
     /// `disconnected` where the capture saw the link end. Times are seconds since the first value.
     public var captureEntries: [CaptureEntry] {
         guard let first = values.first?.unixMicroseconds else { return [] }
-        let seconds = { (time: Int64) in Double(time - first) / 1_000_000 }
+        let seconds = { (time: Int64) in CapturedExchange.seconds(from: first, to: time) }
         var entries: [CaptureEntry] = []
         for connection in connections {
             let mine = values.filter { $0.connection == connection }

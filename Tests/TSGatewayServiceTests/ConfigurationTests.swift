@@ -94,6 +94,10 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  bad indentation: [", 3, "not valid YAML"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\nbus: system\nbus: session", 3, "\"bus\" is given more than once (first on this line)"),
         ("- just\n- a list", 1, "the file must be a mapping"),
+        // Found at the end of the file: libyaml's line is the one after the last (scripts/fuzz config found it).
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    name", 3, "not valid YAML: could not find expected ':'"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    name\n", 3, "not valid YAML: could not find expected ':'"),
+        ("bus: system\nwatches:\n", 2, "watches must be a list with at least one entry"),
         ("report:\n  days: 7\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 2, "report needs `directory: /var/lib/tsgateway/reports`"),
         ("report:\n  directory: reports\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 2, "report directory must be an absolute path, got \"reports\""),
         ("report:\n  directory: /srv/r\n  mode: 0666\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 3, "report mode must be 0600 (owner only, the default), 0640 (and the group) or 0644 (everyone), got \"0666\""),

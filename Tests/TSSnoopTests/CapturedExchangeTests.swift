@@ -157,6 +157,26 @@ import TSTransport
         #expect(exchange.traffic.operations.count == 2)
     }
 
+    /// scripts/fuzz btsnoop found this: the replayable capture's times trapped on timestamps
+    /// further apart than 64 bits of microseconds hold.
+    @Test func timestampsFromEitherEndOfTheRangeBecomeReplayTimes() throws {
+        let frame = try Frame(flags: [], sequence: 1, command: .hello, payload: [1, 1, 0xF7, 0x00, 0x00, 0x08]).encoded()
+        var link = HCIBuilder()
+        link.time = 0
+        link.connectionComplete(peer: Self.watchAddress)
+        link.time = .max - 10_000
+        link.att([0x52] + le16(0x0012) + frame, sent: true)
+        var packets = link.packets
+        packets.append(HCIPacket(index: 0, opcode: .aclRX, data: le16(0x2040) + le16(UInt16(frame.count + 7)) + le16(UInt16(frame.count + 3)) + le16(4)
+            + [0x1B] + le16(0x0014) + frame, unixMicroseconds: .min + 5))
+        let exchange = try Self.throughFile(packets)
+        #expect(exchange.values.count == 2)
+        let times = exchange.captureEntries.filter { $0.direction != .open }.map(\.time)
+        #expect(times.count == 2 && times[0] == 0)
+        #expect(times[1] < -1.8e13 && times[1].isFinite)
+        #expect(CapturedExchange.seconds(from: 1_000_000, to: 3_500_000) == 2.5)
+    }
+
     @Test func malformedACLAndSignalingPacketsAreSkipped() throws {
         var link = HCIBuilder()
         link.connectionComplete(peer: Self.watchAddress)

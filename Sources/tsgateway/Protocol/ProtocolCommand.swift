@@ -92,7 +92,7 @@ extension ProtocolCommand.Decode {
         for value in exchange.values {
             let stream = Stream(connection: value.connection, direction: value.direction)
             var reassembler = reassemblers[stream] ?? FrameReassembler()
-            let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, time: Double(value.unixMicroseconds - first.unixMicroseconds) / 1_000_000)
+            let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))
             for event in reassembler.append(value.bytes, at: .zero) { try printer.print(event, context: context) }
             reassemblers[stream] = reassembler
         }
