@@ -3,12 +3,13 @@
 // files alone (see scripts/fuzz). A refused file must name one of its lines, or none.
 
 import TSGatewayService
+import TSModels
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     do {
-        _ = try GatewayConfiguration.parse(text, file: "fuzz.yaml")
+        _ = try GatewayConfiguration.parse(text, file: "fuzz.yaml", dialects: [.protocolV1, .standard])
     } catch {
         let lines = max(1, text.utf8.count { $0 == 0x0A } + (text.utf8.last.map { $0 == 0x0A ? 0 : 1 } ?? 0))
         if let line = error.line, !(1...lines).contains(line) { fatalError("error on line \(line) of a \(lines)-line file: \(error.message)") }

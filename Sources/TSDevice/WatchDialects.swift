@@ -57,15 +57,3 @@ public enum WatchDialects {
         return found
     }
 }
-
-/// A dialect name this build does not know.
-public struct DialectError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
-    public var name: Dialect
-    public var known: [Dialect]
-
-    public var description: String {
-        "\"\(name)\" is not a dialect tsgateway speaks; use one of \(known.map(\.rawValue).joined(separator: ", "))"
-    }
-
-    public var category: ErrorCategory { .invalidInput }
-}

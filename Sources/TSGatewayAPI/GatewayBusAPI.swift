@@ -63,9 +63,6 @@ public enum GatewayBusAPI {
     // MARK: Typed values
 
     /// A watch's status as `a{sv}`: the Watch2 property names, unknown values left out.
-    /// The longest smart window the gateway keeps for an alarm (the configuration's bound too).
-    public static let maxGatewaySmartWindow = GatewayConfiguration.maxGatewaySmartWindow
-
     public static func dictionary(_ status: WatchStatus) -> DBusProperties {
         var values: DBusProperties = [:]
         values[.address] = .string(status.id)

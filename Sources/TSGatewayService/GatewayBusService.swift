@@ -164,8 +164,8 @@ public final class GatewayBusService: Sendable {
                 }),
                 DBusMethod(WatchMethod.setSmartWake.rawValue, in: "yq", names: ["slot", "minutes"], call { arguments in
                     let slot = Int(arguments[0].byteValue ?? 0), minutes = Int(arguments[1].uint16Value ?? 0)
-                    guard minutes <= GatewayBusAPI.maxGatewaySmartWindow else {
-                        throw GatewayBusAPI.invalid("a gateway smart window is at most \(GatewayBusAPI.maxGatewaySmartWindow) minutes (the watch's RING covers no more), got \(minutes)")
+                    guard minutes <= Alarm.maxGatewaySmartWindow else {
+                        throw GatewayBusAPI.invalid("a gateway smart window is at most \(Alarm.maxGatewaySmartWindow) minutes (the watch's RING covers no more), got \(minutes)")
                     }
                     try await supervisor.setSmartWakeWindow(slot: slot, minutes: minutes)
                     return []

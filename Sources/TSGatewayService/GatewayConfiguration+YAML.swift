@@ -1,25 +1,25 @@
 import Foundation
-import TSDevice
 import TSModels
-import TSGatewayAPI
 import TSSimulator
 import Yams
 
 /// Reading the configuration from its YAML file: every problem names its line.
 extension GatewayConfiguration {
-    public static func load(path: String) throws(ConfigurationError) -> GatewayConfiguration {
+    /// Reads the file at `path`; a `dialect:` must be one of `dialects`.
+    public static func load(path: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ConfigurationError(file: path, line: nil, message: "cannot read the file (\((error as NSError).localizedDescription)); create it from udev/config.example.yaml")
         }
-        return try parse(text, file: path)
+        return try parse(text, file: path, dialects: dialects)
     }
 
-    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
+    /// Reads `text` as the file `file`; a `dialect:` must be one of `dialects`.
+    public static func parse(_ text: String, file: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
         do throws(ConfigurationError) {
-            return try compose(text, file: file)
+            return try compose(text, file: file, dialects: dialects)
         } catch {
             // libyaml moves to the line after the last one at the end of the file; the problem is on the last.
             var error = error
@@ -29,7 +29,7 @@ extension GatewayConfiguration {
         }
     }
 
-    private static func compose(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
+    private static func compose(_ text: String, file: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -41,7 +41,7 @@ extension GatewayConfiguration {
         guard let root, case let .mapping(top) = root else {
             throw ConfigurationError(file: file, line: root?.mark?.line ?? 1, message: "the file must be a mapping of keys such as `watches:` (see udev/config.example.yaml)")
         }
-        var reader = Reader(file: file)
+        var reader = Reader(file: file, dialects: dialects)
         return try reader.configuration(top, at: root)
     }
 }
@@ -86,6 +86,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 
 private struct Reader {
     let file: String
+    /// The dialects a `dialect:` may name.
+    let dialects: [Dialect]
 
     func fail(_ node: Node?, _ message: String) -> ConfigurationError {
         ConfigurationError(file: file, line: node?.mark?.line, message: message)
@@ -343,7 +345,7 @@ private struct Reader {
         }
         if let node = entries["dialect"]?.value {
             let name = Dialect(rawValue: try string(node, "dialect"))
-            do { _ = try WatchDialects.named(name) } catch { throw fail(node, "dialect: \(error)") }
+            guard dialects.contains(name) else { throw fail(node, "dialect: \(DialectError(name: name, known: dialects))") }
             watch.dialect = name
         }
         if let node = entries["smart-wake"]?.value {
@@ -355,7 +357,7 @@ private struct Reader {
                 guard let slot = Int(slotNode.string ?? ""), (0...254).contains(slot) else {
                     throw fail(slotNode, "smart-wake: \"\(slotNode.string ?? "")\" is not an alarm slot (0–254; `tsgateway alarms get` shows them)")
                 }
-                parsed[slot] = try integer(minutesNode, "smart-wake window", 0...GatewayConfiguration.maxGatewaySmartWindow)
+                parsed[slot] = try integer(minutesNode, "smart-wake window", 0...Alarm.maxGatewaySmartWindow)
             }
             watch.smartWake = parsed
         }

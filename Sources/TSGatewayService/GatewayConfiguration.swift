@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSGatewayAPI
 import TSSimulator
 
 /// What `tsgateway serve` reads from its YAML file (udev/config.example.yaml documents each key).
@@ -129,10 +128,6 @@ public struct GatewayConfiguration: Sendable {
         self.database = database
         self.watches = watches
     }
-
-    /// The longest smart window the gateway keeps for an alarm: RING smartWake is refused for an
-    /// occurrence further ahead (wire-protocol.md §9).
-    public static let maxGatewaySmartWindow = 255
 
     public static let defaultPath = "/etc/tsgateway/config.yaml"
     public static let defaultDatabase = "/var/lib/tsgateway/tsgateway.sqlite"

@@ -53,6 +53,9 @@ public struct Alarm: Sendable, Hashable {
     public static let maxLabelBytes = 32
     /// The longest smart window protocol v1.1 carries, in minutes.
     public static let maxSmartWindow = 255
+    /// The longest smart window the gateway keeps for an alarm: RING smartWake is refused for an
+    /// occurrence further ahead (wire-protocol.md §9).
+    public static let maxGatewaySmartWindow = 255
 
     /// Device-side slot, 0…255, unique within a table.
     public var slot: UInt8

@@ -41,3 +41,20 @@ public struct GATTProfile: Sendable, Hashable {
         self.writeMode = writeMode
     }
 }
+
+/// A dialect name this build does not know.
+public struct DialectError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
+    public var name: Dialect
+    public var known: [Dialect]
+
+    public init(name: Dialect, known: [Dialect]) {
+        self.name = name
+        self.known = known
+    }
+
+    public var description: String {
+        "\"\(name)\" is not a dialect tsgateway speaks; use one of \(known.map(\.rawValue).joined(separator: ", "))"
+    }
+
+    public var category: ErrorCategory { .invalidInput }
+}

@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TSDBus
 import TSDevice
+import TSGatewayAPI
 import TSGatewayService
 import TSModels
 import TSProtocol
