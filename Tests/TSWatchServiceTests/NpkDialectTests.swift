@@ -27,9 +27,9 @@ struct NpkRig {
         var configuration = WatchConfiguration()
         configuration.timeZone = zone
         configuration.now = { NpkRig.now }
-        configuration.requestTimeout = .milliseconds(300)
+        configuration.requestTimeout = .seconds(1)
         configuration.requestRetries = 2
-        configuration.pageIdleTimeout = .milliseconds(300)
+        configuration.pageIdleTimeout = .seconds(2)
         return configuration
     }
 
