@@ -12,8 +12,6 @@ struct SleepSink {
     var assembler = NpkListAssembler()
     var continuation: AsyncThrowingStream<[SleepItem], any Error>.Continuation
     var lastFrame: ContinuousClock.Instant = .now
-    /// Items the watch sent that are not records (negative durations, unknown stages).
-    var rejected = 0
 }
 
 /// Sleep sync by range: 05/21 type 5, list frames 05/05 (one day each), 05/22. NPK takes no
@@ -31,20 +29,22 @@ extension NpkWatch {
         let id = Int.random(in: 0...Int.max)
         sleepSink = SleepSink(id: id, range: start..<until, continuation: continuation)
         let answer: NpkFrame
+        let result: NpkSyncStartResult
         do {
             answer = try await request(.syncStart, message: startRequest)
+            result = NpkSyncStartResult(try answer.payload(as: TSMetaSyncStartResponse.self))
         } catch {
             endSleepSink(id)
             throw error
         }
-        switch NpkSyncStartResult(try answer.payload(as: TSMetaSyncStartResponse.self)) {
+        switch result {
         case .nothingNew:
             endSleepSink(id)
             continuation.finish()
             return SleepRecordTransfer(total: 0, parts: parts)
         case let .failed(code):
             endSleepSink(id)
-            throw WatchError.transferAbandoned("the watch refused the sleep sync with result \(code)")
+            throw NpkRefusal(command: .syncStart, result: code)
         case .started:
             if sleepSink?.id == id { sleepSink?.sequence = answer.sequence }
             watchSleepTransfer(id)
@@ -64,7 +64,7 @@ extension NpkWatch {
         do {
             let (_, element) = try sink.assembler.add(frame)
             let day = NpkSleep.records(from: try NpkMessage.parseSleepDay(element))
-            sink.rejected += day.rejected.count
+            rejectedSleepItems += day.rejected.count
             sink.lastFrame = .now
             sleepSink = sink
             let kept = day.items.filter { sink.range.contains($0.start) }.sorted { $0.start < $1.start }

@@ -68,6 +68,9 @@ public actor NpkWatch: WatchCentral {
     public private(set) var retransmissions = 0
     /// Sync frames of a transfer already given up, ignored.
     public internal(set) var staleSyncFrames = 0
+    /// Sleep items the watch sent that are no records (a negative or zero duration, an unknown
+    /// stage; `NpkSleep`), never stored.
+    public internal(set) var rejectedSleepItems = 0
 
     var connection: (any TransportConnection)?
     private var connectionGeneration = 0

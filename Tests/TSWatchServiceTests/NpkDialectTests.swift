@@ -44,8 +44,8 @@ struct NpkRig {
         store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
     }
 
-    static func central(for simulator: SimulatedNpkWatch, faults: FaultInjection = .none) throws -> NpkWatch {
-        NpkWatch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247), faults: faults), configuration: configuration)
+    static func central(for peripheral: any PeripheralEndpoint, faults: FaultInjection = .none) throws -> NpkWatch {
+        NpkWatch(transport: LoopbackTransport(peripheral: peripheral, mtu: try ATTMTU(247), faults: faults), configuration: configuration)
     }
 
     func sync(_ watch: NpkWatch? = nil, maxReconnects: Int = 20) -> SleepSync {
@@ -251,6 +251,32 @@ struct NpkRig {
         #expect(await rig.simulator.statistics.retransmissionsReceived == 1)
     }
 
+    @Test func aSleepItemWithANegativeDurationIsCountedAndNotStored() async throws {
+        let truth = SleepDataGenerator(seed: 7, timeZone: NpkRig.zone).records(days: 2, lastMorning: NpkRig.now, notAfter: NpkRig.now)
+        let bad = SleepItem(stage: .light, start: truth[3].start + 1, duration: -60)
+        var configuration = SimulatedNpkWatch.Configuration()
+        configuration.timeZone = NpkRig.zone
+        let watch = try NpkRig.central(for: SimulatedNpkWatch(configuration: configuration, records: truth + [bad]))
+        try await watch.connect()
+        let records = try await watch.allSleepRecords(start: truth[0].start, end: nil)
+        await watch.disconnect()
+        #expect(records == truth)
+        #expect(await watch.rejectedSleepItems == 1)
+    }
+
+    @Test func aWatchThatNeverAnswersTimesOutAfterItsRetries() async throws {
+        let watch = try NpkRig.central(for: SilentPeripheral())
+        let error = await #expect(throws: WatchError.self) { try await watch.connect() }
+        guard case let .timeout(command, attempts) = error else {
+            Issue.record("not a timeout: \(String(describing: error))")
+            return
+        }
+        #expect(command.contains("login"))
+        #expect(attempts == 3, "the first try and two retries")
+        #expect(await watch.retransmissions == 2)
+        #expect(await watch.isConnected == false)
+    }
+
     @Test func theOpenerSimulatesAnNpkWatch() async throws {
         var options = SimulatedWatchOptions()
         options.now = NpkRig.now
@@ -267,6 +293,13 @@ struct NpkRig {
         await opened.central.disconnect()
         #expect(try WatchDialects.named(.npk).gatt == .npk)
     }
+}
+
+/// A peripheral that takes every write and answers nothing.
+struct SilentPeripheral: PeripheralEndpoint {
+    func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async {}
+    func centralWrote(_ chunk: [UInt8]) async {}
+    func centralDisconnected() async {}
 }
 
 private extension TimeInterval {
