@@ -58,16 +58,20 @@ let package = Package(
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
+        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
+                                                     .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore"]),
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk",
+                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator",
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator", "TSNpkSimulator",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
@@ -145,7 +149,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSWatchServiceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService",
+                           "TSNpk", "TSNpkSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.

@@ -3,6 +3,7 @@ import TSBlueZ
 import TSBlueZTransport
 import TSDevice
 import TSModels
+import TSNpkSimulator
 import TSProtocol
 import TSSimulator
 import TSTransport
@@ -49,6 +50,8 @@ public struct OpenedWatch: Sendable {
     /// The BlueZ link of a real watch; nil otherwise.
     public var bluetooth: BluetoothLink?
     public var simulator: SimulatedWatch?
+    /// The simulated TopStep watch, when the simulated watch speaks NPK.
+    public var simulatedNpk: SimulatedNpkWatch?
     public var simulatedStandard: SimulatedStandardServices?
     /// The simulated watch's live night (stages and heart rate while connected).
     public var simulatedNight: SimulatedNight?
@@ -75,8 +78,9 @@ public enum WatchOpener {
         case let .simulated(options):
             let implied: WatchDialect = options.protocolV1 ? .protocolV1 : .standardServices
             let dialect = chosen ?? implied
+            if dialect.name == .npk { return try openSimulatedNpk(options, dialect: dialect, configuration: configuration) }
             guard dialect.name == .protocolV1 || dialect.name == .standard else {
-                throw CategorizedFailure(.invalidInput, "the simulated watch speaks \(Dialect.protocolV1) or \(Dialect.standard), not \(dialect.name)")
+                throw CategorizedFailure(.invalidInput, "the simulated watch speaks \(Dialect.protocolV1), \(Dialect.standard) or \(Dialect.npk), not \(dialect.name)")
             }
             let records = SleepDataGenerator(seed: options.seed, timeZone: options.timeZone)
                 .records(days: options.historyDays, lastMorning: options.now, notAfter: options.now)
@@ -95,5 +99,25 @@ public enum WatchOpener {
         case let .transport(transport):
             return OpenedWatch(central: (chosen ?? .protocolV1).makeCentral(transport, configuration))
         }
+    }
+
+    /// The simulated TopStep watch over the loopback: the same nights, alarms as NPK holds them
+    /// (no snooze, remark or smart window).
+    private static func openSimulatedNpk(_ options: SimulatedWatchOptions, dialect: WatchDialect, configuration: WatchConfiguration) throws -> OpenedWatch {
+        let records = SleepDataGenerator(seed: options.seed, timeZone: options.timeZone)
+            .records(days: options.historyDays, lastMorning: options.now, notAfter: options.now)
+        let alarms = options.alarms.map { alarm in
+            var held = alarm
+            held.snoozeAllowed = false
+            held.remark = ""
+            held.smartWindow = 0
+            return held
+        }
+        var watchConfiguration = SimulatedNpkWatch.Configuration()
+        watchConfiguration.timeZone = options.timeZone
+        let simulator = SimulatedNpkWatch(configuration: watchConfiguration, records: records, alarms: alarms, monitors: options.monitors)
+        let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
+                                          faults: FaultInjection(delay: options.packetDelay, disconnectEvery: options.disconnectEvery))
+        return OpenedWatch(central: dialect.makeCentral(transport, configuration), simulatedNpk: simulator, simulatedRecords: records.count)
     }
 }
