@@ -1,4 +1,5 @@
 import Foundation
+import TSTestSupport
 import Testing
 
 /// The CLI with the simulated TopStep watch speaking NPK (`--simulate --dialect npk`).
