@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Synchronization
+@testable import TSDevice
 @testable import TSGatewayService
 import TSModels
 import TSProtocol
@@ -19,11 +20,21 @@ struct LinkDropTests {
     final class DroppableTransport: WatchTransport {
         let loopback: LoopbackTransport
         private let current = Mutex<DroppableConnection?>(nil)
+        /// Opens still to refuse, as with a watch out of range.
+        let refusals = Mutex(0)
+        let opened = Mutex(0)
 
         init(_ loopback: LoopbackTransport) { self.loopback = loopback }
 
         func open() async throws -> any TransportConnection {
+            let refused = refusals.withLock { refusals -> Bool in
+                guard refusals > 0 else { return false }
+                refusals -= 1
+                return true
+            }
+            if refused { throw TransportError.connectFailed("the watch is out of range (test)") }
             let connection = DroppableConnection(try await loopback.open())
+            opened.withLock { $0 += 1 }
             current.withLock { $0 = connection }
             return connection
         }
@@ -150,5 +161,44 @@ struct LinkDropTests {
         #expect(stageStored, "the live stage is not in the store: sessions \(sessions)")
         running.cancel()
         await running.value
+    }
+
+    @Test("links that drop and connects that fail leave no subscriptions in the watch's event fan-outs")
+    func noSubscriptionsLeftBehind() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-linkdrop-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("db.sqlite").path
+        var settings = GatewayConfiguration(database: path)
+        settings.reconnectMinimum = .milliseconds(20)
+        settings.reconnectMaximum = .milliseconds(40)
+        let simulator = SimulatedWatch()
+        let transport = DroppableTransport(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
+        let supervisor = WatchSupervisor(entry: .init(address: "00:00:5E:00:54:98"), transport: transport, store: try GatewayStore(path: path),
+                                         settings: settings, logger: Logger(label: "test"), publish: { _ in })
+        let watch = supervisor.watch
+        /// Subscribers to link losses, alarm changes and live stages.
+        func subscribers() async -> [Int] {
+            [await watch.linkLossEvents.subscriberCount, await watch.alarmEvents.subscriberCount, await watch.liveEvents.subscriberCount]
+        }
+        let running = Task { await supervisor.run() }
+        defer { running.cancel() }
+        for round in 1...6 {
+            // The link being served has one subscription to each.
+            let served = await Self.eventually(within: 30) {
+                guard await watch.isConnected else { return false }
+                return await subscribers() == [1, 1, 1]
+            }
+            let counts = await subscribers()
+            try #require(served, "round \(round): link-loss, alarm and live-stage subscribers \(counts), not one each")
+            // Every other round the watch is out of range for three connects.
+            if round.isMultiple(of: 2) { transport.refusals.withLock { $0 = 3 } }
+            let opened = transport.opened.withLock { $0 }
+            await transport.dropLink()
+            let reopened = await Self.eventually(within: 30) { transport.opened.withLock { $0 } > opened }
+            try #require(reopened, "round \(round): no reconnect in 30 s")
+        }
+        running.cancel()
+        await running.value
+        #expect(await subscribers() == [0, 0, 0])
     }
 }
