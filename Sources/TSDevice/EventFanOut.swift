@@ -17,6 +17,10 @@ public final class EventFanOut<Element: Sendable>: @unchecked Sendable {
         return stream
     }
 
+    /// Subscribers now. A stream leaves when it is finished, when a task reading it is
+    /// cancelled, or once the stream and its iterators are gone.
+    public var subscriberCount: Int { lock.withLock { continuations.count } }
+
     public func send(_ element: Element) {
         for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(element) }
     }

@@ -153,19 +153,23 @@ public actor UploadOutbox {
         }
     }
 
+    /// The server's answer is stored even when the daemon stops meanwhile: a night the server
+    /// took is not sent again.
     private func record(_ outcome: Outcome, of event: OutboxEvent) async throws {
+        let store = self.store
         switch outcome {
         case let .synced(status, backendId, note):
-            try await store.markOutboxSynced(id: event.id, httpStatus: status, backendId: backendId, note: note)
+            try await shieldedFromCancellation { try await store.markOutboxSynced(id: event.id, httpStatus: status, backendId: backendId, note: note) }
             logger.info("upload outbox: \(event.sourceId) synced (HTTP \(status))")
             publish?(event.sourceId)
         case let .failed(status, reason):
-            try await store.markOutboxFailed(id: event.id, httpStatus: status, reason: reason)
+            try await shieldedFromCancellation { try await store.markOutboxFailed(id: event.id, httpStatus: status, reason: reason) }
             logger.warning("upload outbox: \(event.sourceId) refused (HTTP \(status)); not retried until `tsgateway outbox retry`")
         case let .retry(status, error):
             let attempts = event.attempts + 1
             let delay = Self.backoff(attempts: attempts, minimum: settings.retryMinimum, maximum: settings.retryMaximum)
-            try await store.markOutboxRetry(id: event.id, httpStatus: status, error: error, nextAttemptAt: Date().addingTimeInterval(delay))
+            let next = Date().addingTimeInterval(delay)
+            try await shieldedFromCancellation { try await store.markOutboxRetry(id: event.id, httpStatus: status, error: error, nextAttemptAt: next) }
             logger.notice("upload outbox: \(event.sourceId) attempt \(attempts) failed (\(status.map { "HTTP \($0)" } ?? "no answer")); next in \(String(format: "%.1f", delay))s")
         }
     }

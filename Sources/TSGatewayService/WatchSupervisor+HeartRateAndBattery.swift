@@ -19,9 +19,10 @@ extension WatchSupervisor {
                 publish(GatewayEvent(.heartRate(sample), watch: id, time: sample.time))
                 pending.append(sample)
                 if pending.count >= Self.heartRateBatch || ContinuousClock.now - lastWrite >= Self.heartRateWriteInterval {
-                    try await store.storeHeartRate(pending, watch: id)
+                    let batch = pending
                     pending.removeAll()
                     lastWrite = .now
+                    await save("heart-rate samples") { [store, id] in try await store.storeHeartRate(batch, watch: id) }
                 }
             }
         } catch is CancellationError {
@@ -29,7 +30,7 @@ extension WatchSupervisor {
             if !Task.isCancelled { logger.info("\(id): heart-rate notifications ended: \(error)") }
         }
         let rest = pending
-        await saveEvenIfCancelled(what: "heart-rate samples") { [store, id] in try await store.storeHeartRate(rest, watch: id) }
+        await save("heart-rate samples") { [store, id] in try await store.storeHeartRate(rest, watch: id) }
     }
 
     static let heartRateBatch = 10

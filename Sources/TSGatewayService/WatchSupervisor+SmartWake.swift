@@ -54,7 +54,7 @@ extension WatchSupervisor {
                 logger.info("\(id): smart wake window of \(occurrence) began at \(ISO8601DateFormatter().string(from: start))")
                 publish(GatewayEvent(.night(NightEvent(.smartPeriod, alarmSlot: occurrence.slot)), watch: id, time: now))
             case let .ring(occurrence, stage):
-                guard try await store.settleSmartWake(watch: id, slot: occurrence.slot, alarmTime: occurrence.time, outcome: .rang, stage: stage) else { continue }
+                guard try await settle(occurrence, .rang, stage: stage) else { continue }
                 let result: String
                 do {
                     result = try await watch.ring(slot: occurrence.slot, purpose: .smartWake).rawValue
@@ -67,10 +67,18 @@ extension WatchSupervisor {
                 logger.notice("\(id): smart wake: \(stage.name) sleep inside the window of \(occurrence); the watch rings (\(result))")
                 publish(GatewayEvent(.smartWake(slot: occurrence.slot, alarmTime: occurrence.time, outcome: .rang, stage: stage), watch: id, time: now))
             case let .leftToWatch(occurrence):
-                guard try await store.settleSmartWake(watch: id, slot: occurrence.slot, alarmTime: occurrence.time, outcome: .leftToWatch, stage: nil) else { continue }
+                guard try await settle(occurrence, .leftToWatch, stage: nil) else { continue }
                 logger.info("\(id): smart wake: no light or awake stage inside the window of \(occurrence); the watch's alarm rang at its time")
                 publish(GatewayEvent(.smartWake(slot: occurrence.slot, alarmTime: occurrence.time, outcome: .leftToWatch, stage: nil), watch: id, time: now))
             }
+        }
+    }
+
+    /// A decision once taken is stored whatever cancels the task taking it; false: it was
+    /// settled before.
+    private func settle(_ occurrence: SmartWake.Occurrence, _ outcome: SmartWakeOutcome, stage: SleepStage?) async throws -> Bool {
+        try await shieldedFromCancellation { [store, id] in
+            try await store.settleSmartWake(watch: id, slot: occurrence.slot, alarmTime: occurrence.time, outcome: outcome, stage: stage)
         }
     }
 

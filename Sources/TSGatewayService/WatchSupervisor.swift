@@ -166,7 +166,7 @@ public actor WatchSupervisor {
             }
             group.addTask { [self] in
                 for await event in liveStages {
-                    do { try await sessions.handle(event) } catch { logger.error("\(id): live session not saved: \(error)") }
+                    await save("live session") { [sessions] in try await sessions.handle(event) }
                     // A light or awake stage inside a smart window rings at once, not at the next look.
                     if status.info?.capabilities.supportsRing == true { await decideSmartWakeLogged() }
                 }
@@ -209,6 +209,8 @@ public actor WatchSupervisor {
                 if let next { reason = next; break }
             }
             group.cancelAll()
+            // What was received before the loss is saved first; the session is interrupted after its last stage.
+            await group.waitForAll()
             await linkEnded(reason: reason)
             return reason
         }
@@ -248,7 +250,7 @@ public actor WatchSupervisor {
                 lastBatteryRead = now
                 await readBattery()
             }
-            do { try await sessions.heartbeat() } catch { logger.error("\(id): live session heartbeat not saved: \(error)") }
+            await save("live session heartbeat") { [sessions] in try await sessions.heartbeat() }
             let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
             let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
             let until = min(syncs ? nextScheduledSync : now + .seconds(60), nextBattery, nextTime, now + .seconds(60))
@@ -268,23 +270,28 @@ public actor WatchSupervisor {
 
     private func alarmsChanged(_ change: AlarmTableChange) async {
         alarmTable = change.alarms
-        do {
-            try await operations.recordWatchSideChange(change)
-        } catch {
-            logger.error("\(id): alarm change not saved: \(error)")
-        }
+        await save("alarm change") { [operations] in try await operations.recordWatchSideChange(change) }
         publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: change.origin), watch: id))
     }
 
     private func linkEnded(reason: String) async {
         updateStatus { $0.connected = false; $0.heartRate = nil }
         publish(GatewayEvent(.connection(connected: false, reason: reason), watch: id))
-        await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: reason) }
+        await save("live session") { [sessions] in try await sessions.interrupt(reason: reason) }
     }
 
-    /// Store writes that must happen while the daemon stops (GRDB refuses work in a cancelled task).
-    func saveEvenIfCancelled(what: String = "live session", _ body: @escaping @Sendable () async throws -> Void) async {
-        do { try await Task { try await body() }.value } catch { logger.error("\(id): \(what) not saved: \(error)") }
+    /// Where the supervisor hands what it received to the store (an alarm edit made on the
+    /// wrist, a live stage or session change, heart-rate samples, a smart-wake decision): what
+    /// was received is stored, though the link's task group or the daemon is being cancelled
+    /// (`shieldedFromCancellation`). A write that fails all the same is logged; nil then.
+    @discardableResult
+    func save<T: Sendable>(_ what: String, _ write: @escaping @Sendable () async throws -> T) async -> T? {
+        do {
+            return try await shieldedFromCancellation(write)
+        } catch {
+            logger.error("\(id): \(what) not saved: \(error)")
+            return nil
+        }
     }
 
     /// Stops cleanly: a running sync is cancelled (what is stored stays stored, nothing is
@@ -292,7 +299,7 @@ public actor WatchSupervisor {
     private func shutdown() async {
         syncTask?.cancel()
         _ = try? await syncTask?.value
-        await saveEvenIfCancelled { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
+        await save("live session") { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
         await watch.disconnect()
         updateStatus { $0.connected = false; $0.heartRate = nil }
     }
@@ -397,7 +404,8 @@ public actor WatchSupervisor {
         if report.enqueued > 0 { await uploads?.wake() }
         publish(GatewayEvent(.sleepSynced(fetched: report.fetched, stored: report.stored), watch: id, time: now))
         // The watch has handed over everything it held up to `to`, or up to when this sync began.
-        try await sessions.syncedUpTo(request.to ?? started)
+        let upTo = request.to ?? started
+        try await shieldedFromCancellation { [sessions] in try await sessions.syncedUpTo(upTo) }
         return report
     }
 

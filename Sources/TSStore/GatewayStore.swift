@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import TSModels
 
 /// The gateway's SQLite database (WAL, synchronous = FULL so a commit survives power loss).
@@ -24,6 +25,13 @@ public final class GatewayStore: Sendable {
     /// `StoreError.busy`.
     public static let defaultBusyTimeout: Duration = .seconds(10)
 
+    /// Each connection's SQLite page cache. SQLite's own default, 2 MiB a connection, fills over
+    /// hours in `tsgateway serve` with pages of heart-rate samples, live stages and MQTT rows
+    /// written once and not read again: with the writer and the pool's readers that was up to
+    /// 12 MiB, which a soak saw as resident memory rising for hours. The rows the gateway reads
+    /// (a watch's cursor, a few nights, the outbox) fit in this many times over.
+    public static let pageCacheKiB = 512
+
     /// `busyTimeout`: how long a write waits while another process writes the same database.
     public init(path: String, busyTimeout: Duration = GatewayStore.defaultBusyTimeout) throws {
         self.path = path
@@ -41,6 +49,7 @@ public final class GatewayStore: Sendable {
             configuration.busyMode = .timeout(busyTimeout.timeInterval)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
             }
             pool = try Self.openMigrated(path: path, configuration: configuration)
         } catch let error as StoreError {
@@ -71,6 +80,16 @@ public final class GatewayStore: Sendable {
                 attempt += 1
                 Thread.sleep(forTimeInterval: 0.025 * Double(attempt))
             }
+        }
+    }
+
+    /// Bytes the writer connection's page cache holds now (SQLITE_DBSTATUS_CACHE_USED).
+    func writerPageCacheBytes() async throws -> Int {
+        try await pool.writeWithoutTransaction { db in
+            var current: Int32 = 0
+            var highest: Int32 = 0
+            sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+            return Int(current)
         }
     }
 

@@ -81,7 +81,8 @@ public struct SyncResult: Sendable, Codable, Hashable {
 /// The operations on one watch, each with what it must leave in the store. The CLI's own link
 /// and `tsgateway serve` both go through here, so an alarm read, a sync or a daily report is
 /// the same whoever asks; the front doors add only their own concerns (a daemon's events and
-/// schedules, a command's output).
+/// schedules, a command's output). What the watch answered is stored even when the caller is
+/// cancelled meanwhile (`shieldedFromCancellation`): the watch holds that table or config now.
 public struct WatchOperations: Sendable {
     /// The watch in its dialect.
     public let watch: any WatchCentral
@@ -121,7 +122,7 @@ public struct WatchOperations: Sendable {
             let service = spoke == .protocolV1 ? "protocol v1" : "\(spoke) dialect's"
             throw WatchError.connectFailed("the watch's \(service) service is not there; it had one before, so its GATT server is probably restarting", .unavailable)
         }
-        try await store.saveWatch(id: watchId, name: name, info: info)
+        try await shieldedFromCancellation { [store, watchId, name] in try await store.saveWatch(id: watchId, name: name, info: info) }
         return info
     }
 
@@ -155,7 +156,7 @@ public struct WatchOperations: Sendable {
     /// The table as the watch holds it; kept in the alarm history.
     public func alarms() async throws -> [Alarm] {
         let alarms = try await watch.alarms()
-        try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .read)
+        try await shieldedFromCancellation { [store, watchId] in try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .read) }
         return alarms
     }
 
@@ -164,24 +165,26 @@ public struct WatchOperations: Sendable {
     @discardableResult
     public func setAlarms(_ alarms: [Alarm]) async throws -> Bool {
         try await watch.setAlarms(alarms)
-        return try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .gateway)
+        return try await shieldedFromCancellation { [store, watchId] in try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .gateway) }
     }
 
     /// A table the watch announced as changed on its side; returns whether the history changed.
     @discardableResult
     public func recordWatchSideChange(_ change: AlarmTableChange) async throws -> Bool {
-        try await store.saveAlarmSnapshot(change.alarms, watch: watchId, origin: change.origin)
+        try await shieldedFromCancellation { [store, watchId] in
+            try await store.saveAlarmSnapshot(change.alarms, watch: watchId, origin: change.origin)
+        }
     }
 
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
         let config = try await watch.monitorConfig(type)
-        try await store.saveMonitorConfig(config, watch: watchId)
+        try await shieldedFromCancellation { [store, watchId] in try await store.saveMonitorConfig(config, watch: watchId) }
         return config
     }
 
     public func setMonitorConfig(_ config: MonitorConfig) async throws {
         try await watch.setMonitorConfig(config)
-        try await store.saveMonitorConfig(config, watch: watchId)
+        try await shieldedFromCancellation { [store, watchId] in try await store.saveMonitorConfig(config, watch: watchId) }
     }
 
     /// Copies the records of `request` into the store (SleepSync: acknowledged to the watch only
