@@ -412,7 +412,7 @@ class Soak:
                 # SIGUSR1: every simulated watch edits its first alarm on the wrist.
                 os.kill(self.daemon.pid, signal.SIGUSR1)
                 self.record("wrist edit (SIGUSR1)", None, "ok", now)
-                next_wrist = now + self.rng.uniform(8, 20)
+                next_wrist = now + self.rng.uniform(3, 8)
             self.act()
             time.sleep(self.rng.uniform(0.5, 2.5))
             if len(self.results) % 50 == 0:
