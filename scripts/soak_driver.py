@@ -158,7 +158,8 @@ class Soak:
         self.seconds = options.minutes * 60
         self.rng = random.Random(options.seed)
         self.watches = []
-        self.broker = self.bus = self.daemon = self.events = self.replies = None
+        self.broker = self.bus = self.daemon = self.events = self.replies = self.upload = None
+        self.queue_at_end = self.stopped_in = self.died_at = None
         self.results = []          # (elapsed, action, watch, outcome, seconds, detail)
         self.samples = []          # (elapsed, rss KiB, fds, threads)
         self.checks = []
@@ -390,6 +391,7 @@ class Soak:
         upload_away = broker_restarted = False
         while time.monotonic() < end:
             if self.daemon.poll() is not None:
+                self.died_at = time.monotonic() - self.began
                 say(f"tsgateway serve exited with status {self.daemon.returncode} mid-run")
                 return
             now = time.monotonic()
@@ -413,7 +415,10 @@ class Soak:
                 os.kill(self.daemon.pid, signal.SIGUSR1)
                 self.record("wrist edit (SIGUSR1)", None, "ok", now)
                 next_wrist = now + self.rng.uniform(3, 8)
-            self.act()
+            try:
+                self.act()
+            except Exception as error:      # a door that broke is a failed request, not the end of the soak
+                self.results.append((round(time.monotonic() - self.began, 1), "driver", "-", "FAILED", 0, repr(error)))
             time.sleep(self.rng.uniform(0.5, 2.5))
             if len(self.results) % 50 == 0:
                 say(f"{len(self.results)} actions, {self.summary_of_samples()}")
@@ -467,7 +472,8 @@ class Soak:
     def shut_everything(self):
         for process in (self.events, self.replies, self.daemon, self.broker, self.bus):
             stop(process)
-        self.upload.stop()
+        if self.upload:
+            self.upload.stop()
 
     # -- checks -------------------------------------------------------------------------------
     def check(self, name, ok, detail):
@@ -485,6 +491,8 @@ class Soak:
             except (OSError, ValueError) as error:
                 truths[watch["name"]] = None
                 watch["truth_error"] = str(error)
+        self.check("daemon", self.died_at is None, "ran to the end" if self.died_at is None
+                   else f"exited with status {self.daemon.returncode} {self.died_at:.0f} s into the run (gateway.log)")
         missing = [w["name"] for w in self.watches if truths[w["name"]] is None]
         self.check("ground truth", not missing, f"{len(self.watches) - len(missing)} of {len(self.watches)} watches wrote theirs"
                    + (f"; missing: {', '.join(missing)}" if missing else ""))
@@ -499,7 +507,8 @@ class Soak:
         integrity = db.execute("PRAGMA integrity_check").fetchall()
         self.check("integrity_check", integrity == [("ok",)], str(integrity[:3]))
         self.check("sigterm", self.stopped_in is not None and self.stopped_in <= SIGTERM_BOUND,
-                   f"stopped in {self.stopped_in:.1f} s, bound {SIGTERM_BOUND:.0f} s" if self.stopped_in is not None else "still running after 30 s: killed")
+                   f"stopped in {self.stopped_in:.1f} s, bound {SIGTERM_BOUND:.0f} s" if self.stopped_in is not None
+                   else "not sent: the daemon had exited" if self.died_at is not None else "still running after 30 s: killed")
         with open(f"{self.out}/gateway.log", errors="replace") as f:
             unsaved = [line.strip() for line in f if "not saved" in line]
         self.check("nothing unsaved in the log", not unsaved, f"{len(unsaved)} 'not saved' lines" + (f", first: {unsaved[0][:200]}" if unsaved else ""))
@@ -512,6 +521,7 @@ class Soak:
         for watch in self.watches:
             truth = truths[watch["name"]]
             if truth is None:
+                problems.append(f"{watch['name']}: no ground truth to compare with")
                 continue
             stages = {"awake": 0, "light": 1, "deep": 2, "rem": 3}
             expected = sorted((r["start"], stages[r["stage"]], r["duration"]) for r in truth["records"])
@@ -686,8 +696,6 @@ def main():
         if soak.daemon.poll() is None:
             soak.settle()
             soak.terminate()
-        else:
-            soak.stopped_in = None
     finally:
         soak.shut_everything()
     soak.run_checks()
