@@ -46,32 +46,34 @@ def say(text):
     print(f"soak [{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def die_with_parent():
-    # PR_SET_PDEATHSIG: children do not outlive a killed driver.
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+def loopback_ports(count):
+    """Distinct free ports: all are held open together while they are picked."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for held in sockets:
+            held.bind(("127.0.0.1", 0))
+        return [held.getsockname()[1] for held in sockets]
+    finally:
+        for held in sockets:
+            held.close()
 
 
 def start(args, log_path, env=None):
-    log = open(log_path, "a")
-    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=env, preexec_fn=die_with_parent)
+    """A child writing to `log_path`; PR_SET_PDEATHSIG ends it with the driver, however the driver ends."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    return subprocess.Popen(args, stdout=open(log_path, "a"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=env, preexec_fn=lambda: libc.prctl(1, signal.SIGTERM))
 
 
-def stop(process, timeout=10):
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def stop(process, grace=10):
+    """SIGTERM, then SIGKILL after `grace` seconds; nothing for a process that is gone or was never started."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def wait_until(what, probe, timeout, interval=0.2):
@@ -218,7 +220,7 @@ class Soak:
     def start_all(self):
         for directory in ("gateway", "reports", "ground-truth", "xdg", "tables"):
             os.makedirs(f"{self.out}/{directory}", exist_ok=True)
-        self.broker_port, self.upload_port = free_port(), free_port()
+        self.broker_port, self.upload_port = loopback_ports(2)
         with open(f"{self.out}/mosquitto.conf", "w") as f:
             f.write(f"listener {self.broker_port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
                     "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n")
