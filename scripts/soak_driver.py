@@ -541,10 +541,13 @@ class Soak:
     def check_alarm_edits(self, db, truths):
         def canonical(alarms):
             return json.dumps(sorted(alarms, key=lambda a: a["slot"]), sort_keys=True)
+        # The history's origin of each kind of edit on the watch (AlarmTableOrigin).
+        stored_as = {"watch": "watch", "onceAlarmFired": "onceAlarmFired", "otherCentral": "app"}
         problems, acknowledged, unannounced, by_origin = [], 0, 0, {}
         for watch in self.watches:
             truth = truths[watch["name"]]
             if truth is None:
+                problems.append(f"{watch['name']}: no ground truth to compare with")
                 continue
             history = [(origin, canonical(json.loads(alarms))) for origin, alarms in
                        db.execute("SELECT origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", (watch["address"],))]
@@ -554,16 +557,21 @@ class Soak:
                     unannounced += 1
                     continue
                 acknowledged += 1
-                wanted = canonical(edit["alarms"])
-                # In order: each acknowledged edit is a later version of the table than the one before.
-                found = next((i for i in range(position, len(history)) if history[i][1] == wanted), None)
+                wanted, origin = canonical(edit["alarms"]), stored_as.get(edit["origin"], edit["origin"])
+                # In order, and as an edit on the watch: the table read again at the next connect
+                # (origin "read") does not make up for an announced edit the gateway dropped.
+                found = next((i for i in range(position, len(history)) if history[i] == (origin, wanted)), None)
                 if found is None:
-                    lost.append(edit)
+                    seen_as = sorted({o for o, table in history[position:] if table == wanted})
+                    lost.append((edit, seen_as))
                 else:
-                    by_origin[history[found][0]] = by_origin.get(history[found][0], 0) + 1
+                    by_origin[origin] = by_origin.get(origin, 0) + 1
                     position = found + 1
             if lost:
-                problems.append(f"{watch['name']}: {len(lost)} acknowledged edits not in the history (first: {lost[0]['origin']} {canonical(lost[0]['alarms'])[:120]})")
+                edit, seen_as = lost[0]
+                problems.append(f"{watch['name']}: {len(lost)} acknowledged edits not in the history as edits on the watch "
+                                f"(first: {edit['origin']} {canonical(edit['alarms'])[:100]}…"
+                                + (f", its table stored only as {', '.join(seen_as)}" if seen_as else ", its table never stored") + ")")
         origins = ", ".join(f"{count} as {origin}" for origin, count in sorted(by_origin.items()))
         self.check("watch-side alarm edits", not problems and acknowledged > 0,
                    "; ".join(problems) or f"{acknowledged} edits the gateway acknowledged, all in the alarm history ({origins}); "
