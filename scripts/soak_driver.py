@@ -402,7 +402,9 @@ class Soak:
                 self.timeline.append(f"upload endpoint away at {now - self.began:.0f} s for {away_for:.0f} s")
                 say(self.timeline[-1])
                 self.upload.stop()
-                threading.Timer(away_for, self.upload.start).start()
+                back = threading.Timer(away_for, self.upload.start)
+                back.daemon = True
+                back.start()
             if not broker_restarted and now >= restart_at:
                 broker_restarted = True
                 self.broker_restart = now - self.began
@@ -699,6 +701,10 @@ def main():
     for tool in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto_pub", "/usr/bin/mosquitto_sub", "/usr/bin/dbus-daemon"):
         if not os.access(tool, os.X_OK):
             raise SystemExit(f"soak: {tool} is missing (scripts/bootstrap installs mosquitto, mosquitto-clients and dbus)")
+    # Stopped from outside (Ctrl-C, kill): the finally below stops the children. The broker drops
+    # root for its own user, which clears its parent-death signal, so it needs this.
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, lambda number, frame: sys.exit(128 + number))
     soak = Soak(options)
     try:
         soak.start_all()
