@@ -111,8 +111,9 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public func editAlarmsOnWatch(origin: AlarmChangeOrigin = .watch, _ edit: @Sendable (inout [Alarm]) -> Void) async {
         edit(&state.alarms)
         state.alarms.sort { $0.slot < $1.slot }
-        noteWatchSideEdit(origin: origin, alarms: alarmsAsSent)
-        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: alarmsAsSent)))
+        let announced = alarmsAsSent
+        noteWatchSideEdit(origin: origin, alarms: announced)
+        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: announced)))
     }
 
     /// What a person does on the wrist in demos and tests: sets a 07:00 alarm when there is
