@@ -301,7 +301,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -329,7 +329,7 @@ private struct Reader {
             guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
             watch.adapter = adapter
         }
-        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol"] where entries[key] != nil && !simulated {
+        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "ground-truth"] where entries[key] != nil && !simulated {
             throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
         }
         if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
@@ -340,6 +340,11 @@ private struct Reader {
         if let node = entries["heart-rate-interval"]?.value { watch.heartRateInterval = try duration(node, "heart-rate-interval", minimum: .milliseconds(10)) }
         if let node = entries["standard-services"]?.value { watch.standardServices = try bool(node, "standard-services") }
         if let node = entries["protocol-v1"]?.value { watch.protocolV1 = try bool(node, "protocol-v1") }
+        if let node = entries["ground-truth"]?.value {
+            let path = try string(node, "ground-truth")
+            guard path.hasPrefix("/") else { throw fail(node, "ground-truth must be an absolute path, got \"\(path)\"") }
+            watch.groundTruth = path
+        }
         if !watch.protocolV1 && !watch.standardServices {
             throw fail(entries["protocol-v1"]?.key, "a simulated watch needs protocol-v1 or standard-services (or both)")
         }

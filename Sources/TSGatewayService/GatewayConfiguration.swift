@@ -35,6 +35,8 @@ public struct GatewayConfiguration: Sendable {
         /// The protocol the simulated watch speaks (`protocol: 1.0` makes it a version-1 watch,
         /// without smart windows, RING or alarm alerts).
         public var simulatedProtocol: SimulatedProtocol = .version1_1
+        /// Where the simulated watch's ground truth is written when the daemon stops (`SimulatedGroundTruth`).
+        public var groundTruth: String?
 
         /// The dialect the watch speaks (`dialect:`); nil: as its GATT services say.
         public var dialect: Dialect?

@@ -86,6 +86,7 @@ public final class GatewayDaemon: Service {
                 await group.waitForAll()
             }
         }
+        await SimulatedGroundTruth.write(for: supervisors, logger: logger)
         logger.notice("stopped")
     }
 

@@ -33,6 +33,9 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public internal(set) var wearerStage: SleepStage?
     /// Every alert the watch raised, whether or not a central heard it.
     public internal(set) var alertLog: [AlarmAlert] = []
+    /// Every alarm edit made on the watch itself, oldest first, with whether a central
+    /// acknowledged its announcement (ground truth for soaks: `WatchSideEdits.swift`).
+    public internal(set) var watchSideEdits: [WatchSideEdit] = []
     var alertObservers: [@Sendable (AlarmAlert) -> Void] = []
     /// What a request's handling must do once its response is out (alerts of a RING).
     var afterResponse: [WatchAlarmClock.Change] = []
@@ -108,7 +111,9 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public func editAlarmsOnWatch(origin: AlarmChangeOrigin = .watch, _ edit: @Sendable (inout [Alarm]) -> Void) async {
         edit(&state.alarms)
         state.alarms.sort { $0.slot < $1.slot }
-        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: alarmsAsSent)))
+        let announced = alarmsAsSent
+        noteWatchSideEdit(origin: origin, alarms: announced)
+        await sendEvent(.alarmsChanged(AlarmsChanged(origin: origin, alarms: announced)))
     }
 
     /// What a person does on the wrist in demos and tests: sets a 07:00 alarm when there is
@@ -149,6 +154,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
         case .request where message.command != .sleepPageAck:
             await handleRequest(message, frame: frame)
         case .eventAck:
+            if frame.command == .alarmsChanged { noteAlarmsChangedAcknowledged(sequence: frame.sequence) }
             if let pending = link?.pendingEvent, pending.frame.sequence == frame.sequence, pending.frame.command == frame.command {
                 link?.pendingEvent = nil
             }

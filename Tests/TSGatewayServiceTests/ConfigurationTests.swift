@@ -42,6 +42,7 @@ struct ConfigurationTests {
                 heart-rate-interval: 250ms
                 standard-services: false
                 protocol: 1.0
+                ground-truth: /tmp/soak/demo.json
             """, file: "c.yaml")
         #expect(configuration.database == "/var/lib/x/db.sqlite")
         #expect(configuration.watches.map(\.dialect) == [.standard, nil], "a dialect named in any case; none: as the GATT services say")
@@ -63,6 +64,7 @@ struct ConfigurationTests {
         #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
         #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
         #expect(simulated.simulatedProtocol == .version1)
+        #expect(simulated.groundTruth == "/tmp/soak/demo.json" && real.groundTruth == nil)
         #expect(real.heartRateInterval == .seconds(1) && real.standardServices && real.simulatedProtocol == .version1_1)
         #expect(real.smartWake == [0: 30, 3: 0] && simulated.smartWake == nil)
     }
@@ -86,6 +88,8 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: {first: 30}", 3, "smart-wake: \"first\" is not an alarm slot"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: 30", 3, "smart-wake must map alarm slots to minutes"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    protocol: 1.0", 3, "protocol applies only to a simulated watch"),
+        ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    ground-truth: /tmp/t.json", 3, "ground-truth applies only to a simulated watch"),
+        ("watches:\n  - simulated: true\n    ground-truth: t.json", 3, "ground-truth must be an absolute path, got \"t.json\""),
         ("watches:\n  - simulated: true\n    protocol: 2", 3, "protocol \"2\" is not one the simulated watch speaks; write 1.0 (version 1 only) or 1.1"),
         ("heart-rate-retention: 10m\nwatches:\n  - address: AA:BB:CC:DD:EE:FF", 1, "heart-rate-retention must be at least 1h, got 10m"),
         ("watches:\n  - simulated: true\n    protocol-v1: false\n    standard-services: false", 3, "a simulated watch needs protocol-v1 or standard-services"),
