@@ -4,6 +4,7 @@
 // ACL/L2CAP reassembly, ATT on the fixed channel and EATT, GATT discovery, the watch-service
 // exchange with its frames, and the exchange as a replayable capture.
 
+import TSModels
 import TSProtocol
 import TSSnoop
 import TSTransport

@@ -10,6 +10,8 @@ btsnoop     captures written here: the monitor datalink with an LE link, GATT di
             watch service, writes and notifications carrying the vectors' frames, EATT, and the
             same traffic in H4 (datalink 1002)
 config      udev/config.example.yaml and the YAML documents in Tests/TSGatewayServiceTests/ConfigurationTests.swift
+npk         the valid frames (from the watch) and chunked streams of protocol-spec/vectors/npk/ (first byte: chunk size)
+qring       the packets, big-data streams and sleep frames of protocol-spec/vectors/qring/ (first byte: chunk size)
 
 Unknown targets get no seeds (libFuzzer starts from an empty input).
 """
@@ -155,6 +157,29 @@ def config_seeds():
     return {f"config-{i:03d}": text.encode() for i, text in enumerate(documents)}
 
 
+def qring_seeds():
+    folder = ROOT / "protocol-spec/vectors/qring"
+    seeds = {}
+    packets = b"".join(bytes.fromhex(v["packet"]) for v in json.loads((folder / "packets.json").read_text()))
+    seeds["qring-packets"] = bytes([15]) + packets
+    for i, v in enumerate(json.loads((folder / "big-data.json").read_text())):
+        seeds[f"qring-bigdata-{i:03d}"] = bytes([19]) + b"".join(bytes.fromhex(c) for c in v["chunks"])
+    for i, v in enumerate(json.loads((folder / "sleep.json").read_text())):
+        if v.get("frame"):
+            seeds[f"qring-sleep-{i:03d}"] = bytes([243]) + bytes.fromhex(v["frame"])
+    return seeds
+
+
+def npk_seeds():
+    folder = ROOT / "protocol-spec/vectors/npk"
+    seeds = {}
+    for i, v in enumerate(json.loads((folder / "valid.json").read_text())):
+        seeds[f"npk-frame-{i:03d}"] = bytes([19]) + bytes.fromhex(v["frame"])
+    for i, v in enumerate(json.loads((folder / "stream.json").read_text())):
+        seeds[f"npk-stream-{i:03d}"] = bytes([19]) + b"".join(bytes.fromhex(c) for c in v["chunks"])
+    return seeds
+
+
 def main():
     target, directory = sys.argv[1], pathlib.Path(sys.argv[2])
     makers = {
@@ -163,6 +188,8 @@ def main():
         "sleep-csv": lambda: sleep_seeds("csv"),
         "btsnoop": btsnoop_seeds,
         "config": config_seeds,
+        "qring": qring_seeds,
+        "npk": npk_seeds,
     }
     seeds = makers[target]() if target in makers else {}
     directory.mkdir(parents=True, exist_ok=True)
