@@ -23,6 +23,10 @@ public struct SleepSyncReport: Sendable, Hashable {
     public var committed: Range<Int64>?
     /// Nights newly put in the upload outbox (only with `SleepSync.outbox`).
     public var enqueued = 0
+    /// Heart-rate samples the watch kept on its own, received for the range / not stored before
+    /// (`WatchCapabilities.heartRateHistory`).
+    public var heartRateFetched = 0
+    public var heartRateStored = 0
 }
 
 /// Syncs raw sleep records of one watch, in any dialect, into the store, resuming after a
@@ -30,6 +34,11 @@ public struct SleepSyncReport: Sendable, Hashable {
 /// (`WatchCapabilities.SleepSync.acknowledges`; protocol v1's SLEEP_COMMIT) gets it only after
 /// the store has committed the records, so a watch that deletes synced data never loses any;
 /// the cursor moves only with a commit, for a watch that takes none too.
+///
+/// A watch that keeps its own heart-rate history hands over the range's samples first, so the
+/// nights this sync completes (their reports, their uploads) carry the heart rate the watch
+/// measured while the gateway was away. Samples are stored by the time the watch measured them;
+/// one stored already is not stored twice, so a resumed sync fetches them again harmlessly.
 public struct SleepSync: Sendable {
     public let watch: any WatchCentral
     public let store: GatewayStore
@@ -56,8 +65,13 @@ public struct SleepSync: Sendable {
         var report = SleepSyncReport(fetched: 0, stored: 0, deletedOnWatch: 0, reconnects: 0, committed: nil)
         var backoff = firstBackoff
         var earliestQuery: Int64?
+        var heartRateDone = false
         while true {
             do {
+                if !heartRateDone {
+                    try await transferHeartRateHistory(from: from, to: to, report: &report)
+                    heartRateDone = true
+                }
                 try await transferAndCommit(from: from, to: to, report: &report, earliestQuery: &earliestQuery)
                 try await store.markSynced(watch: watchId)
                 return report
@@ -66,6 +80,15 @@ public struct SleepSync: Sendable {
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, maxBackoff)
             }
+        }
+    }
+
+    private func transferHeartRateHistory(from: Int64, to: Int64?, report: inout SleepSyncReport) async throws {
+        try await watch.connect()
+        guard await watch.capabilities.heartRateHistory else { return }
+        for try await samples in try await watch.heartRateHistory(start: from, end: to) {
+            report.heartRateFetched += samples.count
+            report.heartRateStored += try await store.storeHeartRate(samples, watch: watchId)
         }
     }
 

@@ -50,6 +50,10 @@ public protocol WatchCentral: AnyObject, Sendable {
     func setLiveSleepEvents(_ enabled: Bool) async throws
     /// Starts handing over the sleep records with start in [start, end) (end nil: up to now).
     func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer
+    /// The heart rate the watch measured on its own with time in [start, end) (end nil: up to
+    /// now), in parts (a day each), each sample at the time the watch measured it
+    /// (`capabilities.heartRateHistory`).
+    func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error>
     /// Tells the watch that `count` records with start in [start, end) are durably stored
     /// (`capabilities.sleepSync.acknowledges`); returns how many it deleted.
     func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int
@@ -102,6 +106,9 @@ extension WatchCentral {
     public func setLiveSleepEvents(_ enabled: Bool) async throws { throw unsupported("live sleep stages") }
     public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer { throw unsupported("sleep records") }
     public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int { throw unsupported("acknowledging synced sleep records") }
+    public func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error> {
+        throw unsupported("a heart-rate history")
+    }
 
     /// All records of [start, end) in one array (for small ranges and tests).
     public func allSleepRecords(start: Int64, end: Int64?) async throws -> [SleepItem] {

@@ -216,10 +216,12 @@ public enum GatewayBusAPI {
         return request
     }
 
-    /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued` (u).
+    /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued`,
+    /// `HeartRateFetched`, `HeartRateStored` (u).
     public static func dictionary(_ result: SyncResult) -> DBusProperties {
         let counts: [SyncSleepResultKey: Int] = [.fetched: result.fetched, .stored: result.stored, .deletedOnWatch: result.deletedOnWatch,
-                                                 .reconnects: result.reconnects, .enqueued: result.enqueued]
+                                                 .reconnects: result.reconnects, .enqueued: result.enqueued,
+                                                 .heartRateFetched: result.heartRateFetched, .heartRateStored: result.heartRateStored]
         return Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, DBusValue.uint32(UInt32(clamping: $0.value))) })
     }
 
@@ -227,7 +229,8 @@ public enum GatewayBusAPI {
         func count(_ key: SyncSleepResultKey) -> Int? { values[key.rawValue]?.uint32Value.map(Int.init) }
         guard let fetched = count(.fetched), let stored = count(.stored), let deleted = count(.deletedOnWatch),
               let reconnects = count(.reconnects) else { return nil }
-        return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0)
+        return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0,
+                          heartRateFetched: count(.heartRateFetched) ?? 0, heartRateStored: count(.heartRateStored) ?? 0)
     }
 
     /// DailySleep's options: `TimeZone` (s, an IANA name), `Rule` (y, 0–3); each may be left out.

@@ -131,6 +131,8 @@ public enum SyncSleepResultKey: String, Sendable, CaseIterable {
     case deletedOnWatch = "DeletedOnWatch"
     case reconnects = "Reconnects"
     case enqueued = "Enqueued"
+    case heartRateFetched = "HeartRateFetched"
+    case heartRateStored = "HeartRateStored"
 }
 
 /// The options of Watch2.DailySleep.

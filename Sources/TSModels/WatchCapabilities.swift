@@ -20,6 +20,10 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
     public var clock: Bool
     /// Heart-rate measurements as they are taken.
     public var heartRate: Bool
+    /// The watch keeps the heart rate it measured on its own (every few minutes, manual
+    /// readings) and hands it over for a range, so a night has heart rate even when the gateway
+    /// was not connected.
+    public var heartRateHistory: Bool
 
     public struct Alarms: Sendable, Hashable, Codable {
         public var maxCount: Int
@@ -65,7 +69,7 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
 
     public init(alarms: Alarms? = nil, monitorTypes: [MonitorType] = [], sleepSync: SleepSync? = nil, liveStages: Bool = false,
                 ring: Bool = false, alarmAlerts: Bool = false, battery: Bool = false, batteryNotifications: Bool = false,
-                clock: Bool = false, heartRate: Bool = false) {
+                clock: Bool = false, heartRate: Bool = false, heartRateHistory: Bool = false) {
         self.alarms = alarms
         self.monitorTypes = monitorTypes
         self.sleepSync = sleepSync
@@ -76,6 +80,7 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
         self.batteryNotifications = batteryNotifications
         self.clock = clock
         self.heartRate = heartRate
+        self.heartRateHistory = heartRateHistory
     }
 
     /// A watch nothing is known of yet (not connected).

@@ -63,18 +63,25 @@ public struct SyncResult: Sendable, Codable, Hashable {
     public var reconnects: Int
     /// Nights put in the upload outbox by this sync.
     public var enqueued: Int
+    /// Heart-rate samples from the watch's own history: received, and not stored before.
+    public var heartRateFetched: Int
+    public var heartRateStored: Int
 
-    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, enqueued: Int = 0) {
+    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, enqueued: Int = 0,
+                heartRateFetched: Int = 0, heartRateStored: Int = 0) {
         self.fetched = fetched
         self.stored = stored
         self.deletedOnWatch = deletedOnWatch
         self.reconnects = reconnects
         self.enqueued = enqueued
+        self.heartRateFetched = heartRateFetched
+        self.heartRateStored = heartRateStored
     }
 
     public init(_ report: SleepSyncReport) {
         self.init(fetched: report.fetched, stored: report.stored, deletedOnWatch: report.deletedOnWatch,
-                  reconnects: report.reconnects, enqueued: report.enqueued)
+                  reconnects: report.reconnects, enqueued: report.enqueued,
+                  heartRateFetched: report.heartRateFetched, heartRateStored: report.heartRateStored)
     }
 }
 

@@ -42,6 +42,32 @@ import TSStore
         #expect(await watch.acknowledgements == 0, "a watch without acknowledgements is never sent one")
         #expect(await watch.requestedStarts == [Self.start, Self.records[3].start], "the second sync resumes at the cursor")
     }
+
+    @Test func aWatchWithAHeartRateHistoryHandsItOverWithTheSleepRecords() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-daylist-\(UUID().uuidString.prefix(8)).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Every 5 minutes over the three days, and one sample before the range that is not asked for.
+        let samples = (-1..<(3 * 288)).map { slot in
+            HeartRateSample(time: Date(timeIntervalSince1970: TimeInterval(Self.start + Int64(slot) * 300)), bpm: 50 + (slot & 31))
+        }
+        let watch = DayListWatch(records: Self.records, heartRate: samples)
+        let store = try GatewayStore(path: path)
+
+        let first = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        #expect(first.heartRateFetched == 3 * 288)
+        #expect(first.heartRateStored == 3 * 288)
+        #expect(try await store.heartRate(watch: "days") == Array(samples.dropFirst()), "stored at the times the watch measured them")
+
+        let again = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        #expect(again.heartRateFetched == 3 * 288)
+        #expect(again.heartRateStored == 0, "a sample stored already is not stored twice")
+        #expect(await watch.heartRateRequests.count == 2)
+
+        let withoutHistory = DayListWatch(records: Self.records)
+        let report = try await SleepSync(watch: withoutHistory, store: store, watchId: "plain").run(from: Self.start)
+        #expect(report.heartRateFetched == 0)
+        #expect(await withoutHistory.heartRateRequests.isEmpty, "a watch without the capability is not asked")
+    }
 }
 
 /// A central answering a range with the records of each day in one part, with no total and no
@@ -53,13 +79,19 @@ actor DayListWatch: WatchCentral {
     private(set) var info: DeviceInfo?
     private(set) var acknowledgements = 0
     private(set) var requestedStarts: [Int64] = []
+    private let heartRate: [HeartRateSample]?
+    private(set) var heartRateRequests: [Range<Int64>] = []
     private let fanOut = EventFanOut<WatchEvent>(buffer: 4)
 
-    init(records: [SleepItem]) { self.records = records }
+    init(records: [SleepItem], heartRate: [HeartRateSample]? = nil) {
+        self.records = records
+        self.heartRate = heartRate
+    }
 
     var isConnected: Bool { info != nil }
     var capabilities: WatchCapabilities {
-        WatchCapabilities(sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false))
+        WatchCapabilities(sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false),
+                          heartRateHistory: heartRate != nil)
     }
 
     nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
@@ -86,5 +118,15 @@ actor DayListWatch: WatchCentral {
     func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int {
         acknowledgements += 1
         return 0
+    }
+
+    func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error> {
+        heartRateRequests.append(start..<(end ?? .max))
+        let wanted = (heartRate ?? []).filter { Int64($0.time.timeIntervalSince1970) >= start && Int64($0.time.timeIntervalSince1970) < (end ?? .max) }
+        let days = Dictionary(grouping: wanted) { (Int64($0.time.timeIntervalSince1970) - DialectSleepSyncTests.start) / DialectSleepSyncTests.day }
+        return AsyncThrowingStream { continuation in
+            for day in days.keys.sorted() { continuation.yield(days[day]!) }
+            continuation.finish()
+        }
     }
 }

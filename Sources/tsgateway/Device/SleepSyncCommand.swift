@@ -26,7 +26,7 @@ struct SleepSyncCommand: AsyncParsableCommand {
     var to: String?
     @Option(help: ArgumentHelp("Reconnect at most this many times when the link drops mid-sync; 0 stops at the first drop (the next sync resumes).", valueName: "n"))
     var reconnects = 5
-    @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects, enqueued}.")
+    @Flag(help: "Print the result as JSON: {watch, from, to, fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored}.")
     var json = false
 
     func validate() throws {
@@ -54,13 +54,17 @@ struct SleepSyncCommand: AsyncParsableCommand {
         progress.finish()
         let (watchId, result) = report
         if json {
-            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued: Int }
+            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored: Int }
             try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, fetched: result.fetched, stored: result.stored,
-                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects, enqueued: result.enqueued))
+                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects, enqueued: result.enqueued,
+                                                 heartRateFetched: result.heartRateFetched, heartRateStored: result.heartRateStored))
         } else {
             var line = "synced \(result.fetched) record\(result.fetched == 1 ? "" : "s") (\(result.stored) new) since \(start.formatted(date: .abbreviated, time: .shortened))"
             if result.deletedOnWatch > 0 { line += "; the watch freed \(result.deletedOnWatch)" }
             if result.reconnects > 0 { line += "; reconnected \(result.reconnects)×" }
+            if result.heartRateFetched > 0 {
+                line += "; \(result.heartRateFetched) heart-rate sample\(result.heartRateFetched == 1 ? "" : "s") from the watch's history (\(result.heartRateStored) new)"
+            }
             if result.enqueued > 0 { line += "; \(result.enqueued) night\(result.enqueued == 1 ? "" : "s") queued for upload" }
             print(line)
         }
