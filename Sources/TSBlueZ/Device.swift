@@ -30,6 +30,13 @@ extension BlueZ {
         return DeviceHandle(path: path, address: wanted)
     }
 
+    /// The service UUIDs BlueZ lists for the device with `address` (Device1.UUIDs: advertised,
+    /// or resolved on an earlier connect), without connecting.
+    public func serviceUUIDs(address: String, adapter name: String?) async throws -> [String] {
+        let device = try await device(address: address, adapter: try await adapter(name))
+        return try await deviceProperties(device)["UUIDs"]?.stringArrayValue ?? []
+    }
+
     public func deviceProperties(_ device: DeviceHandle) async throws -> DBusProperties {
         do { return try await bus.getAllProperties(destination: Self.service, path: device.path, interface: BlueZInterface.device, timeout: .seconds(5)) }
         catch let error as BusError { throw BlueZError.from(error, device: device) }

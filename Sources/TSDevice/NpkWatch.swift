@@ -141,7 +141,8 @@ public actor NpkWatch: WatchCentral {
         do {
             try await authenticate()
             let peripheral = try await request(.deviceInfo).payload(as: TSMetaPeripheralInfo.self)
-            var described = NpkDevice.deviceInfo(from: peripheral, services: nil)
+            // No standard service is read over this dialect; nil would read as protocol v1's service alone.
+            var described = NpkDevice.deviceInfo(from: peripheral, services: ServiceSet([]))
             described.dialect = .npk
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }

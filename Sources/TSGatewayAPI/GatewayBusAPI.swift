@@ -67,6 +67,7 @@ public enum GatewayBusAPI {
         var values: DBusProperties = [:]
         values[.address] = .string(status.id)
         values[.simulated] = .boolean(status.simulated)
+        values[.dialect] = (status.dialect ?? status.info?.spokenDialect).map { .string($0.rawValue) }
         values[.connected] = .boolean(status.connected)
         values[.syncing] = .boolean(status.syncing)
         values[.capabilities] = .properties(status.info.map { capabilities($0.capabilities) } ?? [:])
@@ -122,7 +123,8 @@ public enum GatewayBusAPI {
     /// The status back from `a{sv}`; nil when a required key is missing or of another type.
     public static func status(_ values: DBusProperties) -> WatchStatus? {
         guard let id = values[.address]?.stringValue, let simulated = values[.simulated]?.boolValue else { return nil }
-        var status = WatchStatus(id: id, name: values[.name]?.stringValue, simulated: simulated)
+        let dialect = values[.dialect]?.stringValue.map(Dialect.init(rawValue:))
+        var status = WatchStatus(id: id, name: values[.name]?.stringValue, simulated: simulated, dialect: dialect)
         status.connected = values[.connected]?.boolValue ?? false
         status.syncing = values[.syncing]?.boolValue ?? false
         status.batteryLevel = values[.batteryLevel]?.byteValue.map(Int.init)
@@ -133,7 +135,8 @@ public enum GatewayBusAPI {
             let services = values[.services]?.stringArrayValue.map { ServiceSet($0.compactMap(WatchService.init(rawValue:))) }
             let standard = values[.deviceInformation]?.propertiesValue.map(deviceInformation)
             status.info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities, services: services,
-                                     standard: standard?.isEmpty == false || services?.contains(.deviceInformation) == true ? standard : nil)
+                                     standard: standard?.isEmpty == false || services?.contains(.deviceInformation) == true ? standard : nil,
+                                     dialect: dialect)
         }
         status.lastError = values[.lastError]?.stringValue
         status.sessionState = values[.sessionState]?.stringValue.flatMap(WatchStatus.SessionState.init(rawValue:))

@@ -75,6 +75,8 @@ public enum WatchStatusKey: String, Sendable, CaseIterable {
     case address = "Address"
     case name = "Name"
     case simulated = "Simulated"
+    /// The dialect the gateway speaks with the watch (`v1`, `standard`, `npk`, …).
+    case dialect = "Dialect"
     case connected = "Connected"
     case syncing = "Syncing"
     case batteryLevel = "BatteryLevel"
@@ -92,7 +94,7 @@ public enum WatchStatusKey: String, Sendable, CaseIterable {
 
     public var signature: String {
         switch self {
-        case .address, .name, .batteryState, .model, .firmware, .lastError, .sessionState: "s"
+        case .address, .name, .dialect, .batteryState, .model, .firmware, .lastError, .sessionState: "s"
         case .simulated, .connected, .syncing: "b"
         case .batteryLevel: "y"
         case .lastSync: "x"

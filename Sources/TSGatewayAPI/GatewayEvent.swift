@@ -160,6 +160,8 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var id: String
     public var name: String?
     public var simulated: Bool
+    /// The dialect the gateway speaks with it; nil from a daemon older than this property (API version 3 has it).
+    public var dialect: Dialect?
     public var connected = false
     public var batteryLevel: Int?
     public var batteryState: BatteryState?
@@ -178,10 +180,11 @@ public struct WatchStatus: Sendable, Codable, Hashable {
         case open, interrupted, closed, complete
     }
 
-    public init(id: String, name: String?, simulated: Bool) {
+    public init(id: String, name: String?, simulated: Bool, dialect: Dialect? = nil) {
         self.id = id
         self.name = name
         self.simulated = simulated
+        self.dialect = dialect
     }
 }
 

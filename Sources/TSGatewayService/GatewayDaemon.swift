@@ -40,7 +40,7 @@ public final class GatewayDaemon: Service {
 
     private func serve() async throws {
         let store = try GatewayStore(path: configuration.database)
-        let supervisors = try makeSupervisors(store: store)
+        let supervisors = try await makeSupervisors(store: store)
         let bus: BusConnection
         do {
             bus = try BusConnection(configuration.bus == .system ? .system : .session)
@@ -103,9 +103,11 @@ public final class GatewayDaemon: Service {
         } while (try? await Task.sleep(for: .seconds(3600))) != nil
     }
 
-    func makeSupervisors(store: GatewayStore) throws -> [WatchSupervisor] {
+    func makeSupervisors(store: GatewayStore) async throws -> [WatchSupervisor] {
         var bluez: BlueZ?
-        return try configuration.watches.map { entry in
+        let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
+        var supervisors: [WatchSupervisor] = []
+        for entry in configuration.watches {
             let publish: @Sendable (GatewayEvent) -> Void = { [events] event in
                 events.send(event)
                 for night in NightEvent.derived(from: event) { events.send(GatewayEvent(.night(night), watch: event.watch, time: event.time)) }
@@ -114,18 +116,25 @@ public final class GatewayDaemon: Service {
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"
             let link: WatchLinkDescription
+            var dialect = entry.dialect
             if entry.simulated {
                 link = .simulated(entry.simulatedOptions(timeZone: configuration.timeZone))
             } else {
                 if bluez == nil {
                     do { bluez = try BlueZ.connect() } catch { throw BusError(name: BusError.failed, message: "cannot reach BlueZ: \(error)") }
                 }
-                link = .bluetooth(BluetoothLink(adapter: entry.adapter, address: entry.address), bluez: bluez!)
+                let bluetooth = BluetoothLink(adapter: entry.adapter, address: entry.address)
+                let (chosen, reason) = try await WatchOpener.resolveDialect(for: bluetooth, bluez: bluez!, asked: entry.dialect,
+                                                                            remembered: remembered[entry.address] ?? nil)
+                logger.info("speaking \(chosen.name) (\(reason.rawValue))")
+                dialect = chosen.name
+                link = .bluetooth(bluetooth, bluez: bluez!)
             }
-            let opened = try WatchOpener.open(link, dialect: entry.dialect, configuration: WatchSupervisor.watchConfiguration(configuration))
-            return WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
-                                   simulated: opened.simulatedNight, logger: logger, publish: publish)
+            let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration))
+            supervisors.append(WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
+                                               simulated: opened.simulatedNight, logger: logger, publish: publish))
         }
+        return supervisors
     }
 }
 

@@ -220,7 +220,7 @@ public actor MQTTBridge {
         let night = await lastNight(of: supervisor)
         let alarms = await alarmTable(of: supervisor)
         let document = MQTTStateDocument(
-            watch: supervisor.id, name: status.name, connected: status.connected, battery: status.batteryLevel,
+            watch: supervisor.id, name: status.name, dialect: (status.dialect ?? status.info?.spokenDialect)?.rawValue, connected: status.connected, battery: status.batteryLevel,
             batteryState: status.batteryState?.rawValue, lastSync: status.lastSync.map { ISO8601DateFormatter().string(from: $0) },
             session: status.sessionState?.rawValue, heartRate: status.heartRate, asleep: status.sleepStage.map { $0 != .awake } ?? false,
             nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night)

@@ -25,6 +25,7 @@ struct LastNightFigures: Sendable, Hashable {
 struct MQTTStateDocument: Encodable, Sendable, Hashable {
     var watch: String
     var name: String?
+    var dialect: String?
     var connected: Bool
     var battery: Int?
     var batteryState: String?
@@ -36,7 +37,7 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
     var night: LastNightFigures
 
     enum CodingKeys: String, CodingKey {
-        case watch, name, connected, battery, batteryState = "battery_state", lastSync = "last_sync", session
+        case watch, name, dialect, connected, battery, batteryState = "battery_state", lastSync = "last_sync", session
         case heartRate = "heart_rate", asleep, nextAlarm = "next_alarm"
         case nightDate = "night_date", nightSleepMinutes = "night_sleep_minutes", nightQuality = "night_quality"
         case nightDeepShare = "night_deep_share", nightDeepMinutes = "night_deep_minutes", nightEfficiency = "night_efficiency"
@@ -48,6 +49,7 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         // `encode` of an Optional writes null; Home Assistant's templates need the key.
         try container.encode(watch, forKey: .watch)
         try container.encode(name, forKey: .name)
+        try container.encode(dialect, forKey: .dialect)
         try container.encode(connected, forKey: .connected)
         try container.encode(battery, forKey: .battery)
         try container.encode(batteryState, forKey: .batteryState)

@@ -64,7 +64,7 @@ public actor WatchSupervisor {
         self.simulated = simulated
         self.logger = logger
         self.publish = publish
-        let cell = StatusCell(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated))
+        let cell = StatusCell(WatchStatus(id: entry.address, name: entry.name, simulated: entry.simulated, dialect: watch.dialect))
         statusCell = cell
         sessions = LiveSessionTracker(watchId: entry.address, store: store, timeZone: settings.timeZone) { event in
             switch event.kind {
@@ -152,9 +152,9 @@ public actor WatchSupervisor {
     private func serveConnection(losses: AsyncStream<String>) async -> String {
         let alarmChanges = watch.alarmTableChanges()
         let liveStages = watch.liveSleepStages()
-        let services = status.info?.offeredServices
-        let heartRates = services?.contains(.heartRate) == true ? await subscribe("heart rate") { try await operations.heartRate() } : nil
-        let batteryLevels = services?.contains(.battery) == true ? await subscribe("battery level") { try await watch.batteryLevelChanges() } : nil
+        let capabilities = await watch.capabilities
+        let heartRates = capabilities.heartRate ? await subscribe("heart rate") { try await operations.heartRate() } : nil
+        let batteryLevels = capabilities.batteryNotifications ? await subscribe("battery level") { try await watch.batteryLevelChanges() } : nil
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 for await reason in losses { return reason }
@@ -168,7 +168,7 @@ public actor WatchSupervisor {
                 for await event in liveStages {
                     await save("live session") { [sessions] in try await sessions.handle(event) }
                     // A light or awake stage inside a smart window rings at once, not at the next look.
-                    if status.info?.capabilities.supportsRing == true { await decideSmartWakeLogged() }
+                    if capabilities.ring { await decideSmartWakeLogged() }
                 }
                 return nil
             }

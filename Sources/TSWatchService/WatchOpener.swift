@@ -101,6 +101,19 @@ public enum WatchOpener {
         }
     }
 
+    /// The dialect of a watch over BlueZ by `DialectResolution`'s rules; the GATT services are
+    /// the UUIDs BlueZ lists for the device (it knows them from advertisements or an earlier
+    /// connect; a device BlueZ has not seen offers none, and protocol v1's central decides once
+    /// connected).
+    public static func resolveDialect(for link: BluetoothLink, bluez: BlueZ, asked: Dialect?, remembered: Dialect?) async throws
+        -> (dialect: WatchDialect, reason: DialectResolution.Reason) {
+        var services: [String] = []
+        if asked == nil && remembered == nil {
+            services = (try? await bluez.serviceUUIDs(address: link.address, adapter: link.adapter)) ?? []
+        }
+        return try DialectResolution.resolve(asked: asked, remembered: remembered, serviceUUIDs: services)
+    }
+
     /// The simulated TopStep watch over the loopback: the same nights, alarms as NPK holds them
     /// (no snooze, remark or smart window).
     private static func openSimulatedNpk(_ options: SimulatedWatchOptions, dialect: WatchDialect, configuration: WatchConfiguration) throws -> OpenedWatch {

@@ -14,26 +14,27 @@ struct MQTTDocumentTests {
     func stateDocumentNulls() throws {
         let unknown = MQTTStateDocument(watch: "AA:BB:CC:DD:EE:FF", connected: false, asleep: false, night: LastNightFigures())
         let object = try Self.object(MQTTJSON.text(unknown))
-        let keys = ["watch", "name", "connected", "battery", "battery_state", "last_sync", "session", "heart_rate", "asleep", "next_alarm",
+        let keys = ["watch", "name", "dialect", "connected", "battery", "battery_state", "last_sync", "session", "heart_rate", "asleep", "next_alarm",
                     "night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes", "night_efficiency",
                     "night_heart_rate", "naps", "nap_minutes"]
         #expect(Set(object.keys) == Set(keys))
         for key in keys where !["watch", "connected", "asleep"].contains(key) {
             #expect(object[key] is NSNull, "\(key): \(object[key] ?? "missing")")
         }
-        // Every field of the document has an entity that shows it.
-        for key in keys where !["watch", "name"].contains(key) {
+        // Every field of the document but the watch's identity (id, name, dialect) has an entity that shows it.
+        for key in keys where !["watch", "name", "dialect"].contains(key) {
             #expect(HomeAssistantDiscovery.entities.contains { $0.valueTemplate.contains("value_json.\(key) ") }, "no entity shows \(key)")
         }
 
         var figures = LastNightFigures()
         figures.efficiency = 88
         figures.heartRate = 56.7
-        let known = MQTTStateDocument(watch: "AA:BB:CC:DD:EE:FF", name: "bedroom", connected: true, battery: 80, batteryState: "discharging",
+        let known = MQTTStateDocument(watch: "AA:BB:CC:DD:EE:FF", name: "bedroom", dialect: "npk", connected: true, battery: 80, batteryState: "discharging",
                                       asleep: true, nextAlarm: "2026-11-24T06:45:00+01:00", night: figures)
         let filled = try Self.object(MQTTJSON.text(known))
         #expect(filled["battery"] as? Int == 80 && filled["night_efficiency"] as? Int == 88 && filled["night_heart_rate"] as? Double == 56.7)
         #expect(filled["next_alarm"] as? String == "2026-11-24T06:45:00+01:00" && filled["asleep"] as? Bool == true)
+        #expect(filled["dialect"] as? String == "npk")
     }
 
     @Test("a night message: event_type and time, stage and alarm_slot only where the event has them")

@@ -90,6 +90,8 @@ struct ToyDialectTests {
         let remote = client.watch(Self.address)
 
         let status = try await remote.status()
+        #expect(status.dialect == .toy, "D-Bus says which dialect the watch speaks")
+        #expect(status.info?.spokenDialect == .toy)
         #expect(status.info?.model == "Toy Band 1")
         #expect(status.batteryLevel == 64)
         #expect(try await remote.alarms() == Self.alarms)

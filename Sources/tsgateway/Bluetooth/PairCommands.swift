@@ -37,8 +37,10 @@ struct PairCommand: AsyncParsableCommand {
             try await bluez.pair(device)
             try await bluez.trust(device)
             do {
-                let watch = try WatchOpener.open(.bluetooth(BluetoothLink(adapter: found.name, address: device.address), bluez: bluez),
-                                                 dialect: dialect).central
+                // A pair learns the dialect afresh (what was remembered may be what went wrong); the store remembers it.
+                let link = BluetoothLink(adapter: found.name, address: device.address)
+                let resolved = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: dialect, remembered: nil)
+                let watch = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: resolved.dialect.name).central
                 let info = try await watch.connect()
                 await watch.disconnect()
                 return info
@@ -49,7 +51,7 @@ struct PairCommand: AsyncParsableCommand {
         try await store.saveWatch(id: address.uppercased(), name: nil, info: info)
         // A watch with standard services only may name no firmware.
         let firmware = info.firmware.isEmpty ? "" : ", firmware \(info.firmware)"
-        print("paired with \(info.model) (\(address.uppercased()))\(firmware); it is now the default watch")
+        print("paired with \(info.model) (\(address.uppercased()))\(firmware), speaking \(info.spokenDialect); it is now the default watch")
     }
 }
 

@@ -45,7 +45,8 @@ struct DeviceSession {
 
     /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
     static func openBluetooth(_ options: ConnectionOptions, store: GatewayStore, logger: Logger) async throws -> DeviceSession {
-        let known = try await store.watches().filter { $0.id != simulatedWatchId }.map { WatchIdentity(id: $0.id, name: $0.name) }
+        let stored = try await store.watches().filter { $0.id != simulatedWatchId }
+        let known = stored.map { WatchIdentity(id: $0.id, name: $0.name) }
         let address: String
         do {
             if let chosen = try WatchSelection.choose(options.device, among: known) {
@@ -64,7 +65,10 @@ struct DeviceSession {
         let link = BluetoothLink(adapter: options.adapter, address: address.uppercased())
         let opened: OpenedWatch
         do {
-            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: options.dialect) { step in PhaseLog.log(step.rawValue, to: logger) }
+            let remembered = stored.first { $0.id == link.address }?.info?.dialect
+            let (dialect, reason) = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: options.dialect, remembered: remembered)
+            logger.info("speaking \(dialect.name) (\(reason.rawValue))")
+            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
         }

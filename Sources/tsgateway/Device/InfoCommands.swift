@@ -30,7 +30,9 @@ struct InfoCommand: AsyncParsableCommand {
         let output = try await WatchAccessor.run(connection) { watch in
             let info = try await watch.info()
             let services = info.offeredServices
-            let battery = services.contains(.protocolV1) || services.contains(.battery) ? try await watch.battery() : nil
+            // A watch without a battery reading answers "not supported" (79): shown as not offered.
+            let battery: BatteryStatus?
+            do { battery = try await watch.battery() } catch where ErrorCategory.of(error) == .notSupported { battery = nil }
             let lastSync = try await watch.lastSync()
             return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, dialect: info.spokenDialect, services: services,
                           deviceInformation: info.standard,
@@ -46,7 +48,7 @@ struct InfoCommand: AsyncParsableCommand {
             ["model", output.model],
             ["firmware", output.firmware],
             ["dialect", output.dialect.rawValue],
-            ["services", output.services.sorted.map(\.title).joined(separator: ", ")],
+            ["services", Self.services(output.services, dialect: output.dialect)],
         ]
         if let standard = output.deviceInformation {
             let strings: [(String, String?)] = [("manufacturer", standard.manufacturer), ("serial", standard.serialNumber),
@@ -54,12 +56,15 @@ struct InfoCommand: AsyncParsableCommand {
             rows += strings.compactMap { name, value in value.map { [name, $0] } }
         }
         rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
-        if output.services.contains(.protocolV1) {
+        if output.dialect == .protocolV1 || caps != .none {
+            let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
+            rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes\(remarks)"])
+            if output.dialect == .protocolV1 {
+                rows.append(["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"])
+            }
             rows += [
-                ["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes, remarks ≤ \(caps.remarkMaxBytes) bytes"],
-                ["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"],
-                ["monitors", caps.monitorTypes.map(\.name).joined(separator: ", ")],
-                ["smart wake", Self.smartWake(caps)],
+                ["monitors", caps.monitorTypes.isEmpty ? "none" : caps.monitorTypes.map(\.name).joined(separator: ", ")],
+                ["smart wake", Self.smartWake(caps, dialect: output.dialect)],
             ]
         } else {
             rows.append(["protocol v1", "no (alarms, monitors and sleep records are not offered)"])
@@ -69,13 +74,21 @@ struct InfoCommand: AsyncParsableCommand {
         print(TextTable.render(rows))
     }
 
-    /// Protocol v1.1's alarm features, or that the watch has none of them.
-    static func smartWake(_ caps: DeviceCapabilities) -> String {
+    /// The alarm features smart wake needs (protocol v1.1's), or that the watch has none of them.
+    static func smartWake(_ caps: DeviceCapabilities, dialect: Dialect) -> String {
         var parts: [String] = []
         if caps.maxSmartWindow > 0 { parts.append("windows up to \(caps.maxSmartWindow) min (`alarms set --smart`)") }
         if caps.supportsRing { parts.append("rings on command") }
         if caps.reportsAlarmAlerts { parts.append("reports rings") }
-        return parts.isEmpty ? "no (protocol v1 without the v1.1 alarm extensions)" : parts.joined(separator: ", ")
+        guard parts.isEmpty else { return parts.joined(separator: ", ") }
+        return dialect == .protocolV1 ? "no (protocol v1 without the v1.1 alarm extensions)" : "no"
+    }
+
+    /// The dialect's own service (protocol v1's is one of `services`), then the standard ones.
+    static func services(_ services: ServiceSet, dialect: Dialect) -> String {
+        let own = dialect == .protocolV1 || dialect == .standard ? [] : ["\(dialect) (its own service)"]
+        let titles = own + services.sorted.map(\.title)
+        return titles.isEmpty ? "none" : titles.joined(separator: ", ")
     }
 }
 

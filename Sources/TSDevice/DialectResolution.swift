@@ -1,0 +1,45 @@
+import TSModels
+
+/// How the gateway decides which dialect a watch speaks, in this order:
+/// 1. the dialect asked for: `dialect:` of its configuration entry, `--dialect` on the command line;
+/// 2. the one remembered for it: `pair` (or an earlier connect) stored the dialect it spoke;
+/// 3. its GATT services: the one dialect whose service the watch offers (BlueZ lists a known
+///    device's service UUIDs, from its advertisements or an earlier connect, without connecting);
+///    a service two dialects share decides nothing: say which with `--dialect` or `dialect:`;
+/// 4. otherwise protocol v1's central, which speaks to a watch found without its service
+///    through the standard services (decided once connected).
+public enum DialectResolution {
+    public enum Reason: String, Sendable, Hashable {
+        case asked, remembered, services, fallback
+    }
+
+    public static func resolve(asked: Dialect?, remembered: Dialect?, serviceUUIDs: [String],
+                               among dialects: [WatchDialect] = WatchDialects.all) throws -> (dialect: WatchDialect, reason: Reason) {
+        func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
+            guard let found = dialects.first(where: { $0.name == name }) else { throw DialectError(name: name, known: dialects.map(\.name)) }
+            return found
+        }
+        if let asked { return (try named(asked), .asked) }
+        // A remembered dialect this build no longer speaks is passed over, not an error.
+        if let remembered, let found = dialects.first(where: { $0.name == remembered }) { return (found, .remembered) }
+        let offered = Set(serviceUUIDs.map { $0.lowercased() })
+        let serving = dialects.filter { dialect in dialect.gatt.map { offered.contains($0.service.lowercased()) } ?? false }
+        if serving.count > 1 { throw SharedServiceError(dialects: serving.map(\.name)) }
+        if let only = serving.first { return (only, .services) }
+        return (try named(.protocolV1), .fallback)
+    }
+}
+
+/// The watch offers a service that several dialects use: its services cannot tell which it speaks.
+public struct SharedServiceError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
+    public var dialects: [Dialect]
+
+    public init(dialects: [Dialect]) { self.dialects = dialects }
+
+    public var description: String {
+        "the watch's GATT service is used by several dialects (\(dialects.map(\.rawValue).joined(separator: ", "))); "
+            + "say which it speaks with --dialect NAME (or `dialect:` in its configuration entry)"
+    }
+
+    public var category: ErrorCategory { .invalidInput }
+}

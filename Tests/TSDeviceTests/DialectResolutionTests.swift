@@ -1,0 +1,57 @@
+import Testing
+import TSDevice
+import TSModels
+
+/// The order in which the gateway decides a watch's dialect: asked, remembered, its GATT
+/// services, protocol v1's central.
+@Suite struct DialectResolutionTests {
+    static let v1Service = GATTProfile.protocolV1.service
+    static let npkService = GATTProfile.npk.service
+    static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
+
+    @Test func theDialectAskedForWinsOverEverythingElse() throws {
+        let chosen = try DialectResolution.resolve(asked: .standard, remembered: .npk, serviceUUIDs: [Self.npkService])
+        #expect(chosen.dialect.name == .standard)
+        #expect(chosen.reason == .asked)
+    }
+
+    @Test func aRememberedDialectWinsOverTheServices() throws {
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.v1Service])
+        #expect(chosen.dialect.name == .npk)
+        #expect(chosen.reason == .remembered)
+    }
+
+    @Test func theServicesChooseInAnyLetterCase() throws {
+        let npk = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.npkService.uppercased()])
+        #expect(npk.dialect.name == .npk)
+        #expect(npk.reason == .services)
+        let v1 = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service.lowercased()])
+        #expect(v1.dialect.name == .protocolV1)
+        #expect(v1.reason == .services)
+    }
+
+    @Test func withoutAMatchingServiceProtocolV1sCentralDecidesOnceConnected() throws {
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService])
+        #expect(chosen.dialect.name == .protocolV1)
+        #expect(chosen.reason == .fallback)
+        #expect(try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: []).reason == .fallback)
+    }
+
+    @Test func aServiceTwoDialectsShareAsksForTheDialect() throws {
+        var twin = WatchDialect.npk
+        twin.name = Dialect(rawValue: "npk-twin")
+        let dialects = [WatchDialect.protocolV1, .standardServices, .npk, twin]
+        #expect(throws: SharedServiceError(dialects: [.npk, Dialect(rawValue: "npk-twin")])) {
+            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.npkService], among: dialects)
+        }
+        // Asked or remembered, the shared service does not matter.
+        #expect(try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "npk-twin"), serviceUUIDs: [Self.npkService], among: dialects).dialect.name.rawValue == "npk-twin")
+    }
+
+    @Test func anUnknownDialectAskedForIsAnErrorButAForgottenRememberedOneIsPassedOver() throws {
+        #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "garmin"), remembered: nil, serviceUUIDs: []) }
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.npkService])
+        #expect(chosen.dialect.name == .npk)
+        #expect(chosen.reason == .services)
+    }
+}
