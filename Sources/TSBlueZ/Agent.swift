@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+import TSModels
 
 /// A pairing agent for a gateway without display or keyboard (capability NoInputNoOutput):
 /// it accepts Just Works confirmations and service authorizations, and refuses PIN and
@@ -43,8 +44,9 @@ extension BlueZ {
     public func discover(address: String, adapter: AdapterInfo, within duration: Duration = .seconds(10)) async throws -> DeviceHandle {
         if let known = try? await device(address: address, adapter: adapter) { return known }
         let devices = try await scan(adapter: adapter, serviceUUIDs: [], duration: duration)
-        for await found in devices where found.address.uppercased() == address.uppercased() {
-            return DeviceHandle(path: found.path, address: found.address.uppercased())
+        let wanted = WatchID(address)
+        for await found in devices where WatchID(found.address) == wanted {
+            return DeviceHandle(path: found.path, address: WatchID(found.address)?.rawValue ?? found.address)
         }
         throw BlueZError.deviceNotFound(address)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+import TSModels
 
 /// A device object of BlueZ (org.bluez.Device1).
 public struct DeviceHandle: Sendable, Hashable {
@@ -23,11 +24,11 @@ extension BlueZ {
     public func device(address: String, adapter: AdapterInfo) async throws -> DeviceHandle {
         let objects: [String: [String: DBusProperties]]
         do { objects = try await bus.managedObjects(destination: Self.service, timeout: .seconds(5)) } catch let error as BusError { throw BlueZError.from(error) }
-        let wanted = address.uppercased()
+        guard let wanted = WatchID(address) else { throw BlueZError.deviceNotFound(address) }
         guard let path = objects.first(where: { path, interfaces in
-            path.hasPrefix(adapter.path + "/") && interfaces[BlueZInterface.device]?["Address"]?.stringValue?.uppercased() == wanted
+            path.hasPrefix(adapter.path + "/") && interfaces[BlueZInterface.device]?["Address"]?.stringValue.flatMap(WatchID.init) == wanted
         })?.key else { throw BlueZError.deviceNotFound(address) }
-        return DeviceHandle(path: path, address: wanted)
+        return DeviceHandle(path: path, address: wanted.rawValue)
     }
 
     /// The service UUIDs BlueZ lists for the device with `address` (Device1.UUIDs: advertised,

@@ -18,9 +18,9 @@ public enum GatewayBusAPI {
     public static let watchInterface = "org.tsgateway.Watch2"
     public static let errorPrefix = "org.tsgateway.Error."
 
-    /// `/org/tsgateway/watch_AABBCCDDEEFF` for AA:BB:CC:DD:EE:FF.
+    /// `/org/tsgateway/watch_AABBCCDDEEFF` for the watch AA:BB:CC:DD:EE:FF (a `WatchID`'s text).
     public static func path(forWatch id: String) -> String {
-        rootPath + "/watch_" + id.uppercased().filter { $0.isHexDigit }
+        rootPath + "/watch_" + id.filter { $0.isHexDigit }
     }
 
     // MARK: Errors

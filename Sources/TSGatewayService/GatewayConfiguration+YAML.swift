@@ -197,7 +197,6 @@ private struct Reader {
         for node in list {
             var watch = try self.watch(node, simulatedIndex: simulatedCount + 1)
             if watch.simulated { simulatedCount += 1 }
-            watch.address = watch.address.uppercased()
             if configuration.watches.contains(where: { $0.address == watch.address }) {
                 throw fail(node, "the watch \(watch.address) is listed twice")
             }

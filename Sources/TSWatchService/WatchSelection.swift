@@ -12,7 +12,7 @@ public struct WatchIdentity: Sendable, Hashable {
 
     /// `device` names this watch: its address in any case, or its name exactly.
     public func isNamed(by device: String) -> Bool {
-        id.caseInsensitiveCompare(device) == .orderedSame || name == device
+        WatchID(device)?.rawValue == id || name == device
     }
 }
 

@@ -22,7 +22,7 @@ struct PairCommand: AsyncParsableCommand {
     var dialect: Dialect?
 
     func validate() throws {
-        guard BluetoothAddress(address) != nil else {
+        guard WatchID(address) != nil else {
             throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
         }
     }
@@ -48,10 +48,11 @@ struct PairCommand: AsyncParsableCommand {
                 throw CLIFailure.from(error)
             }
         }
-        try await store.saveWatch(id: address.uppercased(), name: nil, info: info)
+        let id = WatchID(address)!  // validate() checked it
+        try await store.saveWatch(id: id.rawValue, name: nil, info: info)
         // A watch with standard services only may name no firmware.
         let firmware = info.firmware.isEmpty ? "" : ", firmware \(info.firmware)"
-        print("paired with \(info.model) (\(address.uppercased()))\(firmware), speaking \(info.spokenDialect); it is now the default watch")
+        print("paired with \(info.model) (\(id))\(firmware), speaking \(info.spokenDialect); it is now the default watch")
     }
 }
 
@@ -67,6 +68,6 @@ struct UnpairCommand: AsyncParsableCommand {
             let found = try await bluez.adapter(adapter)
             try await bluez.remove(try await bluez.device(address: address, adapter: found), adapter: found)
         }
-        print("unpaired \(address.uppercased())")
+        print("unpaired \(WatchID(address).map(\.rawValue) ?? address)")
     }
 }

@@ -51,8 +51,8 @@ struct DeviceSession {
         do {
             if let chosen = try WatchSelection.choose(options.device, among: known) {
                 address = chosen.id
-            } else if let device = options.device, BluetoothAddress(device) != nil {
-                address = device
+            } else if let device = options.device.flatMap(WatchID.init) {
+                address = device.rawValue
             } else {
                 throw WatchSelectionError.unknown(options.device ?? "")
             }
@@ -62,7 +62,7 @@ struct DeviceSession {
         let bluez: BlueZ
         do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
         PhaseLog.log("system bus connected", to: logger)
-        let link = BluetoothLink(adapter: options.adapter, address: address.uppercased())
+        let link = BluetoothLink(adapter: options.adapter, address: address)
         let opened: OpenedWatch
         do {
             let remembered = stored.first { $0.id == link.address }?.info?.dialect
@@ -73,7 +73,7 @@ struct DeviceSession {
             throw CLIFailure.from(error)
         }
         logger.info("using \(address) over BlueZ")
-        let operations = WatchOperations(watch: opened.central, store: store, watchId: address.uppercased(), policy: WatchPolicy(),
+        let operations = WatchOperations(watch: opened.central, store: store, watchId: address, policy: WatchPolicy(),
                                          link: link, logger: logger)
         return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
     }
