@@ -116,28 +116,21 @@ public actor NpkWatch: WatchCentral {
         if connection != nil, let info { return info }
         let started = ContinuousClock.now
         connectTimings = ConnectTimings()
-        let opened: any TransportConnection
-        do {
-            opened = try await transport.open()
-        } catch {
-            throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
-        }
-        connectTimings.linkOpen = .now - started
+        let opening = try await LinkOpening.open(transport, started: started)
+        let opened = opening.connection
+        connectTimings.linkOpen = opening.linkOpen
         connection = opened
         connectionGeneration += 1
         reassembler = NpkReassembler()
         matcher.reset()
         retiredSyncSequences = []
         let generation = connectionGeneration
-        Task { [weak self] in
-            for await event in opened.events {
-                switch event {
-                case let .notification(bytes): await self?.received(bytes, generation: generation, started: started)
-                case let .disconnected(reason): await self?.linkEnded(generation: generation, reason: reason)
-                }
+        LinkOpening.pumpEvents(of: opened) { [weak self] event in
+            switch event {
+            case let .notification(bytes): await self?.received(bytes, generation: generation, started: started)
+            case let .disconnected(reason): await self?.linkEnded(generation: generation, reason: reason)
             }
-            await self?.linkEnded(generation: generation, reason: "the link closed")
-        }
+        } ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
         do {
             try await authenticate()
             let peripheral = try await request(.deviceInfo).payload(as: TSMetaPeripheralInfo.self)

@@ -37,22 +37,15 @@ public actor StandardServicesWatch: WatchCentral {
         if connection != nil, let info { return info }
         let started = ContinuousClock.now
         connectTimings = ConnectTimings()
-        let opened: any TransportConnection
-        do {
-            opened = try await transport.open()
-        } catch {
-            throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
-        }
-        connectTimings.linkOpen = .now - started
+        let opening = try await LinkOpening.open(transport, started: started)
+        let opened = opening.connection
+        connectTimings.linkOpen = opening.linkOpen
         connection = opened
         connectionGeneration += 1
         let generation = connectionGeneration
-        Task { [weak self] in
-            for await event in opened.events {
-                if case let .disconnected(reason) = event { await self?.linkEnded(generation: generation, reason: reason) }
-            }
-            await self?.linkEnded(generation: generation, reason: "the link closed")
-        }
+        LinkOpening.pumpEvents(of: opened) { [weak self] event in
+            if case let .disconnected(reason) = event { await self?.linkEnded(generation: generation, reason: reason) }
+        } ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
         do {
             let described = try await link().deviceInfo()
             info = described

@@ -75,16 +75,12 @@ public actor Watch {
     @discardableResult
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
-        let opened: any TransportConnection
         let started = ContinuousClock.now
         connectStarted = started
         connectTimings = ConnectTimings()
-        do {
-            opened = try await transport.open()
-            connectTimings.linkOpen = .now - started
-        } catch {
-            throw WatchError.connectFailed(String(describing: error), ErrorCategory.of(error))
-        }
+        let opening = try await LinkOpening.open(transport, started: started)
+        let opened = opening.connection
+        connectTimings.linkOpen = opening.linkOpen
         connection = opened
         services = opened.services
         connectionGeneration += 1
@@ -93,12 +89,8 @@ public actor Watch {
         lastEvent = nil
         extensions = ExtensionsResponse(enabled: [], maxSmartWindow: 0)
         let generation = connectionGeneration
-        pumpTask = Task { [weak self] in
-            for await event in opened.events {
-                await self?.handle(event, generation: generation)
-            }
-            await self?.linkEnded(generation: generation, reason: "the link closed")
-        }
+        pumpTask = LinkOpening.pumpEvents(of: opened) { [weak self] event in await self?.handle(event, generation: generation) }
+            ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
         do {
             guard opened.services.contains(.protocolV1) else {
                 let deviceInfo = try await standardDeviceInfo(opened)

@@ -1,7 +1,6 @@
 import Foundation
 import TSDBus
 import TSModels
-import TSProtocol
 import TSSleep
 import TSWatchService
 

@@ -195,7 +195,7 @@ private struct Reader {
         }
         var simulatedCount = 0
         for node in list {
-            var watch = try self.watch(node, simulatedIndex: simulatedCount + 1)
+            let watch = try self.watch(node, simulatedIndex: simulatedCount + 1)
             if watch.simulated { simulatedCount += 1 }
             if configuration.watches.contains(where: { $0.address == watch.address }) {
                 throw fail(node, "the watch \(watch.address) is listed twice")

@@ -143,7 +143,7 @@ public struct WatchOperations: Sendable {
     /// and left out.
     public func heartRate(now: @escaping @Sendable () -> Date = { Date() }) async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
         let measurements = try await watch.heartRateMeasurements(malformed: nil)
-        let losses = await watch.linkLosses()
+        let losses = watch.linkLosses()
         return AsyncThrowingStream { continuation in
             let forward = Task {
                 for await measurement in measurements { continuation.yield(HeartRateSample(measurement, at: now())) }
@@ -205,7 +205,7 @@ public struct WatchOperations: Sendable {
         } else if let cursor = try await store.syncCursor(watch: watchId) {
             start = cursor.rangeStart
         } else {
-            start = Int64(await watch.configuration.now().timeIntervalSince1970) - Int64(policy.firstSyncDays) * 86_400
+            start = Int64(watch.configuration.now().timeIntervalSince1970) - Int64(policy.firstSyncDays) * 86_400
         }
         var sync = SleepSync(watch: watch, store: store, watchId: watchId)
         sync.maxReconnects = request.reconnects ?? policy.syncReconnects
