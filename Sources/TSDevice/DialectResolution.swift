@@ -4,8 +4,10 @@ import TSModels
 /// 1. the dialect asked for: `dialect:` of its configuration entry, `--dialect` on the command line;
 /// 2. the one remembered for it: `pair` (or an earlier connect) stored the dialect it spoke;
 /// 3. its GATT services: the one dialect whose service the watch offers (BlueZ lists a known
-///    device's service UUIDs, from its advertisements or an earlier connect, without connecting);
-///    a service two dialects share decides nothing: say which with `--dialect` or `dialect:`;
+///    device's service UUIDs, from its advertisements or an earlier connect, without connecting).
+///    A service several dialects share, or one that other vendors' protocols use too
+///    (`WatchDialect.identifiedByService`), decides nothing: the user says which with
+///    `--dialect` or `dialect:`, and `pair --dialect` has it remembered;
 /// 4. otherwise protocol v1's central, which speaks to a watch found without its service
 ///    through the standard services (decided once connected).
 public enum DialectResolution {
@@ -24,7 +26,7 @@ public enum DialectResolution {
         if let remembered, let found = dialects.first(where: { $0.name == remembered }) { return (found, .remembered) }
         let offered = Set(serviceUUIDs.map { $0.lowercased() })
         let serving = dialects.filter { dialect in dialect.gatt.map { offered.contains($0.service.lowercased()) } ?? false }
-        if serving.count > 1 { throw SharedServiceError(dialects: serving.map(\.name)) }
+        if serving.count > 1 || serving.contains(where: { !$0.identifiedByService }) { throw SharedServiceError(dialects: serving.map(\.name)) }
         if let only = serving.first { return (only, .services) }
         return (try named(.protocolV1), .fallback)
     }
@@ -37,8 +39,10 @@ public struct SharedServiceError: CategorizedError, Sendable, Hashable, CustomSt
     public init(dialects: [Dialect]) { self.dialects = dialects }
 
     public var description: String {
-        "the watch's GATT service is used by several dialects (\(dialects.map(\.rawValue).joined(separator: ", "))); "
-            + "say which it speaks with --dialect NAME (or `dialect:` in its configuration entry)"
+        let names = dialects.map(\.rawValue).joined(separator: ", ")
+        let shared = dialects.count > 1 ? "is used by several dialects (\(names))" : "is used by \(names) and by other vendors' protocols"
+        return "the watch's GATT service \(shared), so it does not tell which dialect the watch speaks; "
+            + "say it with --dialect NAME (`pair --dialect NAME` remembers it; in serve's configuration: `dialect:`)"
     }
 
     public var category: ErrorCategory { .invalidInput }

@@ -334,5 +334,5 @@ extension WatchDialect {
     /// TopStep's NPK dialect.
     public static let npk = WatchDialect(
         name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
-        makeCentral: { NpkWatch(transport: $0, configuration: $1) })
+        identifiedByService: false, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
 }

@@ -12,13 +12,18 @@ public struct WatchDialect: Sendable {
     public var summary: String
     /// Where its frames go (BlueZ opens it, `scan` looks for it); nil for a dialect of standard services only.
     public var gatt: GATTProfile?
+    /// A watch offering `gatt`'s service speaks this dialect. False where other protocols use
+    /// the same service (NPK's is Realtek's, which other vendors' watches use too): such a
+    /// watch's dialect is asked for (`--dialect`, `dialect:`) or remembered, never guessed.
+    public var identifiedByService: Bool
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
-    public init(name: Dialect, summary: String, gatt: GATTProfile?,
+    public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true,
                 makeCentral: @escaping @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral) {
         self.name = name
         self.summary = summary
         self.gatt = gatt
+        self.identifiedByService = identifiedByService
         self.makeCentral = makeCentral
     }
 

@@ -22,12 +22,20 @@ import TSModels
     }
 
     @Test func theServicesChooseInAnyLetterCase() throws {
-        let npk = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.npkService.uppercased()])
-        #expect(npk.dialect.name == .npk)
-        #expect(npk.reason == .services)
-        let v1 = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service.lowercased()])
+        let v1 = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.v1Service.lowercased()])
         #expect(v1.dialect.name == .protocolV1)
         #expect(v1.reason == .services)
+        let upper = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service.uppercased()])
+        #expect(upper.dialect.name == .protocolV1 && upper.reason == .services)
+    }
+
+    @Test func aServiceOtherVendorsUseTooIsNeverGuessed() throws {
+        // NPK's service is Realtek's; FitCloud-backend watches offer it too.
+        #expect(throws: SharedServiceError(dialects: [.npk])) {
+            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.npkService.uppercased()])
+        }
+        #expect(try DialectResolution.resolve(asked: .npk, remembered: nil, serviceUUIDs: [Self.npkService]).dialect.name == .npk)
+        #expect(try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.npkService]).reason == .remembered)
     }
 
     @Test func withoutAMatchingServiceProtocolV1sCentralDecidesOnceConnected() throws {
@@ -38,20 +46,21 @@ import TSModels
     }
 
     @Test func aServiceTwoDialectsShareAsksForTheDialect() throws {
-        var twin = WatchDialect.npk
-        twin.name = Dialect(rawValue: "npk-twin")
+        // A second dialect on protocol v1's service, each of them identified by it alone.
+        var twin = WatchDialect.protocolV1
+        twin.name = Dialect(rawValue: "v1-twin")
         let dialects = [WatchDialect.protocolV1, .standardServices, .npk, twin]
-        #expect(throws: SharedServiceError(dialects: [.npk, Dialect(rawValue: "npk-twin")])) {
-            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.npkService], among: dialects)
+        #expect(throws: SharedServiceError(dialects: [.protocolV1, Dialect(rawValue: "v1-twin")])) {
+            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service], among: dialects)
         }
         // Asked or remembered, the shared service does not matter.
-        #expect(try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "npk-twin"), serviceUUIDs: [Self.npkService], among: dialects).dialect.name.rawValue == "npk-twin")
+        #expect(try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "v1-twin"), serviceUUIDs: [Self.v1Service], among: dialects).dialect.name.rawValue == "v1-twin")
     }
 
     @Test func anUnknownDialectAskedForIsAnErrorButAForgottenRememberedOneIsPassedOver() throws {
         #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "garmin"), remembered: nil, serviceUUIDs: []) }
-        let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.npkService])
-        #expect(chosen.dialect.name == .npk)
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.v1Service])
+        #expect(chosen.dialect.name == .protocolV1)
         #expect(chosen.reason == .services)
     }
 }
