@@ -39,6 +39,11 @@ public actor MQTTBridge {
     private var connected = false
     /// Message id → queue row, for messages handed to libmosquitto and not yet acknowledged.
     private var inFlight: [Int32: Int64] = [:]
+    /// The last queue row handed to libmosquitto on this connection. Rows are numbered in the
+    /// order they were queued, so a flush sends only those after it: the queue is read across an
+    /// await, and a row sent and acknowledged meanwhile may still be in what was read (command
+    /// replies went out twice). A new connection sends everything still queued.
+    private var publishedUpTo: Int64 = 0
     private var lastRefusal: String?
     /// Per watch: last night's figures and the alarm table, for the state document.
     private var nights: [String: LastNightFigures] = [:]
@@ -115,6 +120,8 @@ public actor MQTTBridge {
         switch signal {
         case .connected:
             connected = true
+            inFlight.removeAll()
+            publishedUpTo = 0
             logger.info("MQTT: connected to \(settings.host):\(settings.port)")
             do {
                 try connection?.subscribe("\(base)/watch/+/command/#", qos: 1)
@@ -137,6 +144,7 @@ public actor MQTTBridge {
             lastRefusal = connected ? nil : reason
             connected = false
             inFlight.removeAll()
+            publishedUpTo = 0
         case let .acknowledged(mid):
             guard let row = inFlight.removeValue(forKey: mid) else { return }
             do { try await store.removeQueuedMQTT(ids: [row]) } catch { logger.error("MQTT queue: \(error)") }
@@ -204,10 +212,12 @@ public actor MQTTBridge {
     private func flush() async {
         guard connected, let connection else { return }
         do {
-            let waiting = Set(inFlight.values)
-            for row in try await store.queuedMQTT() where !waiting.contains(row.id) {
+            let rows = try await store.queuedMQTT()
+            // Compared after the await, and raised with each row before the next await.
+            for row in rows where row.id > publishedUpTo {
                 let mid = try connection.publish(MQTTConnection.Message(topic: row.topic, payload: row.payload, qos: 1, retain: row.retain))
                 inFlight[mid] = row.id
+                publishedUpTo = row.id
             }
         } catch {
             logger.warning("MQTT: \(error); the queue is kept for the next connection")

@@ -322,6 +322,26 @@ struct MQTTTests {
         await daemon.cleanUp()
     }
 
+    @Test("commands in quick succession: each is answered exactly once")
+    func everyCommandAnsweredOnce() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker)
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
+        let base = "home/gw1/watch/\(Self.watchKey)"
+        let ids = (1...24).map { "q\($0)" }
+        for (index, id) in ids.enumerated() {
+            try subscriber.publish("\(base)/command/alarms/set", #"{"id": "\#(id)", "alarms": [{"time": "07:\#(10 + index)"}]}"#)
+        }
+        func replies(_ id: String) -> Int { subscriber.messages("\(base)/command/reply").filter { $0.text.contains("\"\(id)\"") }.count }
+        #expect(try await eventually { ids.allSatisfy { replies($0) >= 1 } })
+        // A second publication of a reply would follow within the queue's next flushes.
+        try await Task.sleep(for: .seconds(2))
+        #expect(ids.filter { replies($0) != 1 } == [], "\(ids.map { "\($0): \(replies($0))" })")
+        await daemon.cleanUp()
+    }
+
     @Test("messages produced while the broker is down are delivered after it comes back, none lost")
     func brokerRestart() async throws {
         let broker = try Broker()
