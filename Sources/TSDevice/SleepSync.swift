@@ -5,7 +5,8 @@ import TSStore
 
 /// Progress of a running sleep sync, for progress bars.
 public struct SleepSyncProgress: Sendable, Hashable {
-    /// Records received in the current transfer / its total.
+    /// Records received in the current transfer / its total; 0 when the watch announces none
+    /// (a dialect that hands over a range day by day).
     public var received: Int
     public var total: Int
     public var reconnects: Int
@@ -115,7 +116,7 @@ public struct SleepSync: Sendable {
                 report.stored += try await store.storeSleepRecords(records, watch: watchId, cursor: current)
                 received += records.count
                 report.fetched += records.count
-                progress?(SleepSyncProgress(received: received, total: transfer.total ?? received, reconnects: report.reconnects))
+                progress?(SleepSyncProgress(received: received, total: transfer.total ?? 0, reconnects: report.reconnects))
             }
             try Task.checkCancellation()
             if let total = transfer.total, received != total {

@@ -140,12 +140,23 @@ final class ProgressLine: @unchecked Sendable {
 
     init(label: String) { self.label = label }
 
+    /// `total` 0: not known (the watch announces none); the count and the rate alone.
     func update(done: Int, total: Int) {
         lock.lock(); defer { lock.unlock() }
         let now = Date()
         let elapsed = max(now.timeIntervalSince(started), 0.001)
         let rate = Double(done) / elapsed
         let remaining = rate > 0 ? Double(total - done) / rate : 0
+        guard total > 0 else {
+            if isTerminal {
+                FileHandle.standardError.write(Data("\r\(label): \(done) records, \(Int(rate))/s ".utf8))
+                drewBar = true
+            } else if now.timeIntervalSince(lastPrinted) >= 1 {
+                lastPrinted = now
+                FileHandle.standardError.write(Data("\(label): \(done) records, \(Int(rate))/s\n".utf8))
+            }
+            return
+        }
         if isTerminal {
             let width = 24
             let filled = total > 0 ? min(width, width * done / total) : width
