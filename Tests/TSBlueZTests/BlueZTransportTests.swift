@@ -171,7 +171,7 @@ final class BridgedWatch: @unchecked Sendable {
         let db = home.appendingPathComponent("db.sqlite").path
         let paired = try await CLI.runOnceDetached(["pair", "aa:bb:cc:dd:ee:09", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(paired.status == 0, "\(paired.stderr)")
-        #expect(paired.stdout == "paired with TS-Sim W10 (AA:BB:CC:DD:EE:09), firmware 1.4.2; it is now the default watch\n")
+        #expect(paired.stdout == "paired with TS-Sim W10 (AA:BB:CC:DD:EE:09), firmware 1.4.2, speaking v1; it is now the default watch\n")
         #expect(fake.agent?.capability == "NoInputNoOutput")
         #expect(fake.confirmedByAgent, "bluetoothd's confirmation request was answered by our agent")
         #expect(fake.flag("Paired") && fake.flag("Trusted"))

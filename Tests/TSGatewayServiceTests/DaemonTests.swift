@@ -421,7 +421,9 @@ struct DaemonTests {
 
     @Test("smart wake from the gateway: light sleep inside an alarm's gateway window makes the watch ring once; the decision is an event; a restart inside the window does not ring again")
     func gatewaySmartWake() async throws {
-        let daemon = try DaemonProcess(watches: ["simulated: true\nname: sleeper\nlive-stage-interval: 200ms\nsmart-wake: {0: 30}"])
+        // The gateway's window is on slot 1: the simulated watch's own alarm in slot 0 (06:45 on
+        // workdays) must not ring when the test runs between 06:15 and 06:45 UTC.
+        let daemon = try DaemonProcess(watches: ["simulated: true\nname: sleeper\nlive-stage-interval: 200ms\nsmart-wake: {1: 30}"])
         try await daemon.start()
         // An alarm ten minutes from now (UTC, as the daemon's time zone): now is inside its 30-minute window.
         var calendar = Calendar(identifier: .gregorian)
@@ -432,7 +434,7 @@ struct DaemonTests {
         // The simulated night starts light: the gateway rings inside the window (`events` listens first).
         async let listened = daemon.cli(["events", "--type", "smartWake", "--count", "1"], timeout: .seconds(60))
         try await Task.sleep(for: .seconds(2))
-        let set = try await daemon.cli(["alarms", "set", time, "--repeat", "everyday", "--label", "Smart", "--device", "sleeper"])
+        let set = try await daemon.cli(["alarms", "add", time, "--repeat", "everyday", "--label", "Smart", "--device", "sleeper"])
         #expect(set.status == 0, "\(set.stderr)")
         let decided = try await listened
         #expect(decided.status == 0, "\(decided.stderr)\n\(daemon.log())")
@@ -441,9 +443,9 @@ struct DaemonTests {
             Issue.record("not a smartWake event: \(decided.stdout)")
             return
         }
-        #expect(slot == 0 && outcome == .rang && (stage == .light || stage == .awake))
+        #expect(slot == 1 && outcome == .rang && (stage == .light || stage == .awake))
         #expect(abs(alarmTime.timeIntervalSince(alarmAt)) < 60)
-        #expect(daemon.log().contains("smart wake window of alarm 0"))
+        #expect(daemon.log().contains("smart wake window of alarm 1"))
         let store = try daemon.store()
         #expect(try await store.settledSmartWakes(watch: "00:00:5E:00:54:01", since: Date() - 3600).map(\.outcome) == [.rang])
 
