@@ -66,7 +66,7 @@ let package = Package(
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk",
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
