@@ -61,6 +61,8 @@ let package = Package(
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
+        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
         // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
@@ -71,7 +73,7 @@ let package = Package(
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator", "TSNpkSimulator",
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator", "TSNpkSimulator", "TSQRingSimulator",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
@@ -150,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService",
-                           "TSNpk", "TSNpkSimulator"]
+                           "TSNpk", "TSNpkSimulator", "TSQRing", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.
