@@ -39,7 +39,7 @@ extension QRingWatch {
             return config
         }
         guard let monitor = SwitchedMonitorConfig.monitor(for: type), let config = SwitchedMonitorConfig.config(monitor, enabled: try await isSwitchedOn(monitor)) else {
-            throw unsupported("a \(type.name) monitor setting (the ring has heart rate, spo2 and stress)")
+            throw WatchError.unsupported("a \(type.name) monitor setting (a QRing ring has heart rate, spo2 and stress)")
         }
         return config
     }
@@ -48,7 +48,7 @@ extension QRingWatch {
     /// ring's) before anything is sent.
     public func setMonitorConfig(_ config: MonitorConfig) async throws {
         guard Self.monitorTypes.contains(config.type) else {
-            throw unsupported("a \(config.type.name) monitor setting (the ring has heart rate, spo2 and stress)")
+            throw WatchError.unsupported("a \(config.type.name) monitor setting (a QRing ring has heart rate, spo2 and stress)")
         }
         if let problem = config.problem { throw WatchError.invalidMonitorConfig(config.type, problem) }
         if config.type == .heartRate {

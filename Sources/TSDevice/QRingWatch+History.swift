@@ -8,7 +8,7 @@ import TSQRing
 extension QRingWatch {
     public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer {
         guard connection != nil else { throw WatchError.notConnected }
-        guard capabilities.sleepSync != nil else { throw unsupported("sleep records (this ring has no big-data service)") }
+        guard capabilities.sleepSync != nil else { throw WatchError.unsupported("sleep records (this ring has no big-data service)") }
         let until = end ?? Int64(configuration.now().timeIntervalSince1970) + 1
         guard start < until else { return SleepRecordTransfer(total: 0, parts: AsyncThrowingStream { $0.finish() }) }
         let payload = try await bigDataRequest(BigDataFrame.sleepRequest)

@@ -67,9 +67,19 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
         var sendBigData: (@Sendable ([UInt8]) async -> Void)?
     }
 
-    public init(configuration: Configuration = Configuration(), history: RingHistory) {
+    /// `monitors`: settings to start with (the heart-rate log's, the SpO2 and stress switches);
+    /// the rest keep the ring's defaults.
+    public init(configuration: Configuration = Configuration(), history: RingHistory, monitors: [MonitorConfig] = []) {
         self.configuration = configuration
         self.history = history
+        for config in monitors {
+            if config.type == .heartRate, (1...255).contains(config.schedule.intervalMinutes) {
+                heartRateLogEnabled = config.schedule.enabled
+                heartRateLogInterval = Int(config.schedule.intervalMinutes)
+            } else if let monitor = SwitchedMonitorConfig.monitor(for: config.type) {
+                switches[monitor] = config.schedule.enabled
+            }
+        }
     }
 
     // MARK: What the wearer and the test do

@@ -129,7 +129,7 @@ public enum WatchOpener {
     /// itself) and heart-rate log from the same seed, no alarms.
     private static func openSimulatedRing(_ options: SimulatedWatchOptions, dialect: WatchDialect, configuration: WatchConfiguration) throws -> OpenedWatch {
         let history = RingHistory(seed: options.seed, timeZone: options.timeZone, now: options.now, days: options.historyDays)
-        let ring = SimulatedRing(history: history)
+        let ring = SimulatedRing(history: history, monitors: options.monitors)
         let transport = LoopbackTransport(peripheral: ring, mtu: try ATTMTU(247),
                                           faults: FaultInjection(delay: options.packetDelay, disconnectEvery: options.disconnectEvery),
                                           standard: ring, name: ring.configuration.name, secondChannel: ring)
