@@ -165,7 +165,8 @@ let package = Package(
         // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
         .testTarget(
             name: "TSBlueZTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice"]
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
+                           "TSQRing", "TSQRingSimulator"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
