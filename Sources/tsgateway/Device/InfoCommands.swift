@@ -30,7 +30,9 @@ struct InfoCommand: AsyncParsableCommand {
         let output = try await WatchAccessor.run(connection) { watch in
             let info = try await watch.info()
             let services = info.offeredServices
-            let battery = services.contains(.protocolV1) || services.contains(.battery) ? try await watch.battery() : nil
+            // A watch in a dialect with its own service (v1, NPK, QRing) reports its battery through it.
+            let ownService = services.contains(.protocolV1) || info.spokenDialect != .standard
+            let battery = ownService || services.contains(.battery) ? try await watch.battery() : nil
             let lastSync = try await watch.lastSync()
             return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, dialect: info.spokenDialect, services: services,
                           deviceInformation: info.standard,
@@ -54,7 +56,7 @@ struct InfoCommand: AsyncParsableCommand {
             rows += strings.compactMap { name, value in value.map { [name, $0] } }
         }
         rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
-        if output.services.contains(.protocolV1) {
+        if output.services.contains(.protocolV1) || output.dialect != .standard {
             rows += [
                 ["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes, remarks ≤ \(caps.remarkMaxBytes) bytes"],
                 ["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"],
