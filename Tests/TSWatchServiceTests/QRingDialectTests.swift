@@ -15,7 +15,7 @@ struct QRingRig {
     /// 2025-11-03 08:00 UTC (09:00 in Berlin), so runs are reproducible.
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
     static let watchId = "AA:BB:CC:DD:EE:21"
-    /// What `sleep sync --since 7d` asks for.
+    /// What `sleep sync --since 7d` asks for at `now`.
     static let from = Int64(now.timeIntervalSince1970) - 7 * 86400
 
     let ring: SimulatedRing
@@ -23,34 +23,41 @@ struct QRingRig {
     let store: GatewayStore
     let directory: URL
 
-    static var configuration: WatchConfiguration {
+    static var configuration: WatchConfiguration { configuration(now: now) }
+
+    static func configuration(now: Date) -> WatchConfiguration {
         var configuration = WatchConfiguration()
         configuration.timeZone = zone
-        configuration.now = { QRingRig.now }
+        configuration.now = { now }
         configuration.requestTimeout = .seconds(1)
         configuration.pageIdleTimeout = .milliseconds(500)
         return configuration
     }
 
-    init(days: Int = 7, faults: FaultInjection = .none, chunkSize: Int? = nil) throws {
+    /// The rig's clock; `from` is a week before it.
+    let now: Date
+    var from: Int64 { Int64(now.timeIntervalSince1970) - 7 * 86400 }
+
+    init(days: Int = 7, faults: FaultInjection = .none, chunkSize: Int? = nil, now: Date = QRingRig.now) throws {
+        self.now = now
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-qring-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var ringConfiguration = SimulatedRing.Configuration()
         ringConfiguration.bigDataChunkSize = chunkSize
-        ring = SimulatedRing(configuration: ringConfiguration, history: RingHistory(seed: 42, timeZone: Self.zone, now: Self.now, days: days))
-        watch = try Self.central(for: ring, faults: faults)
+        ring = SimulatedRing(configuration: ringConfiguration, history: RingHistory(seed: 42, timeZone: Self.zone, now: now, days: days))
+        watch = try Self.central(for: ring, faults: faults, now: now)
         store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
     }
 
-    static func central(for ring: SimulatedRing, faults: FaultInjection = .none) throws -> QRingWatch {
+    static func central(for ring: SimulatedRing, faults: FaultInjection = .none, now: Date = QRingRig.now) throws -> QRingWatch {
         QRingWatch(transport: LoopbackTransport(peripheral: ring, mtu: try ATTMTU(247), faults: faults, standard: ring,
                                                 name: ring.configuration.name, secondChannel: ring),
-                   configuration: configuration)
+                   configuration: configuration(now: now))
     }
 
     /// The records a sync from `from` must store: every stretch with data of the nights the ring holds.
     var groundTruth: [SleepItem] {
-        ring.history.nights.flatMap(\.items).filter { $0.start >= Self.from }.sorted { $0.start < $1.start }
+        ring.history.nights.flatMap(\.items).filter { $0.start >= from }.sorted { $0.start < $1.start }
     }
 
     func sync(maxReconnects: Int = 20) -> SleepSync {
@@ -131,6 +138,20 @@ struct QRingRig {
         #expect(again.stored == 0)
         #expect(again.heartRateStored == 0)
         #expect(try await rig.stored() == truth)
+    }
+
+    /// Berlin's clocks went back at 03:00 CEST on 26 October 2025: the ring's wall clock repeats
+    /// an hour that night, and the night's end minute is an hour "early" against its stages.
+    @Test func aWeekAcrossTheEndOfDaylightSavingTimeSyncsAsTheRingHoldsIt() async throws {
+        let rig = try QRingRig(days: 7, now: Date(timeIntervalSince1970: 1_761_724_800))  // 2025-10-29 08:00 UTC
+        defer { Task { await rig.cleanUp() } }
+        let nights = rig.ring.history.nights.map { RingDateTime(Date(timeIntervalSince1970: TimeInterval($0.end)), in: QRingRig.zone).date }
+        #expect(nights.contains(RingDate(year: 2025, month: 10, day: 26)), "the DST night is in the week")
+        let report = try await rig.sync().run(from: rig.from)
+        #expect(try await rig.stored() == rig.groundTruth)
+        let heartRate = await rig.ring.heartRateSamples(in: rig.from..<Int64(rig.now.timeIntervalSince1970) + 1)
+        #expect(report.heartRateStored == heartRate.count)
+        #expect(try await rig.storedHeartRate() == heartRate)
     }
 
     @Test func theWeekThroughTheWatchService() async throws {
