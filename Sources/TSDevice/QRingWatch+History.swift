@@ -60,6 +60,14 @@ extension QRingWatch {
         return try await exchange(QRingRequest.heartRateLog(day: day)) { bytes in try assembler.feed(bytes) }
     }
 
+    /// The steps of the day `daysAgo` days before the ring's today, a quarter-hour each (not on
+    /// the seam yet: the project stores no steps).
+    public func steps(daysAgo: Int) async throws -> [RingStepsInterval] {
+        guard (0...255).contains(daysAgo) else { throw QRingError(.valueOutOfRange, "the ring keeps steps by days ago 0…255, not \(daysAgo)") }
+        var assembler = StepsAssembler(zone: configuration.timeZone)
+        return try await exchange(QRingRequest.steps(daysAgo: UInt8(daysAgo))) { bytes in try assembler.feed(bytes) }
+    }
+
     /// Writes a big-data request and waits for the reply frame. A reply that stops arriving for
     /// `pageIdleTimeout` is dropped and counted (`drops`), and the transfer is given up:
     /// syncing again asks anew.

@@ -120,4 +120,35 @@ public struct RingHistory: Sendable {
             return HeartRateSample(time: time, bpm: bpm)
         }
     }
+
+    /// The quarter-hours of `day` with steps, up to now: what a steps answer (0x43) carries.
+    public func steps(day: RingDate) -> [SimulatedSteps] {
+        guard day >= firstLogDay else { return [] }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var random = SeededRandom(seed: seed ^ 0x5354_4550 ^ UInt64(bitPattern: day.daysSince1970))
+        return (28...87).compactMap { quarter -> SimulatedSteps? in
+            let active = random.chance(0.6), steps = random.int(50...1500)
+            guard active, let start = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day, hour: quarter / 4, minute: quarter % 4 * 15)),
+                  start <= now else { return nil }
+            return SimulatedSteps(quarter: quarter, steps: steps, calories: steps / 250 * 10, distanceMeters: steps * 7 / 10)
+        }
+    }
+}
+
+/// One quarter-hour of a simulated ring's steps.
+public struct SimulatedSteps: Sendable, Hashable {
+    /// 0…95 from the day's midnight on the ring's clock.
+    public var quarter: Int
+    public var steps: Int
+    /// A multiple of 10: the ring counts calories in tens (its steps header says so).
+    public var calories: Int
+    public var distanceMeters: Int
+
+    public init(quarter: Int, steps: Int, calories: Int, distanceMeters: Int) {
+        self.quarter = quarter
+        self.steps = steps
+        self.calories = calories
+        self.distanceMeters = distanceMeters
+    }
 }

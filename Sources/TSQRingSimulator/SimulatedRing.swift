@@ -6,8 +6,8 @@ import TSTransport
 
 /// A deterministic QRing ring, in-process: the ring side of a `LoopbackTransport` with the
 /// command pair, the big-data pair and Device Information. It answers set time, battery, the
-/// heart-rate log and its settings, the SpO2/stress/HRV switches, real-time heart rate and the
-/// big-data sleep request from its `RingHistory`; a test damages or loses one answer with a
+/// heart-rate log and its settings, the SpO2/stress/HRV switches, steps, real-time heart rate and
+/// the big-data sleep request from its `RingHistory`; a test damages or loses one answer with a
 /// `Fault`. It has no alarms, as a ring has none.
 public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardServicesEndpoint {
     public struct Configuration: Sendable {
@@ -43,6 +43,7 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
         public var packetsRefused = 0
         public var sleepRequests = 0
         public var heartRateLogRequests = 0
+        public var stepsRequests = 0
         public var notificationsSent = 0
     }
 
@@ -168,6 +169,8 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
             }
         case QRingCommand.heartRateLog:
             await heartRateLog(stamp: Int64(data[0]) | Int64(data[1]) << 8 | Int64(data[2]) << 16 | Int64(data[3]) << 24)
+        case QRingCommand.steps:
+            await steps(daysAgo: Int(data[0]))
         case QRingCommand.realTimeStart where data[0] == 1:
             startRealTime()
         case QRingCommand.realTimeContinue:
@@ -218,6 +221,26 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
         }
         let dropped = takeFault { if case let .dropLogPacket(index) = $0 { index } else { nil } }
         for (index, packet) in packets.enumerated() where index != dropped { await answer(packet) }
+    }
+
+    /// `ff` when the day has no steps; else a header (calories in tens), then one packet a quarter-hour.
+    private func steps(daysAgo: Int) async {
+        statistics.stepsRequests += 1
+        let day = history.today.adding(days: -daysAgo)
+        let quarters = history.steps(day: day)
+        let command = QRingCommand.steps
+        guard !quarters.isEmpty, quarters.count <= 255 else {
+            await answer(QRingPacket(command: command, data: [0xFF]))
+            return
+        }
+        func bcd(_ value: Int) -> UInt8 { UInt8((value / 10) << 4 | value % 10) }
+        func le(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
+        await answer(QRingPacket(command: command, data: [0xF0, UInt8(quarters.count), 1]))
+        for (index, quarter) in quarters.enumerated() {
+            await answer(QRingPacket(command: command, data: [bcd(day.year - 2000), bcd(day.month), bcd(day.day), UInt8(quarter.quarter),
+                                                             UInt8(index), UInt8(quarters.count)]
+                                         + le(quarter.calories / 10) + le(quarter.steps) + le(quarter.distanceMeters)))
+        }
     }
 
     private func startRealTime() {

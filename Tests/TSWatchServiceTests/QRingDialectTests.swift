@@ -223,6 +223,20 @@ struct QRingRig {
         #expect(await iterator.next()?.bpm == 74)
     }
 
+    @Test func stepsOfADayAreReadAsTheRingHoldsThem() async throws {
+        let rig = try QRingRig()
+        defer { Task { await rig.cleanUp() } }
+        try await rig.watch.connect()
+        let day = rig.ring.history.today.adding(days: -1)
+        let truth = rig.ring.history.steps(day: day)
+        #expect(truth.count > 10)
+        let intervals = try await rig.watch.steps(daysAgo: 1)
+        #expect(intervals.map { SimulatedSteps(quarter: $0.wall.secondOfDay / 900, steps: $0.steps, calories: $0.calories, distanceMeters: $0.distanceMeters) } == truth)
+        #expect(intervals.allSatisfy { $0.wall.date == day })
+        #expect(try await rig.watch.steps(daysAgo: 30).isEmpty, "before the ring's history: none")
+        #expect(await rig.ring.statistics.stepsRequests == 2)
+    }
+
     // MARK: Bad input from the ring
 
     @Test func anAnswerWithAWrongChecksumIsAProtocolError() async throws {
