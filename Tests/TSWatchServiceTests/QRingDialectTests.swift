@@ -29,8 +29,9 @@ struct QRingRig {
         var configuration = WatchConfiguration()
         configuration.timeZone = zone
         configuration.now = { now }
-        configuration.requestTimeout = .seconds(1)
-        configuration.pageIdleTimeout = .milliseconds(500)
+        configuration.requestTimeout = .seconds(2)
+        // The dropped-reply tests wait this long; shorter would let a busy machine cut a healthy reply.
+        configuration.pageIdleTimeout = .seconds(2)
         return configuration
     }
 
