@@ -61,17 +61,19 @@ let package = Package(
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
+        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
         // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk",
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator", "TSNpkSimulator",
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSSimulator", "TSNpkSimulator", "TSQRingSimulator",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
@@ -150,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService",
-                           "TSNpk", "TSNpkSimulator"]
+                           "TSNpk", "TSNpkSimulator", "TSQRing", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.
@@ -163,7 +165,8 @@ let package = Package(
         // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
         .testTarget(
             name: "TSBlueZTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice"]
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
+                           "TSQRing", "TSQRingSimulator"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",

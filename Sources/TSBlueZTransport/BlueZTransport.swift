@@ -72,8 +72,26 @@ public struct BlueZTransport: WatchTransport {
         let acquired = withoutResponse && allowsCommands ? try await bluez.acquireWrite(write) : nil
         if acquired != nil { onStep?(.writeAcquired) }
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
-        return BlueZConnection(bluez: bluez, device: device, frames: (write, values, acquired?.fd, withoutResponse), loss: loss, mtu: mtu,
-                               services: services, standard: standard)
+        var connection = BlueZConnection(bluez: bluez, device: device, frames: (write, values, acquired?.fd, withoutResponse), loss: loss, mtu: mtu,
+                                         services: services, standard: standard)
+        if let second = profile.secondChannel, all.contains(where: { $0.serviceUUID.lowercased() == second.service.lowercased() }) {
+            connection.secondChannel = try await openSecondChannel(second, of: device, writeMode: profile.writeMode)
+        }
+        return connection
+    }
+
+    /// The second pair's notifications are subscribed before the first write, as the first pair's are.
+    private func openSecondChannel(_ channel: GATTChannel, of device: DeviceHandle, writeMode: GATTProfile.WriteMode) async throws -> BlueZConnection.SecondChannel {
+        let service = channel.service.lowercased()
+        let write = try await bluez.characteristic(of: device, service: service, uuid: channel.writeCharacteristic.lowercased())
+        let notify = try await bluez.characteristic(of: device, service: service, uuid: channel.notifyCharacteristic.lowercased())
+        let values = try await bluez.acquiredOrSignalledNotifications(of: notify)
+        let withoutResponse = switch writeMode {
+        case .withoutResponseWhenAllowed: write.flags.contains("write-without-response")
+        case .withoutResponse: true
+        case .withResponse: false
+        }
+        return BlueZConnection.SecondChannel(write: write, withoutResponse: withoutResponse, notifications: values)
     }
 }
 
@@ -89,6 +107,22 @@ struct BlueZConnection: TransportConnection {
     private let withoutResponse: Bool
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
+    /// The profile's second write/notify pair, when the watch has its service.
+    var secondChannel: SecondChannel?
+
+    struct SecondChannel {
+        var write: GattCharacteristic
+        var withoutResponse: Bool
+        var notifications: AsyncStream<[UInt8]>
+    }
+
+    var secondChannelNotifications: AsyncStream<[UInt8]>? { secondChannel?.notifications }
+
+    func writeSecondChannel(_ chunk: [UInt8]) async throws {
+        guard let secondChannel else { throw TransportError.noSecondChannel }
+        guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
+        try await bluez.write(chunk, to: secondChannel.write, withResponse: !secondChannel.withoutResponse)
+    }
 
     init(bluez: BlueZ, device: DeviceHandle,
          frames: (write: GattCharacteristic, values: AsyncStream<[UInt8]>, writeSocket: Int32?, withoutResponse: Bool)?,

@@ -41,7 +41,7 @@ public struct WatchDialect: Sendable {
 /// The dialects this build speaks.
 public enum WatchDialects {
     /// One line per dialect: its registration.
-    public static let builtIn: [WatchDialect] = [.protocolV1, .standardServices, .npk]
+    public static let builtIn: [WatchDialect] = [.protocolV1, .standardServices, .npk, .qring]
 
     private static let registered = Mutex<[WatchDialect]>(builtIn)
 

@@ -33,12 +33,30 @@ public struct GATTProfile: Sendable, Hashable {
     public var writeCharacteristic: String
     public var notifyCharacteristic: String
     public var writeMode: WriteMode
+    /// A second write/notify pair beside the first (QRing's "big data" service); nil: none.
+    public var secondChannel: GATTChannel?
 
-    public init(service: String, writeCharacteristic: String, notifyCharacteristic: String, writeMode: WriteMode) {
+    public init(service: String, writeCharacteristic: String, notifyCharacteristic: String, writeMode: WriteMode,
+                secondChannel: GATTChannel? = nil) {
         self.service = service
         self.writeCharacteristic = writeCharacteristic
         self.notifyCharacteristic = notifyCharacteristic
         self.writeMode = writeMode
+        self.secondChannel = secondChannel
+    }
+}
+
+/// A write and a notify characteristic of one service, written in the profile's write mode.
+public struct GATTChannel: Sendable, Hashable {
+    /// UUIDs in the 128-bit form, any letter case.
+    public var service: String
+    public var writeCharacteristic: String
+    public var notifyCharacteristic: String
+
+    public init(service: String, writeCharacteristic: String, notifyCharacteristic: String) {
+        self.service = service
+        self.writeCharacteristic = writeCharacteristic
+        self.notifyCharacteristic = notifyCharacteristic
     }
 }
 

@@ -13,24 +13,34 @@ public struct LoopbackTransport: WatchTransport {
     public let hasProtocolV1: Bool
     /// The name the peripheral gives itself; nil: none.
     public let name: String?
+    /// The peripheral's second write/notify pair; nil: none. The link's faults apply to it too.
+    public let secondChannel: (any SecondChannelEndpoint)?
 
     public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
-                standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil) {
+                standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil,
+                secondChannel: (any SecondChannelEndpoint)? = nil) {
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
         self.standard = standard
         self.hasProtocolV1 = hasProtocolV1
         self.name = name
+        self.secondChannel = secondChannel
     }
 
     public func open() async throws -> any TransportConnection {
         let characteristics = standard?.standardCharacteristics ?? []
         let services = ServiceSet(characteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
-        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name)
+        let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name,
+                                            secondChannel: secondChannel)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
                 await connection?.deliverNotification(chunk)
+            }
+        }
+        if let secondChannel {
+            await secondChannel.centralConnectedSecondChannel { [weak connection] chunk in
+                await connection?.deliverSecondChannelNotification(chunk)
             }
         }
         return connection
@@ -51,8 +61,21 @@ actor LoopbackConnection: TransportConnection {
     private var heldBackNotification: [UInt8]?
     private var packets = 0
     private var isOpen = true
+    private let secondChannel: (any SecondChannelEndpoint)?
+    nonisolated let secondChannelNotifications: AsyncStream<[UInt8]>?
+    private let secondChannelContinuation: AsyncStream<[UInt8]>.Continuation?
+    private var heldBackSecondWrite: [UInt8]?
+    private var heldBackSecondNotification: [UInt8]?
 
-    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?) {
+    init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?,
+         secondChannel: (any SecondChannelEndpoint)?) {
+        self.secondChannel = secondChannel
+        if secondChannel != nil {
+            let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+            (secondChannelNotifications, secondChannelContinuation) = (stream, continuation)
+        } else {
+            (secondChannelNotifications, secondChannelContinuation) = (nil, nil)
+        }
         self.services = services
         self.standard = standard
         self.name = name
@@ -118,6 +141,28 @@ actor LoopbackConnection: TransportConnection {
         }
     }
 
+    func writeSecondChannel(_ chunk: [UInt8]) async throws {
+        guard isOpen else { throw TransportError.notConnected }
+        guard let secondChannel else { throw TransportError.noSecondChannel }
+        guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
+        for packet in applyFaults(chunk, heldBack: &heldBackSecondWrite) {
+            if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            guard isOpen else { return }
+            await secondChannel.centralWroteSecondChannel(packet)
+            await countPacket()
+        }
+    }
+
+    func deliverSecondChannelNotification(_ chunk: [UInt8]) async {
+        guard isOpen, let secondChannelContinuation else { return }
+        for packet in applyFaults(chunk, heldBack: &heldBackSecondNotification) {
+            if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            guard isOpen else { return }
+            secondChannelContinuation.yield(packet)
+            await countPacket()
+        }
+    }
+
     func close() async {
         await drop(reason: "closed by the central")
     }
@@ -152,6 +197,7 @@ actor LoopbackConnection: TransportConnection {
         isOpen = false
         continuation.yield(.disconnected(reason: reason))
         continuation.finish()
+        secondChannelContinuation?.finish()
         standardStreams.forEach { $0.finish() }
         standardStreams = []
         if services.contains(.protocolV1) { await peripheral.centralDisconnected() }

@@ -30,6 +30,11 @@ public protocol TransportConnection: Sendable {
     func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]>
     /// The name the peripheral gives itself (advertised or its GAP Device Name), if it gives one.
     func peripheralName() async -> String?
+    /// Notifications of the dialect's second write/notify pair (`GATTProfile.secondChannel`),
+    /// from the moment the link opened until it ends; nil: the link has no second pair.
+    var secondChannelNotifications: AsyncStream<[UInt8]>? { get }
+    /// One ATT write of at most `mtu.chunkSize` bytes to the second pair's write characteristic.
+    func writeSecondChannel(_ chunk: [UInt8]) async throws
 }
 
 extension TransportConnection {
@@ -40,6 +45,8 @@ extension TransportConnection {
     public func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws { throw TransportError.characteristicMissing(characteristic) }
     public func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> { throw TransportError.characteristicMissing(characteristic) }
     public func peripheralName() async -> String? { nil }
+    public var secondChannelNotifications: AsyncStream<[UInt8]>? { nil }
+    public func writeSecondChannel(_ chunk: [UInt8]) async throws { throw TransportError.noSecondChannel }
 }
 
 public enum TransportEvent: Sendable, Hashable {
@@ -56,6 +63,8 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
     case characteristicMissing(StandardCharacteristic)
     /// The watch has no protocol v1 service, so the link carries no frames.
     case noProtocolV1
+    /// The link has no second write/notify pair (the dialect's profile names none, or the watch lacks its service).
+    case noSecondChannel
 
     public var description: String {
         switch self {
@@ -65,6 +74,7 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         case let .captureExhausted(detail): "the capture has no more traffic: \(detail)"
         case let .characteristicMissing(characteristic): "the watch has no \(characteristic.title) characteristic"
         case .noProtocolV1: "the watch has no protocol v1 service"
+        case .noSecondChannel: "the watch has no second channel (the service its dialect uses for bulk data)"
         }
     }
 
@@ -72,7 +82,7 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         switch self {
         case .notConnected, .connectFailed: .unavailable
         case .chunkTooLarge, .captureExhausted: .protocolError
-        case .characteristicMissing, .noProtocolV1: .notSupported
+        case .characteristicMissing, .noProtocolV1, .noSecondChannel: .notSupported
         }
     }
 }
@@ -83,6 +93,14 @@ public protocol PeripheralEndpoint: Sendable {
     func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async
     func centralWrote(_ chunk: [UInt8]) async
     func centralDisconnected() async
+}
+
+/// The second write/notify pair of an in-process peripheral (QRing's big-data service), as a
+/// loopback link offers it. Connected right after the first pair; `send` delivers one
+/// notification of the second pair to the central.
+public protocol SecondChannelEndpoint: Sendable {
+    func centralConnectedSecondChannel(send: @escaping @Sendable ([UInt8]) async -> Void) async
+    func centralWroteSecondChannel(_ chunk: [UInt8]) async
 }
 
 /// The standard GATT services of an in-process peripheral (the simulator's Device

@@ -5,6 +5,7 @@ import TSDevice
 import TSModels
 import TSNpkSimulator
 import TSProtocol
+import TSQRingSimulator
 import TSSimulator
 import TSTransport
 
@@ -52,6 +53,8 @@ public struct OpenedWatch: Sendable {
     public var simulator: SimulatedWatch?
     /// The simulated TopStep watch, when the simulated watch speaks NPK.
     public var simulatedNpk: SimulatedNpkWatch?
+    /// The simulated QRing ring, when the simulated watch speaks QRing.
+    public var simulatedRing: SimulatedRing?
     public var simulatedStandard: SimulatedStandardServices?
     /// The simulated watch's live night (stages and heart rate while connected).
     public var simulatedNight: SimulatedNight?
@@ -79,8 +82,9 @@ public enum WatchOpener {
             let implied: WatchDialect = options.protocolV1 ? .protocolV1 : .standardServices
             let dialect = chosen ?? implied
             if dialect.name == .npk { return try openSimulatedNpk(options, dialect: dialect, configuration: configuration) }
+            if dialect.name == .qring { return try openSimulatedRing(options, dialect: dialect, configuration: configuration) }
             guard dialect.name == .protocolV1 || dialect.name == .standard else {
-                throw CategorizedFailure(.invalidInput, "the simulated watch speaks \(Dialect.protocolV1), \(Dialect.standard) or \(Dialect.npk), not \(dialect.name)")
+                throw CategorizedFailure(.invalidInput, "the simulated watch speaks \(Dialect.protocolV1), \(Dialect.standard), \(Dialect.npk) or \(Dialect.qring), not \(dialect.name)")
             }
             let records = SleepDataGenerator(seed: options.seed, timeZone: options.timeZone)
                 .records(days: options.historyDays, lastMorning: options.now, notAfter: options.now)
@@ -132,5 +136,17 @@ public enum WatchOpener {
         let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
                                           faults: FaultInjection(delay: options.packetDelay, disconnectEvery: options.disconnectEvery))
         return OpenedWatch(central: dialect.makeCentral(transport, configuration), simulatedNpk: simulator, simulatedRecords: records.count)
+    }
+
+    /// The simulated QRing ring over the loopback's two pairs: its own nights (a ring stages sleep
+    /// itself) and heart-rate log from the same seed, no alarms.
+    private static func openSimulatedRing(_ options: SimulatedWatchOptions, dialect: WatchDialect, configuration: WatchConfiguration) throws -> OpenedWatch {
+        let history = RingHistory(seed: options.seed, timeZone: options.timeZone, now: options.now, days: options.historyDays)
+        let ring = SimulatedRing(history: history, monitors: options.monitors)
+        let transport = LoopbackTransport(peripheral: ring, mtu: try ATTMTU(247),
+                                          faults: FaultInjection(delay: options.packetDelay, disconnectEvery: options.disconnectEvery),
+                                          standard: ring, name: ring.configuration.name, secondChannel: ring)
+        return OpenedWatch(central: dialect.makeCentral(transport, configuration), simulatedRing: ring,
+                           simulatedRecords: history.nights.reduce(0) { $0 + $1.items.count })
     }
 }

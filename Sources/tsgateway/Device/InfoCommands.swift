@@ -7,7 +7,7 @@ struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show the watch's model, firmware, capabilities, battery and last sync.")
     @OptionGroup var connection: ConnectionOptions
-    @Flag(help: "Print JSON: {watch, model, firmware, dialect, services: [...], deviceInformation: {...}, capabilities: {...}, battery: {level, state}, lastSync}.")
+    @Flag(help: "Print JSON: {watch, model, firmware, dialect, services: [...], deviceInformation: {...}, capabilities: {...}, battery: {level, state}, heartRate, lastSync}.")
     var json = false
 
     struct Output: Encodable {
@@ -23,6 +23,8 @@ struct InfoCommand: AsyncParsableCommand {
         var capabilities: DeviceCapabilities
         /// Absent when the watch has no battery reading (neither protocol v1 nor the Battery service).
         var battery: BatteryStatus?
+        /// Heart rate as it is measured (`tsgateway hr watch`).
+        var heartRate: Bool
         var lastSync: Date?
     }
 
@@ -34,9 +36,10 @@ struct InfoCommand: AsyncParsableCommand {
             let battery: BatteryStatus?
             do { battery = try await watch.battery() } catch where ErrorCategory.of(error) == .notSupported { battery = nil }
             let lastSync = try await watch.lastSync()
+            let heartRate = try await watch.capabilities()?.heartRate ?? services.contains(.heartRate)
             return Output(watch: watch.watchId, model: info.model, firmware: info.firmware, dialect: info.spokenDialect, services: services,
                           deviceInformation: info.standard,
-                          capabilities: info.capabilities, battery: battery, lastSync: lastSync)
+                          capabilities: info.capabilities, battery: battery, heartRate: heartRate, lastSync: lastSync)
         }
         if json {
             try JSONOutput.printWithDates(output)
@@ -56,7 +59,7 @@ struct InfoCommand: AsyncParsableCommand {
             rows += strings.compactMap { name, value in value.map { [name, $0] } }
         }
         rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
-        if output.dialect == .protocolV1 || caps != .none {
+        if output.dialect != .standard || caps != .none {
             let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
             rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes\(remarks)"])
             if output.dialect == .protocolV1 {
@@ -69,7 +72,7 @@ struct InfoCommand: AsyncParsableCommand {
         } else {
             rows.append(["protocol v1", "no (alarms, monitors and sleep records are not offered)"])
         }
-        rows.append(["heart rate", output.services.contains(.heartRate) ? "yes (`tsgateway hr watch`)" : "no"])
+        rows.append(["heart rate", output.heartRate ? "yes (`tsgateway hr watch`)" : "no"])
         rows.append(["last sync", output.lastSync.map { $0.formatted(date: .abbreviated, time: .shortened) } ?? "never"])
         print(TextTable.render(rows))
     }

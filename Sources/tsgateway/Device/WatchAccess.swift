@@ -11,6 +11,9 @@ import TSWatchService
 protocol WatchAccess: Sendable {
     var watchId: String { get }
     func info() async throws -> DeviceInfo
+    /// What the watch can do, as its dialect says; nil through the daemon (its status carries
+    /// the services, not the dialect's capabilities).
+    func capabilities() async throws -> WatchCapabilities?
     func battery() async throws -> BatteryStatus
     func lastSync() async throws -> Date?
     func syncTime() async throws
@@ -66,6 +69,7 @@ struct LocalWatchAccess: WatchAccess {
     var watchId: String { session.operations.watchId }
 
     func info() async throws -> DeviceInfo { try await session.connect() }
+    func capabilities() async throws -> WatchCapabilities? { await operations.watch.capabilities }
     func battery() async throws -> BatteryStatus { try await operations.battery() }
     func lastSync() async throws -> Date? { try await operations.lastSync() }
     func syncTime() async throws { try await operations.syncTime() }
@@ -126,6 +130,8 @@ struct LocalWatchAccess: WatchAccess {
 struct DaemonWatchAccess: WatchAccess {
     let remote: RemoteWatch
     var watchId: String { remote.id }
+
+    func capabilities() async throws -> WatchCapabilities? { nil }
 
     /// From the daemon's status; only a watch it has not reached yet costs a connect.
     func info() async throws -> DeviceInfo {
