@@ -12,7 +12,10 @@ struct TSGateway: AsyncParsableCommand {
             reads and writes their alarms and monitoring settings. Dialects: protocol v1, this \
             project's open protocol (the built-in simulator speaks it; no retail watch does yet), \
             and the standard services of any band (Device Information, Battery, Current Time, \
-            Heart Rate). TopStep's NPK protocol and QRing rings are not supported yet.
+            Heart Rate). Being added, so far against the project's own simulated devices and \
+            not yet tried on physical ones: TopStep's NPK protocol (`--dialect npk`, \
+            reconstructed from TopStep's SDK) and QRing smart rings (`--dialect qring`, Colmi \
+            and Yawell).
             """,
         version: GatewayVersion.current,
         subcommands: [
