@@ -24,11 +24,25 @@ public enum DialectResolution {
         if let asked { return (try named(asked), .asked) }
         // A remembered dialect this build no longer speaks is passed over, not an error.
         if let remembered, let found = dialects.first(where: { $0.name == remembered }) { return (found, .remembered) }
-        let offered = Set(serviceUUIDs.map { $0.lowercased() })
-        let serving = dialects.filter { dialect in dialect.gatt.map { offered.contains($0.service.lowercased()) } ?? false }
+        let serving = serving(serviceUUIDs, among: dialects)
         if serving.count > 1 || serving.contains(where: { !$0.identifiedByService }) { throw SharedServiceError(dialects: serving.map(\.name)) }
         if let only = serving.first { return (only, .services) }
         return (try named(.protocolV1), .fallback)
+    }
+
+    /// The dialects whose GATT service is among `serviceUUIDs` (any letter case).
+    public static func serving(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> [WatchDialect] {
+        let offered = Set(serviceUUIDs.map { $0.lowercased() })
+        return dialects.filter { dialect in dialect.gatt.map { offered.contains($0.service.lowercased()) } ?? false }
+    }
+
+    /// What `scan` says of a device's dialect from the services it advertises: the one they
+    /// identify, or the candidates to name with `--dialect`, or nothing.
+    public static func hint(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> String? {
+        let serving = serving(serviceUUIDs, among: dialects)
+        if serving.count == 1, serving[0].identifiedByService { return serving[0].name.rawValue }
+        guard !serving.isEmpty else { return nil }
+        return serving.map(\.name.rawValue).joined(separator: " or ") + "? (its service does not tell: pair --dialect NAME)"
     }
 }
 

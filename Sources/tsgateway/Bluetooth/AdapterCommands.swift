@@ -107,7 +107,7 @@ struct ScanCommand: AsyncParsableCommand {
     var all = false
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
     var adapter: String?
-    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired}.")
+    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired, dialects}; dialects: those whose service the device advertises.")
     var json = false
 
     func validate() throws {
@@ -122,12 +122,14 @@ struct ScanCommand: AsyncParsableCommand {
             var seen = Set<String>()
             for await device in devices where seen.insert(device.address).inserted {
                 if json {
-                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool }
+                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String] }
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired)), as: UTF8.self))
+                    print(String(decoding: try encoder.encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
+                                                                                dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue))), as: UTF8.self))
                 } else {
-                    print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")")
+                    let dialect = DialectResolution.hint(device.uuids).map { "  \($0)" } ?? ""
+                    print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")\(dialect)")
                 }
                 fflush(nil)
             }
