@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 @Suite struct CLIAlarmTests {
-    @Test func alarmsGetPrintsTheGoldenTable() throws {
+    @Test func alarmsGetPrintsTheGoldenTable() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["alarms", "get", "--simulate"])
+        let result = try await cli.runDetached(["alarms", "get", "--simulate"])
         #expect(result.status == 0)
         #expect(result.stdout == """
             slot  time   repeat   on   snooze  label  remark
@@ -14,13 +14,13 @@ import Testing
             """)
     }
 
-    @Test func editsPersistBetweenInvocations() throws {
+    @Test func editsPersistBetweenInvocations() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        #expect(try cli.run(["alarms", "add", "09:30", "--repeat", "sat,sun", "--label", "Weekend", "--snooze", "--simulate"]).stdout == "added alarm in slot 1 at 09:30\n")
-        #expect(try cli.run(["alarms", "add", "21:00", "--repeat", "mon,wed,fri", "--label", "Medizin 💊", "--remark", "吃药", "--simulate"]).status == 0)
-        #expect(try cli.run(["alarms", "disable", "0", "--simulate"]).stdout == "disabled the alarm in slot 0\n")
-        #expect(try cli.run(["alarms", "remove", "1", "--simulate"]).status == 0)
-        let result = try cli.run(["alarms", "get", "--simulate"])
+        #expect(try await cli.runDetached(["alarms", "add", "09:30", "--repeat", "sat,sun", "--label", "Weekend", "--snooze", "--simulate"]).stdout == "added alarm in slot 1 at 09:30\n")
+        #expect(try await cli.runDetached(["alarms", "add", "21:00", "--repeat", "mon,wed,fri", "--label", "Medizin 💊", "--remark", "吃药", "--simulate"]).status == 0)
+        #expect(try await cli.runDetached(["alarms", "disable", "0", "--simulate"]).stdout == "disabled the alarm in slot 0\n")
+        #expect(try await cli.runDetached(["alarms", "remove", "1", "--simulate"]).status == 0)
+        let result = try await cli.runDetached(["alarms", "get", "--simulate"])
         #expect(result.stdout == """
             slot  time   repeat         on   snooze  label       remark
             0     06:45  Mon–Fri        no   yes     Work
@@ -29,22 +29,22 @@ import Testing
             """)
     }
 
-    @Test func setReplacesTheWholeTableFromFlagsOrAFile() throws {
+    @Test func setReplacesTheWholeTableFromFlagsOrAFile() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        #expect(try cli.run(["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--simulate"]).stdout == "set 1 alarm\n")
+        #expect(try await cli.runDetached(["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--simulate"]).stdout == "set 1 alarm\n")
         let file = cli.home.appendingPathComponent("alarms.json")
         try Data(#"[{"time": "05:30", "repeat": ["sun"], "label": "Run"}, {"slot": 4, "time": "22:15", "enabled": false}]"#.utf8).write(to: file)
-        #expect(try cli.run(["alarms", "set", "--file", file.path, "--simulate"]).stdout == "set 2 alarms\n")
+        #expect(try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"]).stdout == "set 2 alarms\n")
         let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
         let alarms = try #require(object["alarms"] as? [[String: Any]])
         #expect(alarms.map { $0["time"] as? String } == ["05:30", "22:15"])
         #expect(alarms.map { $0["slot"] as? Int } == [0, 4])
         // `get --json` output is accepted back by `set --file`.
         let roundTrip = cli.home.appendingPathComponent("roundtrip.json")
-        try Data(try cli.run(["alarms", "get", "--json", "--simulate"]).stdout.utf8).write(to: roundTrip)
-        #expect(try cli.run(["alarms", "set", "--file", roundTrip.path, "--simulate"]).status == 0)
-        #expect(try cli.run(["alarms", "set", "--file", "-", "--simulate"], stdin: "[]").stdout == "set 0 alarms\n")
-        #expect(try cli.run(["alarms", "get", "--simulate"]).stdout == "no alarms\n")
+        try Data(try await cli.runDetached(["alarms", "get", "--json", "--simulate"]).stdout.utf8).write(to: roundTrip)
+        #expect(try await cli.runDetached(["alarms", "set", "--file", roundTrip.path, "--simulate"]).status == 0)
+        #expect(try await cli.runDetached(["alarms", "set", "--file", "-", "--simulate"], stdin: "[]").stdout == "set 0 alarms\n")
+        #expect(try await cli.runDetached(["alarms", "get", "--simulate"]).stdout == "no alarms\n")
     }
 
     @Test func alarmsJSONFollowsTheDocumentedSchema() throws {
@@ -63,9 +63,9 @@ import Testing
         #expect(alarm["remark"] as? String == "")
     }
 
-    @Test func watchPrintsChangesMadeOnTheWatch() throws {
+    @Test func watchPrintsChangesMadeOnTheWatch() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["alarms", "watch", "--count", "1", "--json", "--simulate"])
+        let result = try await cli.runDetached(["alarms", "watch", "--count", "1", "--json", "--simulate"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 1)
@@ -76,9 +76,9 @@ import Testing
 }
 
 @Suite struct CLIDeviceTests {
-    @Test func monitorSetThenGetRoundTrips() throws {
+    @Test func monitorSetThenGetRoundTrips() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let set = try cli.run(["monitor", "set", "heart-rate", "--window", "08:00-22:00", "--interval", "15", "--alert-high", "130", "--simulate"])
+        let set = try await cli.runDetached(["monitor", "set", "heart-rate", "--window", "08:00-22:00", "--interval", "15", "--alert-high", "130", "--simulate"])
         #expect(set.stdout == "heartRate: on, 08:00-22:00 every 15 min, alert 40…130\n")
         let object = try #require(try cli.json(["monitor", "get", "hr", "--json", "--simulate"]) as? [String: Any])
         let config = try #require((object["monitors"] as? [[String: Any]])?.first)
@@ -90,30 +90,30 @@ import Testing
         #expect((config["alert"] as? [String: Any])?["upper"] as? Int == 130)
     }
 
-    @Test func monitorSetEnableAndDisableSwitchTheScheduleAsREADMEDocuments() throws {
+    @Test func monitorSetEnableAndDisableSwitchTheScheduleAsREADMEDocuments() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         func scheduleEnabled() throws -> Bool? {
             let object = try #require(try cli.json(["monitor", "get", "heart-rate", "--json", "--simulate"]) as? [String: Any])
             let config = try #require((object["monitors"] as? [[String: Any]])?.first)
             return (config["schedule"] as? [String: Any])?["enabled"] as? Bool
         }
-        let disable = try cli.run(["monitor", "set", "heart-rate", "--disable", "--simulate"])
+        let disable = try await cli.runDetached(["monitor", "set", "heart-rate", "--disable", "--simulate"])
         #expect(disable.exited(0), "\(disable.summary)")
         #expect(try scheduleEnabled() == false)
         // `--simulate` first, as README allows, and the other flags keep working beside `--enable`.
-        let enable = try cli.run(["--simulate", "monitor", "set", "heart-rate", "--enable", "--interval", "10"])
+        let enable = try await cli.runDetached(["--simulate", "monitor", "set", "heart-rate", "--enable", "--interval", "10"])
         #expect(enable.exited(0), "\(enable.summary)")
         #expect(try scheduleEnabled() == true)
         // A flag that leaves the schedule alone keeps it as it is.
-        #expect(try cli.run(["monitor", "set", "heart-rate", "--interval", "20", "--simulate"]).exited(0))
+        #expect(try await cli.runDetached(["monitor", "set", "heart-rate", "--interval", "20", "--simulate"]).exited(0))
         #expect(try scheduleEnabled() == true)
         // The two contradict each other.
-        #expect(try cli.run(["monitor", "set", "heart-rate", "--enable", "--disable", "--simulate"]).status == 64)
+        #expect(try await cli.runDetached(["monitor", "set", "heart-rate", "--enable", "--disable", "--simulate"]).status == 64)
     }
 
-    @Test func hrWatchPrintsTheSimulatedWatchsHeartRate() throws {
+    @Test func hrWatchPrintsTheSimulatedWatchsHeartRate() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["hr", "watch", "--simulate", "--count", "2", "--json"])
+        let result = try await cli.runDetached(["hr", "watch", "--simulate", "--count", "2", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.count == 2)
@@ -197,48 +197,48 @@ import Testing
     ]
 
     @Test(arguments: cases.indices)
-    func badInputIsRefusedWithItsMessage(index: Int) throws {
+    func badInputIsRefusedWithItsMessage(index: Int) async throws {
         let (arguments, status, message) = Self.cases[index]
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(arguments)
+        let result = try await cli.runDetached(arguments)
         #expect(result.status == status, "\(arguments): stderr \(result.stderr)")
         #expect(result.stderr.contains(message), "\(arguments): stderr \(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"), "trapped")
     }
 
-    @Test func tooManyAlarmsFromAFileNamesTheLimit() throws {
+    @Test func tooManyAlarmsFromAFileNamesTheLimit() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let file = cli.home.appendingPathComponent("thirteen.json")
         let entries = (0..<13).map { #"{"time": "07:\#(String(format: "%02d", $0))"}"# }.joined(separator: ",")
         try Data("[\(entries)]".utf8).write(to: file)
-        let result = try cli.run(["alarms", "set", "--file", file.path, "--simulate"])
+        let result = try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("13 alarms given, but this watch holds at most 10"))
         let full = try CLI(); defer { full.cleanUp() }
-        for hour in 10..<19 { try full.run(["alarms", "add", "\(hour):00", "--simulate"]) }
-        let eleventh = try full.run(["alarms", "add", "20:00", "--simulate"])
+        for hour in 10..<19 { try await full.runDetached(["alarms", "add", "\(hour):00", "--simulate"]) }
+        let eleventh = try await full.runDetached(["alarms", "add", "20:00", "--simulate"])
         #expect(eleventh.status == 65)
         #expect(eleventh.stderr.contains("the watch already holds 10 alarms, its limit"))
     }
 
-    @Test func aCorruptAlarmFileNamesTheProblem() throws {
+    @Test func aCorruptAlarmFileNamesTheProblem() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let file = cli.home.appendingPathComponent("bad.json")
         try Data(#"[{"time": "07:00"}, {"time": "31:00"}]"#.utf8).write(to: file)
-        let result = try cli.run(["alarms", "set", "--file", file.path, "--simulate"])
+        let result = try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("alarm 2: time \"31:00\": hour 31 is out of range 0…23"))
         try Data("not json".utf8).write(to: file)
-        #expect(try cli.run(["alarms", "set", "--file", file.path, "--simulate"]).status == 65)
+        #expect(try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"]).status == 65)
     }
 }
 
 @Suite struct CLISleepShowTests {
-    @Test func aSyncedWeekShowsNightsNapsAndHypnograms() throws {
+    @Test func aSyncedWeekShowsNightsNapsAndHypnograms() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         // Exactly as the README and the issue spell it: the global flag first.
-        #expect(try cli.run(["--simulate", "sleep", "sync", "--since", "7d"]).status == 0)
-        let result = try cli.run(["--simulate", "sleep", "show", "--last", "7d"])
+        #expect(try await cli.runDetached(["--simulate", "sleep", "sync", "--since", "7d"]).status == 0)
+        let result = try await cli.runDetached(["--simulate", "sleep", "show", "--last", "7d"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.first == "Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)")
@@ -250,16 +250,16 @@ import Testing
             #expect(lines.filter { $0.hasPrefix("    " + stage) }.count == nights.count, "one \(stage) row per night")
         }
         #expect(lines.contains { $0.hasPrefix("    deep  │") && $0.contains("█") })
-        let bare = try cli.run(["sleep", "show", "--last", "7d", "--no-chart", "--simulate"])
+        let bare = try await cli.runDetached(["sleep", "show", "--last", "7d", "--no-chart", "--simulate"])
         #expect(!bare.stdout.contains("│"))
     }
 
     /// The simulated watch's clock pinned, so the week and therefore the output are fixed.
-    @Test func showPrintsTheGoldenDayWithNightNapAndHypnogram() throws {
+    @Test func showPrintsTheGoldenDayWithNightNapAndHypnogram() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-20T08:00:00Z"]
-        #expect(try cli.run(["--simulate", "sleep", "sync", "--from", "2026-11-16", "--to", "2026-11-19"], environment: pinned).status == 0)
-        let result = try cli.run(["--simulate", "sleep", "show", "--date", "2026-11-18", "--tz", "Europe/Berlin"], environment: pinned)
+        #expect(try await cli.runDetached(["--simulate", "sleep", "sync", "--from", "2026-11-16", "--to", "2026-11-19"], environment: pinned).status == 0)
+        let result = try await cli.runDetached(["--simulate", "sleep", "show", "--date", "2026-11-18", "--tz", "Europe/Berlin"], environment: pinned)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == """
             Sleep of 00:00:5E:00:53:01 (rule 1, with naps; Europe/Berlin)
@@ -278,9 +278,9 @@ import Testing
             """)
     }
 
-    @Test func showJSONHasTheDocumentedShape() throws {
+    @Test func showJSONHasTheDocumentedShape() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        #expect(try cli.run(["sleep", "sync", "--since", "3d", "--simulate"]).status == 0)
+        #expect(try await cli.runDetached(["sleep", "sync", "--since", "3d", "--simulate"]).status == 0)
         let object = try #require(try cli.json(["sleep", "show", "--last", "3d", "--json", "--simulate"]) as? [String: Any])
         #expect(Set(object.keys) == ["watch", "timeZone", "rule", "days"])
         #expect(object["rule"] as? Int == 1)
@@ -290,18 +290,18 @@ import Testing
         }
     }
 
-    @Test func showExplainsWhatIsMissing() throws {
+    @Test func showExplainsWhatIsMissing() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let empty = try cli.run(["sleep", "show", "--simulate"])
+        let empty = try await cli.runDetached(["sleep", "show", "--simulate"])
         #expect(empty.status == 1)
         #expect(empty.stderr.contains("run `tsgateway sleep sync --since 7d --simulate` first"))
-        let nobody = try cli.run(["sleep", "show"])
+        let nobody = try await cli.runDetached(["sleep", "show"])
         #expect(nobody.status == 80)
         #expect(nobody.stderr.contains("no watch known yet"))
-        let badDate = try cli.run(["sleep", "show", "--date", "2026-13-01", "--simulate"])
+        let badDate = try await cli.runDetached(["sleep", "show", "--date", "2026-13-01", "--simulate"])
         #expect(badDate.status == 64)
         #expect(badDate.stderr.contains(#"--date "2026-13-01" is not a date"#))
-        let badAge = try cli.run(["sleep", "show", "--last", "forever", "--simulate"])
+        let badAge = try await cli.runDetached(["sleep", "show", "--last", "forever", "--simulate"])
         #expect(badAge.status == 64)
         #expect(badAge.stderr.contains(#"--last "forever" is not an age"#))
         // JSON output of an empty range is an empty list, not an error (scripts can test "days").
@@ -311,7 +311,7 @@ import Testing
 }
 
 @Suite struct CLISleepExportTests {
-    @Test func exportsInEveryFormatAgreeWithTheStore() throws {
+    @Test func exportsInEveryFormatAgreeWithTheStore() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let synced = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
         let stored = try #require(synced["stored"] as? Int)
@@ -321,24 +321,24 @@ import Testing
         #expect(Set(records[0].keys) == ["stage", "start", "duration"])
 
         let file = cli.home.appendingPathComponent("week.csv")
-        let written = try cli.run(["sleep", "export", "--format", "csv", "--last", "8d", "--out", file.path, "--simulate"])
+        let written = try await cli.runDetached(["sleep", "export", "--format", "csv", "--last", "8d", "--out", file.path, "--simulate"])
         #expect(written.status == 0)
         let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
         #expect(lines.first == "start,end,stage,duration")
         #expect(lines.count == stored + 1)
         #expect(lines[1].range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00,.*,(awake|light|deep|rem),\d+$"#, options: .regularExpression) != nil)
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
-        let again = try cli.run(["sleep", "export", "--format", "csv", "--out", file.path, "--simulate"])
+        let again = try await cli.runDetached(["sleep", "export", "--format", "csv", "--out", file.path, "--simulate"])
         #expect(again.status == 74)
         #expect(again.stderr.contains("exists; add --force to overwrite it"))
-        #expect(try cli.run(["sleep", "export", "--format", "csv", "--out", file.path, "--force", "--simulate"]).status == 0)
+        #expect(try await cli.runDetached(["sleep", "export", "--format", "csv", "--out", file.path, "--force", "--simulate"]).status == 0)
 
         let health = try #require(try cli.json(["sleep", "export", "--format", "healthkit", "--last", "8d", "--simulate"]) as? [String: Any])
         let values = Set((health["samples"] as? [[String: Any]] ?? []).compactMap { $0["value"] as? String })
         #expect(values.isSuperset(of: ["in_bed", "core", "deep", "rem"]))
         #expect(values.isSubset(of: ["in_bed", "awake", "core", "deep", "rem"]))
-        #expect(try cli.run(["sleep", "export", "--format", "xml", "--simulate"]).status == 64)
-        let unwritable = try cli.run(["sleep", "export", "--out", "/nonexistent-dir/x.csv", "--simulate"])
+        #expect(try await cli.runDetached(["sleep", "export", "--format", "xml", "--simulate"]).status == 64)
+        let unwritable = try await cli.runDetached(["sleep", "export", "--out", "/nonexistent-dir/x.csv", "--simulate"])
         #expect(unwritable.status == 74)
         #expect(unwritable.stderr.contains("cannot create /nonexistent-dir/x.csv: check that the directory /nonexistent-dir exists and is writable"))
     }

@@ -34,27 +34,27 @@ import Testing
         return path
     }
 
-    @Test func decodeFindsTheWatchExchangeInACapture() throws {
+    @Test func decodeFindsTheWatchExchangeInACapture() async throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
         let path = try write(Self.capture, cli)
-        let text = try cli.run(["protocol", "decode", "--btsnoop", path])
+        let text = try await cli.runDetached(["protocol", "decode", "--btsnoop", path])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("watch service on hci0 handle 64: write handle(s) [\"0x002a\"]"))
         #expect(text.stdout.contains("frame 1 (central → watch): seq 1, command 0x0002, flags 0x0, 0 payload byte(s): deviceInfo.request"))
-        let json = try cli.run(["protocol", "decode", "--btsnoop", path, "--json"])
+        let json = try await cli.runDetached(["protocol", "decode", "--btsnoop", path, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["direction"] as? String == "write")
         #expect(object["connection"] as? String == "hci0 handle 64")
         #expect((object["message"] as? [String: Any])?["kind"] as? String == "deviceInfo.request")
     }
 
-    @Test func decodeWritesAReplayableCapture() throws {
+    @Test func decodeWritesAReplayableCapture() async throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
         let path = try write(Self.capture, cli)
         let out = cli.home.appendingPathComponent("replay.jsonl").path
-        let result = try cli.run(["protocol", "decode", "--btsnoop", path, "--to-capture", out])
+        let result = try await cli.runDetached(["protocol", "decode", "--btsnoop", path, "--to-capture", out])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
@@ -82,31 +82,31 @@ import Testing
     }()
 
     @Test(arguments: CaptureCLITests.malformed)
-    func malformedCapturesAreRefused(bytes: [UInt8], message: String) throws {
+    func malformedCapturesAreRefused(bytes: [UInt8], message: String) async throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run(["protocol", "decode", "--btsnoop", try write(bytes, cli)])
+        let result = try await cli.runDetached(["protocol", "decode", "--btsnoop", try write(bytes, cli)])
         #expect(result.status == 65)
         #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 
-    @Test func aCaptureWithoutTheWatchIsAClearError() throws {
+    @Test func aCaptureWithoutTheWatchIsAClearError() async throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run(["protocol", "decode", "--btsnoop", try write(Array("btsnoop".utf8) + [0] + Self.be32(1) + Self.be32(2001), cli)])
+        let result = try await cli.runDetached(["protocol", "decode", "--btsnoop", try write(Array("btsnoop".utf8) + [0] + Self.be32(1) + Self.be32(2001), cli)])
         #expect(result.status == 65)
         #expect(result.stderr.contains("holds no ATT write or notification that carries protocol-v1 frames"))
     }
 
-    @Test func captureAndAdapterInfoCheckTheirArguments() throws {
+    @Test func captureAndAdapterInfoCheckTheirArguments() async throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let badAdapter = try cli.run(["capture", "--out", cli.home.appendingPathComponent("x").path, "--adapter", "wlan0"])
+        let badAdapter = try await cli.runDetached(["capture", "--out", cli.home.appendingPathComponent("x").path, "--adapter", "wlan0"])
         #expect(badAdapter.status == 64)
         #expect(badAdapter.stderr.contains("\"wlan0\" is not an adapter name"))
-        let badDevice = try cli.run(["capture", "--out", "x", "--device", "C0:FF:EE"])
+        let badDevice = try await cli.runDetached(["capture", "--out", "x", "--device", "C0:FF:EE"])
         #expect(badDevice.status == 64)
-        let info = try cli.run(["adapter", "info", "--adapter", "hcix"])
+        let info = try await cli.runDetached(["adapter", "info", "--adapter", "hcix"])
         #expect(info.status == 64)
     }
 }

@@ -35,9 +35,9 @@ import TSTestSupport
     }
 
     /// The examples of every command's help, each once.
-    static func examples() throws -> [Example] {
+    static func examples() async throws -> [Example] {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let dump = try cli.run(["--experimental-dump-help"])
+        let dump = try await cli.runDetached(["--experimental-dump-help"])
         #expect(dump.exited(0), "\(dump.summary)")
         struct ToolHelp: Decodable { var command: CommandHelp }
         let root = try JSONDecoder().decode(ToolHelp.self, from: Data(dump.stdout.utf8)).command
@@ -52,7 +52,7 @@ import TSTestSupport
     }
 
     @Test func everyHelpExampleRunsAgainstTheSimulatedWatch() async throws {
-        let examples = try Self.examples()
+        let examples = try await Self.examples()
         #expect(examples.count >= 25, "found only \(examples.map(\.description))")
         let known = Set(examples.map(\.description))
         for stale in ExampleArrangement.byExample.keys where !known.contains(stale) {

@@ -7,9 +7,9 @@ import Testing
     /// A fixed clock for the simulated ring, so its week of nights is the same on every run.
     static let environment = ["TSGATEWAY_SIMULATOR_NOW": "2025-11-03T08:00:00Z"]
 
-    @Test func infoDescribesTheSimulatedRing() throws {
+    @Test func infoDescribesTheSimulatedRing() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["info", "--json", "--simulate", "--dialect", "qring"], environment: Self.environment)
+        let result = try await cli.runDetached(["info", "--json", "--simulate", "--dialect", "qring"], environment: Self.environment)
         #expect(result.status == 0, "stderr \(result.stderr)")
         let info = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(info["dialect"] as? String == "qring")
@@ -21,25 +21,25 @@ import Testing
     }
 
     /// On the real clock: `--since 7d` counts back from it, and the gateway sets the ring's clock to it.
-    @Test func sleepSyncStoresTheWeekAndItsHeartRateOnce() throws {
+    @Test func sleepSyncStoresTheWeekAndItsHeartRateOnce() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let first = try cli.run(["sleep", "sync", "--since", "7d", "--json", "--simulate", "--dialect", "qring"])
+        let first = try await cli.runDetached(["sleep", "sync", "--since", "7d", "--json", "--simulate", "--dialect", "qring"])
         #expect(first.status == 0, "stderr \(first.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
         let stored = try #require(report["stored"] as? Int)
         #expect(stored > 30, "a week of nights: \(first.stdout)")
         #expect(report["fetched"] as? Int == stored)
         #expect(report["heartRateStored"] as? Int ?? 0 > 7 * 280, "a reading every five minutes: \(first.stdout)")
-        let again = try cli.run(["sleep", "sync", "--since", "7d", "--json", "--simulate", "--dialect", "qring"])
+        let again = try await cli.runDetached(["sleep", "sync", "--since", "7d", "--json", "--simulate", "--dialect", "qring"])
         #expect(again.status == 0, "stderr \(again.stderr)")
         let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         #expect(second["stored"] as? Int == 0)
         #expect(second["heartRateStored"] as? Int == 0)
     }
 
-    @Test func monitorGetShowsTheHeartRateLogAndTheSwitches() throws {
+    @Test func monitorGetShowsTheHeartRateLogAndTheSwitches() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["monitor", "get", "--simulate", "--dialect", "qring"], environment: Self.environment)
+        let result = try await cli.runDetached(["monitor", "get", "--simulate", "--dialect", "qring"], environment: Self.environment)
         #expect(result.status == 0, "stderr \(result.stderr)")
         let rows = result.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
         #expect(rows.first { $0.first == "heartRate" }?.prefix(5) == ["heartRate", "yes", "00:00-24:00", "5", "min"])
@@ -48,25 +48,25 @@ import Testing
         #expect(!result.stdout.contains("temperature"))
     }
 
-    @Test func aWindowTheRingCannotHoldIsInvalidInput() throws {
+    @Test func aWindowTheRingCannotHoldIsInvalidInput() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["monitor", "set", "spo2", "--window", "08:00-20:00", "--simulate", "--dialect", "qring"], environment: Self.environment)
+        let result = try await cli.runDetached(["monitor", "set", "spo2", "--window", "08:00-20:00", "--simulate", "--dialect", "qring"], environment: Self.environment)
         #expect(result.status == 65, "stdout \(result.stdout) stderr \(result.stderr)")
         #expect(result.stderr.contains("00:00–24:00"))
     }
 
-    @Test func alarmsSayTheRingHasNone() throws {
+    @Test func alarmsSayTheRingHasNone() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         for arguments in [["alarms", "get"], ["alarms", "set", "07:00"]] {
-            let result = try cli.run(arguments + ["--simulate", "--dialect", "qring"], environment: Self.environment)
+            let result = try await cli.runDetached(arguments + ["--simulate", "--dialect", "qring"], environment: Self.environment)
             #expect(result.status == 79, "\(arguments): stdout \(result.stdout) stderr \(result.stderr)")
             #expect(result.stderr.contains("alarms"))
         }
     }
 
-    @Test func hrWatchPrintsTheRealTimeMeasurement() throws {
+    @Test func hrWatchPrintsTheRealTimeMeasurement() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["hr", "watch", "--count", "2", "--json", "--simulate", "--dialect", "qring"], environment: Self.environment)
+        let result = try await cli.runDetached(["hr", "watch", "--count", "2", "--json", "--simulate", "--dialect", "qring"], environment: Self.environment)
         #expect(result.status == 0, "stderr \(result.stderr)")
         let bpms = result.stdout.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["bpm"] as? Int

@@ -21,7 +21,7 @@ import TSTestSupport
         return try ShellCommandLine.lines(running: "tsgateway", in: String(rest[blockStart.upperBound..<blockEnd.lowerBound]))
     }
 
-    @Test func everyWalkthroughCommandSucceedsInOrder() throws {
+    @Test func everyWalkthroughCommandSucceedsInOrder() async throws {
         let lines = try Self.walkthrough()
         #expect(lines.count >= 13, "found only \(lines)")
         let cli = try CLI(); defer { cli.cleanUp() }
@@ -33,13 +33,13 @@ import TSTestSupport
             #expect(line.pipedInto == nil && !line.inBackground, "\(line): the walk-through has no pipes or background jobs")
             if arguments.starts(with: ["alarms", "watch"]) {
                 // Runs until Ctrl-C: interrupted once it has printed a change made on the watch.
-                let result = try cli.run(arguments, environment: environment,
+                let result = try await cli.runDetached(arguments, environment: environment,
                                          interruption: .init(signal: SIGINT, when: .outputContains("alarms changed (watch):")), timeout: .seconds(60))
                 #expect(result.wasInterrupted && result.signal == SIGINT, "\(line) should run until Ctrl-C: \(result.summary)")
                 #expect(result.stdout.hasPrefix("watching for alarm changes made on the watch (Ctrl-C to stop)\n"), "\(result.summary)")
                 #expect(result.stdout.contains("alarms changed (watch):"), "\(result.summary)")
             } else {
-                let result = try cli.run(arguments, environment: environment)
+                let result = try await cli.runDetached(arguments, environment: environment)
                 #expect(result.exited(0), "\(line): \(result.summary)")
             }
         }
@@ -51,7 +51,7 @@ import TSTestSupport
 
     /// "Smart wake": the watch-side commands work as written, and the alarms they set are shown
     /// with their windows.
-    @Test func smartWakeCommandsSucceedInOrder() throws {
+    @Test func smartWakeCommandsSucceedInOrder() async throws {
         let lines = try Self.commands(under: "### On the watch")
         #expect(lines.count == 4, "found \(lines)")
         let cli = try CLI(); defer { cli.cleanUp() }
@@ -59,7 +59,7 @@ import TSTestSupport
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "DBUS_SESSION_BUS_ADDRESS": bus.address, "TSGATEWAY_DBUS_ADDRESS": bus.address]
         var last = ""
         for line in lines {
-            let result = try cli.run(Array(line.words.dropFirst()), environment: environment)
+            let result = try await cli.runDetached(Array(line.words.dropFirst()), environment: environment)
             #expect(result.exited(0), "\(line): \(result.summary)")
             last = result.stdout
         }

@@ -24,8 +24,8 @@ import TSTestSupport
         let cli = try CLI(); defer { cli.cleanUp() }
         // Thirty days around the end of summer time (25 October 2026 in Berlin), with naps.
         let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-21T08:00:00Z"]
-        #expect(try cli.run(["sleep", "sync", "--from", "2026-10-19", "--to", "2026-11-21", "--simulate"], environment: pinned).status == 0)
-        let made = try cli.run(["sleep", "report", "--from", "2026-10-22", "--to", "2026-11-20", "--tz", "Europe/Berlin", "--out", "report.html", "--simulate"],
+        #expect(try await cli.runDetached(["sleep", "sync", "--from", "2026-10-19", "--to", "2026-11-21", "--simulate"], environment: pinned).status == 0)
+        let made = try await cli.runDetached(["sleep", "report", "--from", "2026-10-22", "--to", "2026-11-20", "--tz", "Europe/Berlin", "--out", "report.html", "--simulate"],
                                environment: pinned)
         #expect(made.status == 0, "\(made.summary)")
         let page = try String(contentsOf: cli.home.appendingPathComponent("report.html"), encoding: .utf8)

@@ -36,32 +36,32 @@ import TSTestSupport
         output.split(separator: "\n").first { $0.hasPrefix(date) }.map { $0.split(separator: " ").map(String.init) }
     }
 
-    @Test func analyzesAJSONFile() throws {
+    @Test func analyzesAJSONFile() async throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("Sleep by day (rule 1, with naps; time zone Europe/Berlin)"))
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow)
         #expect(result.stderr.isEmpty)
     }
 
-    @Test func analyzesACSVFileWithISOAndUnixTimes() throws {
+    @Test func analyzesACSVFileWithISOAndUnixTimes() async throws {
         let path = try CLI.file("night.csv", Self.plainNightCSV)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--rule", "1", "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow)
     }
 
-    @Test func detectsTheFormatFromContentWithoutAnExtension() throws {
+    @Test func detectsTheFormatFromContentWithoutAnExtension() async throws {
         let path = try CLI.file("night.txt", Self.plainNightJSON)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "Europe/Berlin"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--tz", "Europe/Berlin"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(Self.tableRow(result.stdout, date: "2026-01-15") == Self.expectedRow, "rule 1 is the default")
     }
 
-    @Test func sameNightInAnotherZoneLandsElsewhere() throws {
+    @Test func sameNightInAnotherZoneLandsElsewhere() async throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "America/New_York"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--tz", "America/New_York"])
         #expect(result.status == 0)
         // 22:50 in Berlin is 16:50 in New York: 16:50–20:00 is a 3 h 10 min daytime stretch on
         // the 14th (too long for a valid nap), and the items from 20:00 on are the 15th's night.
@@ -69,54 +69,54 @@ import TSTestSupport
         #expect(Self.tableRow(result.stdout, date: "2026-01-15")?[3] == "20:00")
     }
 
-    @Test func missingFileIsNoInput() throws {
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", "/nonexistent/sleep.json", "--tz", "UTC"])
+    @Test func missingFileIsNoInput() async throws {
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", "/nonexistent/sleep.json", "--tz", "UTC"])
         #expect(result.status == 66)
         #expect(result.stderr == "tsgateway: cannot read /nonexistent/sleep.json: no such file\n")
     }
 
-    @Test func badCSVRowNamesLineAndField() throws {
+    @Test func badCSVRowNamesLineAndField() async throws {
         let csv = "stage,start,duration\nlight,1768428000,600\n\nlight,1768429000,ten minutes\n"
         let path = try CLI.file("bad.csv", csv)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "UTC"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--tz", "UTC"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("bad.csv line 4, field \"duration\": \"ten minutes\" is not a whole number of seconds"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func badCSVStageAndMissingField() throws {
-        let stage = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("a.csv", "nap,1768428000,600\n"), "--tz", "UTC"])
+    @Test func badCSVStageAndMissingField() async throws {
+        let stage = try await CLI.runOnceDetached(["sleep", "analyze", "--input", try CLI.file("a.csv", "nap,1768428000,600\n"), "--tz", "UTC"])
         #expect(stage.status == 65 && stage.stderr.contains("line 1, field \"stage\""), "\(stage.stderr)")
-        let short = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("b.csv", "light,1768428000,60\nlight,1768428060\n"), "--tz", "UTC"])
+        let short = try await CLI.runOnceDetached(["sleep", "analyze", "--input", try CLI.file("b.csv", "light,1768428000,60\nlight,1768428060\n"), "--tz", "UTC"])
         #expect(short.status == 65 && short.stderr.contains("line 2, field \"duration\": missing"), "\(short.stderr)")
     }
 
-    @Test func badJSONRowNamesLineAndField() throws {
+    @Test func badJSONRowNamesLineAndField() async throws {
         let json = "[\n  {\"stage\": \"light\", \"start\": 1768428000, \"duration\": 600},\n  {\"stage\": \"light\",\n   \"start\": true, \"duration\": 60}\n]\n"
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("bad.json", json), "--tz", "UTC"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", try CLI.file("bad.json", json), "--tz", "UTC"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("bad.json line 4, field \"start\""), "\(result.stderr)")
-        let syntax = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("syntax.json", "[\n {\"stage\": \"light\" \"start\": 1}\n]"), "--tz", "UTC"])
+        let syntax = try await CLI.runOnceDetached(["sleep", "analyze", "--input", try CLI.file("syntax.json", "[\n {\"stage\": \"light\" \"start\": 1}\n]"), "--tz", "UTC"])
         #expect(syntax.status == 65 && syntax.stderr.contains("syntax.json line 2: not valid JSON"), "\(syntax.stderr)")
     }
 
-    @Test func unknownRuleIsUsage() throws {
+    @Test func unknownRuleIsUsage() async throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "4", "--tz", "UTC"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--rule", "4", "--tz", "UTC"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("tsgateway: unknown statistics rule \"4\""))
     }
 
-    @Test func unknownZoneIsUsage() throws {
+    @Test func unknownZoneIsUsage() async throws {
         let path = try CLI.file("night.json", Self.plainNightJSON)
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--tz", "Mars/Olympus_Mons"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--tz", "Mars/Olympus_Mons"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("tsgateway: unknown time zone \"Mars/Olympus_Mons\""))
     }
 
-    @Test func jsonOutputHasTheDocumentedShape() throws {
+    @Test func jsonOutputHasTheDocumentedShape() async throws {
         let path = try CLI.file("night.json", Self.plainNightJSON + "")
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", path, "--rule", "2", "--tz", "Europe/Berlin", "--json"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", path, "--rule", "2", "--tz", "Europe/Berlin", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(Set(document.keys) == ["schemaVersion", "statisticsRule", "timeZone", "input", "days"])
@@ -134,9 +134,9 @@ import TSTestSupport
         #expect(((night["detailItems"] as? [[String: Any]])?.first)?["stage"] as? String == "awake")
     }
 
-    @Test func cleaningIsReportedOnStandardError() throws {
+    @Test func cleaningIsReportedOnStandardError() async throws {
         let csv = "light,1768428000,600\nlight,1768428000,600\ndeep,1768430000,0\n"
-        let result = try CLI.runOnce(["sleep", "analyze", "--input", try CLI.file("dup.csv", csv), "--tz", "UTC"])
+        let result = try await CLI.runOnceDetached(["sleep", "analyze", "--input", try CLI.file("dup.csv", csv), "--tz", "UTC"])
         #expect(result.status == 0)
         #expect(result.stderr == "tsgateway: note: 2 of 3 items dropped (1 zero or negative duration, 1 duplicate)\n")
     }
