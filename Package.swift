@@ -117,8 +117,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayCLITests",
-            // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them.
-            dependencies: ["TSTestSupport", "TSModels", "TSStore"]
+            // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them;
+            // TSSimulator: the simulated watch's nights and heart rate, the ground truth of a sync.
+            dependencies: ["TSTestSupport", "TSModels", "TSStore", "TSSimulator"]
         ),
         .testTarget(
             name: "TSDeviceTests",

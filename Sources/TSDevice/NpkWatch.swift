@@ -71,6 +71,10 @@ public actor NpkWatch: WatchCentral {
     /// Sleep items the watch sent that are no records (a negative or zero duration, an unknown
     /// stage; `NpkSleep`), never stored.
     public internal(set) var rejectedSleepItems = 0
+    /// Heart-rate days the watch sent that are no `TSMetaHeartRateDay`, never stored.
+    public internal(set) var rejectedHeartRateDays = 0
+    /// Manual heart-rate readings the watch sent outside 1…255 bpm, never stored.
+    public internal(set) var rejectedHeartRateReadings = 0
 
     var connection: (any TransportConnection)?
     private var connectionGeneration = 0
@@ -83,6 +87,7 @@ public actor NpkWatch: WatchCentral {
     private var requestBusy = false
     private var requestQueue: [CheckedContinuation<Void, Never>] = []
     var sleepSink: SleepSink?
+    var heartRateSink: HeartRateSink?
     var retiredSyncSequences: Set<UInt16> = []
     var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
@@ -106,7 +111,8 @@ public actor NpkWatch: WatchCentral {
             : nil
         return WatchCapabilities(alarms: alarms, monitorTypes: described.monitorTypes,
                                  sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false),
-                                 battery: true, batteryNotifications: true, clock: true)
+                                 battery: true, batteryNotifications: true, clock: true,
+                                 heartRateHistory: described.monitorTypes.contains(.heartRate))
     }
 
     // MARK: Connecting
@@ -194,6 +200,7 @@ public actor NpkWatch: WatchCentral {
             waiting.continuation.resume(throwing: WatchError.disconnected(reason))
         }
         failSleepTransfer(WatchError.disconnected(reason))
+        failHeartRateTransfer(WatchError.disconnected(reason))
         batteryStreams.values.forEach { $0.finish() }
         batteryStreams = [:]
         fanOut.send(.linkLost(reason: reason))
@@ -311,7 +318,14 @@ public actor NpkWatch: WatchCentral {
     private func notification(_ frame: NpkFrame) {
         switch frame.command {
         case .sleepData: sleepFrame(frame)
-        case .syncEnd: sleepTransferEnded(frame)
+        case .heartRateData: heartRateFrame(frame)
+        case .syncEnd:
+            // The end names the type it ends (sleep when it names none the gateway knows).
+            if (try? frame.payload(as: TSMetaSyncStopRequest.self).type) == NpkSyncType.heartRate.rawValue {
+                heartRateTransferEnded(frame)
+            } else {
+                sleepTransferEnded(frame)
+            }
         case .batteryChanged:
             guard let level = try? NpkDevice.battery(from: frame.payload(as: TSMetaBatteryModel.self)).level else { return }
             batteryStreams.values.forEach { $0.yield(level) }

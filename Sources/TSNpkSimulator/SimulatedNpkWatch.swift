@@ -43,6 +43,7 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         public var framesRefused = 0
         public var retransmissionsReceived = 0
         public var sleepSyncs = 0
+        public var heartRateSyncs = 0
         public var binds = 0
         public var logins = 0
     }
@@ -50,6 +51,9 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     public let configuration: Configuration
     /// Every record the watch holds: the ground truth a sync must reproduce.
     public let records: [SleepItem]
+    /// The heart rate the watch measured on its own: the ground truth of a heart-rate sync
+    /// (`SimulatedNpkWatch+HeartRate.swift`).
+    public let heartRate: [HeartRateSample]
     public private(set) var alarms: [Alarm]
     public private(set) var boundUserId: String?
     public private(set) var battery = BatteryStatus(level: 76, state: .discharging)
@@ -59,6 +63,7 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     private var monitors: [MonitorType: NpkMonitorSettings]
     private var sleepFault: SleepFault?
     private var answerCorruption = false
+    var heartRateFault: HeartRateFault?
     private var link: Link?
 
     private struct Link {
@@ -68,9 +73,10 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     }
 
     public init(configuration: Configuration = Configuration(), records: [SleepItem], alarms: [Alarm] = [.npkSimulatorDefault],
-                monitors: [MonitorConfig] = []) {
+                monitors: [MonitorConfig] = [], heartRate: [HeartRateSample] = []) {
         self.configuration = configuration
         self.records = records.sorted { $0.start < $1.start }
+        self.heartRate = heartRate.sorted { $0.time < $1.time }
         self.alarms = alarms
         boundUserId = configuration.boundUserId
         var settings: [MonitorType: NpkMonitorSettings] = [
@@ -200,7 +206,13 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
             try setMonitor(message)
             reply = TSCommonResponse()
         case .syncStart:
-            try await sync(message.payload(as: TSMetaSyncStartRequest.self), sequence: frame.sequence)
+            let request = try message.payload(as: TSMetaSyncStartRequest.self)
+            if request.type == NpkSyncType.heartRate.rawValue {
+                statistics.heartRateSyncs += 1
+                try await syncHeartRate(request, sequence: frame.sequence)
+            } else {
+                try await sync(request, sequence: frame.sequence)
+            }
             return
         default:
             statistics.framesRefused += 1
@@ -286,12 +298,14 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         await send(frame)
     }
 
-    private func send(_ frame: NpkFrame) async {
+    var isLinked: Bool { link != nil }
+
+    func send(_ frame: NpkFrame) async {
         guard let bytes = try? frame.encoded() else { return }
         await sendBytes(bytes)
     }
 
-    private func sendBytes(_ bytes: [UInt8]) async {
+    func sendBytes(_ bytes: [UInt8]) async {
         guard let link else { return }
         let size = configuration.chunkSize ?? NpkChunking.chunkSize(mtu: link.mtu.value)
         for chunk in NpkChunking.chunks(bytes, size: size) { await link.send(chunk) }
