@@ -101,7 +101,8 @@ let package = Package(
         // The D-Bus benchmarks need TSDBus and CDBus (and the daemon's names from TSGatewayAPI); the protocol, sleep and sync ones need no D-Bus.
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+                           "TSNpk", "TSNpkSimulator"]
         ),
         .testTarget(
             name: "TSModelsTests",
