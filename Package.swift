@@ -92,7 +92,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI",
+                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,7 +165,8 @@ let package = Package(
         // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
         .testTarget(
             name: "TSBlueZTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice"]
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
+                           "TSNpkSimulator"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",

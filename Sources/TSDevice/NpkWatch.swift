@@ -20,6 +20,12 @@ public struct NpkWatchOptions: Sendable {
     public var chunkSize: Int?
 
     public init() {}
+
+    /// What the configuration says: bind when pairing, with its auth code.
+    public init(_ configuration: WatchConfiguration) {
+        bind = configuration.pairing
+        authCode = configuration.authCode?.text ?? ""
+    }
 }
 
 /// A bind or login the watch refused, in words that say what to do.
@@ -92,10 +98,11 @@ public actor NpkWatch: WatchCentral {
     var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
-    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration(), options: NpkWatchOptions = NpkWatchOptions()) {
+    /// `options` nil: as `configuration` says (`NpkWatchOptions(configuration)`).
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration(), options: NpkWatchOptions? = nil) {
         self.transport = transport
         self.configuration = configuration
-        self.options = options
+        self.options = options ?? NpkWatchOptions(configuration)
     }
 
     public nonisolated var dialect: Dialect { .npk }
@@ -187,6 +194,9 @@ public actor NpkWatch: WatchCentral {
 
     private func authResult(_ command: NpkCommand, _ param: TSMetaAuthParam) async throws -> NpkBindResult {
         let timeout = command == .bind ? options.bindTimeout : configuration.requestTimeout
+        if command == .bind {
+            configuration.confirmationNeeded?("if the watch asks, confirm the pairing on it (waiting up to \(options.bindTimeout.components.seconds) s)")
+        }
         let answer = try await request(command, message: param, timeout: timeout)
         return NpkBindResult(rawValue: try answer.payload(as: TSMetaAuthRespond.self).result)
     }

@@ -122,7 +122,7 @@ public final class GatewayDaemon: Service {
                 }
                 link = .bluetooth(BluetoothLink(adapter: entry.adapter, address: entry.address), bluez: bluez!)
             }
-            let opened = try WatchOpener.open(link, dialect: entry.dialect, configuration: WatchSupervisor.watchConfiguration(configuration))
+            let opened = try WatchOpener.open(link, dialect: entry.dialect, configuration: WatchSupervisor.watchConfiguration(configuration, entry: entry))
             return WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
                                    simulated: opened.simulatedNight, logger: logger, publish: publish)
         }

@@ -57,6 +57,8 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     public private(set) var alarms: [Alarm]
     public private(set) var boundUserId: String?
     public private(set) var battery = BatteryStatus(level: 76, state: .discharging)
+    /// What the central sent with its last bind or login.
+    public private(set) var lastAuthParam: TSMetaAuthParam?
     /// The clock the central last set.
     public private(set) var clock: TSMetaTimeModel?
     public private(set) var statistics = Statistics()
@@ -167,10 +169,12 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         case .login:
             statistics.logins += 1
             let param = try message.payload(as: TSMetaAuthParam.self)
+            lastAuthParam = param
             reply = Self.authRespond(boundUserId == param.userID ? .ok : .userIdMismatch)
         case .bind:
             statistics.binds += 1
             let param = try message.payload(as: TSMetaAuthParam.self)
+            lastAuthParam = param
             if configuration.bindAnswer.isSuccess { boundUserId = param.userID }
             reply = Self.authRespond(configuration.bindAnswer)
         case .deviceInfo:

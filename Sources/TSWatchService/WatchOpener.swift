@@ -40,6 +40,8 @@ public struct SimulatedWatchOptions: Sendable {
     /// The live night the daemon plays: stage events this far apart, heart rate this often.
     public var liveStageInterval: Duration?
     public var heartRateInterval: Duration = .seconds(1)
+    /// What the wearer of the simulated NPK watch does when it asks to confirm a bind.
+    public var npkWearer: SimulatedWearer = .confirm
 
     public init() {}
 }
@@ -115,6 +117,7 @@ public enum WatchOpener {
         }
         var watchConfiguration = SimulatedNpkWatch.Configuration()
         watchConfiguration.timeZone = options.timeZone
+        watchConfiguration.bindAnswer = options.npkWearer.bindAnswer
         let now = Int64(options.now.timeIntervalSince1970)
         let heartRate = HeartRateHistoryGenerator(seed: options.seed)
             .samples(start: now - Int64(options.historyDays) * 86_400, end: now, records: records)

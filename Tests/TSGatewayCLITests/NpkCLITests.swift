@@ -70,3 +70,27 @@ import Testing
                 && heartRate["average"] as? Double == expected.average && heartRate["samples"] as? Int == expected.samples, "\(heartRate)")
     }
 }
+
+/// Pairing an NPK watch: what the CLI says when the wearer does not confirm, and bad pairing input.
+@Suite struct NpkPairingCLITests {
+    @Test(arguments: [("decline", Int32(77), "the wearer declined the pairing on the watch; pair again and accept it there"),
+                      ("ignore", 75, "nobody confirmed the pairing on the watch in time; pair again and confirm it on the watch"),
+                      ("shrug", 64, "TSGATEWAY_SIMULATOR_NPK_WEARER=shrug is not what the simulated wearer can do; use confirm, decline, ignore")])
+    func aBindTheWearerDoesNotConfirmSaysWhatToDo(wearer: String, status: Int32, message: String) throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        // The simulated watch is bound to nobody: its login is refused and the gateway binds.
+        let result = try cli.run(["info", "--simulate", "--dialect", "npk"], environment: ["TSGATEWAY_SIMULATOR_NPK_WEARER": wearer])
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test(arguments: [(["pair", "AA:BB:CC:DD:EE:09", "--auth-code", "123456"], "--auth-code is for a TopStep NPK watch; add --dialect npk"),
+                      (["pair", "AA:BB:CC:DD:EE:09", "--dialect", "npk", "--auth-code", "12 34"], "--auth-code: the auth code holds a space"),
+                      (["pair", "AA:BB:CC:DD:EE:09", "--dialect", "npk", "--auth-code", ""], "--auth-code: the auth code is empty")])
+    func badPairingInputIsAUsageError(arguments: [String], message: String) throws {
+        let result = try CLI.runOnce(arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}
