@@ -144,3 +144,26 @@ import Testing
         #expect(try await rig.store.sleepRecords(watch: Self.watchId) == rig.records)
     }
 }
+
+extension NpkHeartRateTests {
+    @Test func aLinkLostAgainAndAgainDuringTheHeartRateIsResumedBehindTheLastSample() async throws {
+        // The loopback drops every link after 14 packets: a login, device information and the
+        // clock take 6 of them, so each link carries a few days of heart rate at most.
+        let rig = try Rig()
+        defer { Task { await rig.cleanUp() } }
+        let truth = await rig.truth()
+        try await rig.watch.connect()
+        await rig.watch.disconnect()
+        let flaky = try NpkRig.central(for: rig.simulator, faults: FaultInjection(disconnectEvery: 14))
+        var sync = SleepSync(watch: flaky, store: rig.store, watchId: Self.watchId)
+        sync.firstBackoff = .milliseconds(20)
+        sync.maxReconnects = 200
+        sync.maxBackoff = .milliseconds(50)
+        let report = try await sync.run(from: rig.from)
+        await flaky.disconnect()
+        #expect(report.reconnects > 2)
+        #expect(try await rig.store.heartRate(watch: Self.watchId) == truth)
+        #expect(report.heartRateStored == truth.count, "every sample once")
+        #expect(try await rig.store.sleepRecords(watch: Self.watchId) == rig.records)
+    }
+}
