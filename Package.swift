@@ -94,7 +94,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI",
+                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,7 +103,8 @@ let package = Package(
         // The D-Bus benchmarks need TSDBus and CDBus (and the daemon's names from TSGatewayAPI); the protocol, sleep and sync ones need no D-Bus.
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+                           "TSNpk", "TSNpkSimulator"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -119,8 +120,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayCLITests",
-            // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them.
-            dependencies: ["TSTestSupport", "TSModels", "TSStore"]
+            // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them;
+            // TSSimulator: the simulated watch's nights and heart rate, the ground truth of a sync.
+            dependencies: ["TSTestSupport", "TSModels", "TSStore", "TSSimulator"]
         ),
         .testTarget(
             name: "TSDeviceTests",
@@ -166,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
-                           "TSQRing", "TSQRingSimulator"]
+                           "TSQRing", "TSQRingSimulator", "TSNpkSimulator"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",

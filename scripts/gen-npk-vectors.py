@@ -74,6 +74,17 @@ HR_DAY = {"start_timestamp": T2000, "end_timestamp": T2000 + DAY - 1,
           "resting_data": [{"timestamp": T2000 + 4 * 3600, "value": 55}],
           "max_min_data": [{"timestamp": T2000 + 3600, "value": 255}, {"timestamp": T2000 + 3 * 3600, "value": 57}]}
 
+# The next day: a reading in the first and the last 5 minutes, manual readings of 300, -4 and 256
+# bpm (refused) and of 255 and 1 bpm (kept).
+HR_DAY_OUT_OF_RANGE = {"start_timestamp": T2000 + DAY, "end_timestamp": T2000 + 2 * DAY - 1,
+                       "manual_data": [{"timestamp": T2000 + DAY + 9 * 3600 + 1, "value": 300},
+                                       {"timestamp": T2000 + DAY + 9 * 3600 + 2, "value": -4},
+                                       {"timestamp": T2000 + DAY + 9 * 3600 + 3, "value": 256},
+                                       {"timestamp": T2000 + DAY + 9 * 3600 + 4, "value": 255},
+                                       {"timestamp": T2000 + DAY + 9 * 3600 + 5, "value": 1}],
+                       "auto_data": b64(bytes([61] + [0] * 286 + [59])),
+                       "resting_data": [], "max_min_data": []}
+
 PERIPHERAL = {"project": "NPK-P2841", "version": "1.0.7.3", "brand": "TopStep", "model": "TS-W2",
               "serial": "TSW2A0001234", "main_board": "RTL8773", "shape": {"shape": 1, "width": 466, "height": 466, "corners": 0},
               "ability": b64(bytes([0x0F, 0x28, 0x01, 0x00])), "activity": b64(bytes([1, 1, 0])), "sleep_algorithm": 0,
@@ -193,6 +204,8 @@ def build_valid():
     v("sync heart rate", "syncStart", "central", 16, {"start": T2000, "end": T2000 + DAY, "type": 1})
     hr_mapped = lambda b: dict(zip(("samples", "rejectedManual"), npk.heart_rate_samples(b)))  # noqa: E731
     v("heart-rate day", "heartRateData", "watch", 49, HR_DAY, list_header={"total": 1, "index": 0}, mapped=hr_mapped)
+    v("heart-rate day: manual readings out of range are not samples", "heartRateData", "watch", 49, HR_DAY_OUT_OF_RANGE,
+      list_header={"total": 2, "index": 1}, mapped=hr_mapped)
     v("sync end: heart rate", "syncEnd", "watch", 50, {"type": 1})
     v("sequence 65535", "battery", "central", 65535, {})
     return out
@@ -272,6 +285,9 @@ def build_invalid():
     message_case("payload with wire type 7", npk.build_frame(0x02, 0x48, 44, b"\x0f\x01"), "watch", "payloadDoesNotParse")
     message_case("payload with field number 0", npk.build_frame(0x02, 0x48, 44, b"\x00\x01"), "watch", "payloadDoesNotParse")
     message_case("label that is not UTF-8", npk.build_frame(0x02, 0x38, 13, b"\x0a\x04\x32\x02\xc3\x28"), "watch",
+                 "payloadDoesNotParse")
+    message_case("heart-rate day whose manual reading does not parse",
+                 npk.build_frame(0x05, 0x01, 49, npk.list_payload(1, 0, b"\x1a\x04\x08\x01\x10"), npk.FLAG_LIST), "watch",
                  "payloadDoesNotParse")
     message_case("sleep day whose items do not parse",
                  npk.build_frame(0x05, 0x05, 46, npk.list_payload(1, 0, b"\x12\x05\x08\x01\x10"), npk.FLAG_LIST), "watch",

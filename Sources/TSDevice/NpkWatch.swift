@@ -20,6 +20,12 @@ public struct NpkWatchOptions: Sendable {
     public var chunkSize: Int?
 
     public init() {}
+
+    /// What the configuration says: bind when pairing, with its auth code.
+    public init(_ configuration: WatchConfiguration) {
+        bind = configuration.pairing
+        authCode = configuration.authCode?.text ?? ""
+    }
 }
 
 /// A bind or login the watch refused, in words that say what to do.
@@ -71,6 +77,10 @@ public actor NpkWatch: WatchCentral {
     /// Sleep items the watch sent that are no records (a negative or zero duration, an unknown
     /// stage; `NpkSleep`), never stored.
     public internal(set) var rejectedSleepItems = 0
+    /// Heart-rate days the watch sent that are no `TSMetaHeartRateDay`, never stored.
+    public internal(set) var rejectedHeartRateDays = 0
+    /// Manual heart-rate readings the watch sent outside 1…255 bpm, never stored.
+    public internal(set) var rejectedHeartRateReadings = 0
 
     var connection: (any TransportConnection)?
     private var connectionGeneration = 0
@@ -83,14 +93,16 @@ public actor NpkWatch: WatchCentral {
     private var requestBusy = false
     private var requestQueue: [CheckedContinuation<Void, Never>] = []
     var sleepSink: SleepSink?
+    var heartRateSink: HeartRateSink?
     var retiredSyncSequences: Set<UInt16> = []
     var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
-    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration(), options: NpkWatchOptions = NpkWatchOptions()) {
+    /// `options` nil: as `configuration` says (`NpkWatchOptions(configuration)`).
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration(), options: NpkWatchOptions? = nil) {
         self.transport = transport
         self.configuration = configuration
-        self.options = options
+        self.options = options ?? NpkWatchOptions(configuration)
     }
 
     public nonisolated var dialect: Dialect { .npk }
@@ -106,7 +118,8 @@ public actor NpkWatch: WatchCentral {
             : nil
         return WatchCapabilities(alarms: alarms, monitorTypes: described.monitorTypes,
                                  sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false),
-                                 battery: true, batteryNotifications: true, clock: true)
+                                 battery: true, batteryNotifications: true, clock: true,
+                                 heartRateHistory: described.monitorTypes.contains(.heartRate))
     }
 
     // MARK: Connecting
@@ -175,6 +188,9 @@ public actor NpkWatch: WatchCentral {
 
     private func authResult(_ command: NpkCommand, _ param: TSMetaAuthParam) async throws -> NpkBindResult {
         let timeout = command == .bind ? options.bindTimeout : configuration.requestTimeout
+        if command == .bind {
+            configuration.confirmationNeeded?("if the watch asks, confirm the pairing on it (waiting up to \(options.bindTimeout.components.seconds) s)")
+        }
         let answer = try await request(command, message: param, timeout: timeout)
         return NpkBindResult(rawValue: try answer.payload(as: TSMetaAuthRespond.self).result)
     }
@@ -188,6 +204,7 @@ public actor NpkWatch: WatchCentral {
             waiting.continuation.resume(throwing: WatchError.disconnected(reason))
         }
         failSleepTransfer(WatchError.disconnected(reason))
+        failHeartRateTransfer(WatchError.disconnected(reason))
         batteryStreams.values.forEach { $0.finish() }
         batteryStreams = [:]
         fanOut.send(.linkLost(reason: reason))
@@ -305,7 +322,14 @@ public actor NpkWatch: WatchCentral {
     private func notification(_ frame: NpkFrame) {
         switch frame.command {
         case .sleepData: sleepFrame(frame)
-        case .syncEnd: sleepTransferEnded(frame)
+        case .heartRateData: heartRateFrame(frame)
+        case .syncEnd:
+            // The end names the type it ends (sleep when it names none the gateway knows).
+            if (try? frame.payload(as: TSMetaSyncStopRequest.self).type) == NpkSyncType.heartRate.rawValue {
+                heartRateTransferEnded(frame)
+            } else {
+                sleepTransferEnded(frame)
+            }
         case .batteryChanged:
             guard let level = try? NpkDevice.battery(from: frame.payload(as: TSMetaBatteryModel.self)).level else { return }
             batteryStreams.values.forEach { $0.yield(level) }

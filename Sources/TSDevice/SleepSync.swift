@@ -67,10 +67,11 @@ public struct SleepSync: Sendable {
         var backoff = firstBackoff
         var earliestQuery: Int64?
         var heartRateDone = false
+        var heartRateFrom = from
         while true {
             do {
                 if !heartRateDone {
-                    try await transferHeartRateHistory(from: from, to: to, report: &report)
+                    try await transferHeartRateHistory(from: &heartRateFrom, to: to, report: &report)
                     heartRateDone = true
                 }
                 try await transferAndCommit(from: from, to: to, report: &report, earliestQuery: &earliestQuery)
@@ -84,12 +85,15 @@ public struct SleepSync: Sendable {
         }
     }
 
-    private func transferHeartRateHistory(from: Int64, to: Int64?, report: inout SleepSyncReport) async throws {
+    /// After a lost link the transfer resumes behind the last sample stored (`from` moves), so
+    /// a link that drops again and again still gets through the range.
+    private func transferHeartRateHistory(from: inout Int64, to: Int64?, report: inout SleepSyncReport) async throws {
         try await watch.connect()
         guard await watch.capabilities.heartRateHistory else { return }
         for try await samples in try await watch.heartRateHistory(start: from, end: to) {
             report.heartRateFetched += samples.count
             report.heartRateStored += try await store.storeHeartRate(samples, watch: watchId)
+            if let last = samples.last { from = max(from, Int64(last.time.timeIntervalSince1970.rounded(.down)) + 1) }
         }
     }
 

@@ -51,7 +51,7 @@ public protocol WatchCentral: AnyObject, Sendable {
     /// Starts handing over the sleep records with start in [start, end) (end nil: up to now).
     func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer
     /// The heart rate the watch measured on its own with time in [start, end) (end nil: up to
-    /// now), in parts (a day each), each sample at the time the watch measured it
+    /// now), in parts (a day each) in order of time, each sample at the time the watch measured it
     /// (`capabilities.heartRateHistory`).
     func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error>
     /// Tells the watch that `count` records with start in [start, end) are durably stored

@@ -64,6 +64,15 @@ public struct WatchConfiguration: Sendable {
     public var timeZone: TimeZone = .current
     /// The wall clock used for TIME_SET (tests fix it so captures replay byte for byte).
     public var now: @Sendable () -> Date = { Date() }
+    /// This connect pairs: it asks the watch to accept the gateway (NPK: a bind, 03/01), which
+    /// the wearer may have to confirm on the watch. Otherwise a central logs in as paired before.
+    public var pairing = false
+    /// The code the watch shows for pairing, for a dialect that takes one (NPK: the `authCode`
+    /// of the QR code on the watch's screen).
+    public var authCode: AuthCode?
+    /// Told, with what the wearer should do, when the watch may be waiting for the wearer to
+    /// confirm a pairing.
+    public var confirmationNeeded: (@Sendable (String) -> Void)?
 
     public init() {}
 }

@@ -300,7 +300,7 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"], what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth", "auth-code"], what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -351,6 +351,14 @@ private struct Reader {
             let name = Dialect(rawValue: try string(node, "dialect"))
             guard dialects.contains(name) else { throw fail(node, "dialect: \(DialectError(name: name, known: dialects))") }
             watch.dialect = name
+        }
+        if let node = entries["auth-code"]?.value {
+            guard watch.dialect?.rawValue == "npk" else {
+                throw fail(entries["auth-code"]?.key, "auth-code is for a TopStep NPK watch; add `dialect: npk`")
+            }
+            let text = try string(node, "auth-code")
+            if let problem = AuthCode.problem(text) { throw fail(node, "auth-code: \(problem)") }
+            watch.authCode = AuthCode(text)
         }
         if let node = entries["smart-wake"]?.value {
             guard case let .mapping(windows) = node else {

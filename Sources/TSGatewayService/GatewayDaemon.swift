@@ -130,7 +130,7 @@ public final class GatewayDaemon: Service {
                 dialect = chosen.name
                 link = .bluetooth(bluetooth, bluez: bluez!)
             }
-            let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration))
+            let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration, entry: entry))
             supervisors.append(WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
                                                simulated: opened.simulatedNight, logger: logger, publish: publish))
         }

@@ -51,6 +51,13 @@ public actor WatchSupervisor {
         return configuration
     }
 
+    /// The same for one watch: its auth code, should it have to bind again.
+    public static func watchConfiguration(_ settings: GatewayConfiguration, entry: GatewayConfiguration.WatchEntry) -> WatchConfiguration {
+        var configuration = watchConfiguration(settings)
+        configuration.authCode = entry.authCode
+        return configuration
+    }
+
     /// `watch`: the central `WatchOpener` made for `entry` with `watchConfiguration(settings)`.
     public init(entry: GatewayConfiguration.WatchEntry, watch: any WatchCentral, store: GatewayStore,
                 settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
@@ -87,7 +94,7 @@ public actor WatchSupervisor {
                 settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? .protocolV1
-        self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings)), store: store,
+        self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings, entry: entry)), store: store,
                   settings: settings, simulated: simulated, logger: logger, publish: publish)
     }
 

@@ -43,6 +43,7 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         public var framesRefused = 0
         public var retransmissionsReceived = 0
         public var sleepSyncs = 0
+        public var heartRateSyncs = 0
         public var binds = 0
         public var logins = 0
     }
@@ -50,15 +51,21 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     public let configuration: Configuration
     /// Every record the watch holds: the ground truth a sync must reproduce.
     public let records: [SleepItem]
+    /// The heart rate the watch measured on its own: the ground truth of a heart-rate sync
+    /// (`SimulatedNpkWatch+HeartRate.swift`).
+    public let heartRate: [HeartRateSample]
     public private(set) var alarms: [Alarm]
     public private(set) var boundUserId: String?
     public private(set) var battery = BatteryStatus(level: 76, state: .discharging)
+    /// What the central sent with its last bind or login.
+    public private(set) var lastAuthParam: TSMetaAuthParam?
     /// The clock the central last set.
     public private(set) var clock: TSMetaTimeModel?
     public private(set) var statistics = Statistics()
     private var monitors: [MonitorType: NpkMonitorSettings]
     private var sleepFault: SleepFault?
     private var answerCorruption = false
+    var heartRateFault: HeartRateFault?
     private var link: Link?
 
     private struct Link {
@@ -68,9 +75,10 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     }
 
     public init(configuration: Configuration = Configuration(), records: [SleepItem], alarms: [Alarm] = [.npkSimulatorDefault],
-                monitors: [MonitorConfig] = []) {
+                monitors: [MonitorConfig] = [], heartRate: [HeartRateSample] = []) {
         self.configuration = configuration
         self.records = records.sorted { $0.start < $1.start }
+        self.heartRate = heartRate.sorted { $0.time < $1.time }
         self.alarms = alarms
         boundUserId = configuration.boundUserId
         var settings: [MonitorType: NpkMonitorSettings] = [
@@ -161,10 +169,12 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         case .login:
             statistics.logins += 1
             let param = try message.payload(as: TSMetaAuthParam.self)
+            lastAuthParam = param
             reply = Self.authRespond(boundUserId == param.userID ? .ok : .userIdMismatch)
         case .bind:
             statistics.binds += 1
             let param = try message.payload(as: TSMetaAuthParam.self)
+            lastAuthParam = param
             if configuration.bindAnswer.isSuccess { boundUserId = param.userID }
             reply = Self.authRespond(configuration.bindAnswer)
         case .deviceInfo:
@@ -200,7 +210,13 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
             try setMonitor(message)
             reply = TSCommonResponse()
         case .syncStart:
-            try await sync(message.payload(as: TSMetaSyncStartRequest.self), sequence: frame.sequence)
+            let request = try message.payload(as: TSMetaSyncStartRequest.self)
+            if request.type == NpkSyncType.heartRate.rawValue {
+                statistics.heartRateSyncs += 1
+                try await syncHeartRate(request, sequence: frame.sequence)
+            } else {
+                try await sync(request, sequence: frame.sequence)
+            }
             return
         default:
             statistics.framesRefused += 1
@@ -286,12 +302,14 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         await send(frame)
     }
 
-    private func send(_ frame: NpkFrame) async {
+    var isLinked: Bool { link != nil }
+
+    func send(_ frame: NpkFrame) async {
         guard let bytes = try? frame.encoded() else { return }
         await sendBytes(bytes)
     }
 
-    private func sendBytes(_ bytes: [UInt8]) async {
+    func sendBytes(_ bytes: [UInt8]) async {
         guard let link else { return }
         let size = configuration.chunkSize ?? NpkChunking.chunkSize(mtu: link.mtu.value)
         for chunk in NpkChunking.chunks(bytes, size: size) { await link.send(chunk) }

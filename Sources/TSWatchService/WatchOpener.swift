@@ -41,6 +41,8 @@ public struct SimulatedWatchOptions: Sendable {
     /// The live night the daemon plays: stage events this far apart, heart rate this often.
     public var liveStageInterval: Duration?
     public var heartRateInterval: Duration = .seconds(1)
+    /// What the wearer of the simulated NPK watch does when it asks to confirm a bind.
+    public var npkWearer: SimulatedWearer = .confirm
 
     public init() {}
 }
@@ -119,7 +121,7 @@ public enum WatchOpener {
     }
 
     /// The simulated TopStep watch over the loopback: the same nights, alarms as NPK holds them
-    /// (no snooze, remark or smart window).
+    /// (no snooze, remark or smart window), and the heart rate it measured over its history.
     private static func openSimulatedNpk(_ options: SimulatedWatchOptions, dialect: WatchDialect, configuration: WatchConfiguration) throws -> OpenedWatch {
         let records = SleepDataGenerator(seed: options.seed, timeZone: options.timeZone)
             .records(days: options.historyDays, lastMorning: options.now, notAfter: options.now)
@@ -132,7 +134,12 @@ public enum WatchOpener {
         }
         var watchConfiguration = SimulatedNpkWatch.Configuration()
         watchConfiguration.timeZone = options.timeZone
-        let simulator = SimulatedNpkWatch(configuration: watchConfiguration, records: records, alarms: alarms, monitors: options.monitors)
+        watchConfiguration.bindAnswer = options.npkWearer.bindAnswer
+        let now = Int64(options.now.timeIntervalSince1970)
+        let heartRate = HeartRateHistoryGenerator(seed: options.seed)
+            .samples(start: now - Int64(options.historyDays) * 86_400, end: now, records: records)
+        let simulator = SimulatedNpkWatch(configuration: watchConfiguration, records: records, alarms: alarms, monitors: options.monitors,
+                                          heartRate: heartRate)
         let transport = LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247),
                                           faults: FaultInjection(delay: options.packetDelay, disconnectEvery: options.disconnectEvery))
         return OpenedWatch(central: dialect.makeCentral(transport, configuration), simulatedNpk: simulator, simulatedRecords: records.count)

@@ -32,6 +32,15 @@ actor LinkCounter {
         wireBytes += payload + 3 + 4
     }
 
+    /// Notifications between the first event from `event` on that carried a write and the next
+    /// that did: the answer to a first request and what followed it.
+    func downBetweenFirstTwoWrites(from event: Int) -> Int {
+        let log = eventLog.dropFirst(event)
+        guard let first = log.firstIndex(where: { $0.up > 0 }) else { return 0 }
+        let next = log[(first + 1)...].firstIndex { $0.up > 0 } ?? log.endIndex
+        return log[(first + 1)..<next].reduce(0) { $0 + $1.down }
+    }
+
     func event(up: Int, down: Int) {
         connectionEvents += 1
         eventLog.append((up, down))

@@ -1,13 +1,17 @@
 import Foundation
 import TSDevice
 import TSModels
+import TSNpk
+import TSNpkSimulator
 import TSProtocol
 import TSSimulator
 import TSStore
 import TSTransport
 
-/// Syncs 7 and 90 days from the simulator into a store over a modelled BLE link and compares the
-/// goodput with what the link's notifications could carry at best.
+/// Syncs 7 and 90 days from the simulated watch into a store over a modelled BLE link, in protocol
+/// v1 and in TopStep's NPK dialect (the same nights), and compares the goodput with what the
+/// link's notifications could carry at best. Record bytes are v1's 7-byte records for both
+/// dialects, so the figures compare; NPK's own encoding of them is in its wire bytes.
 func runSyncBenchmarks() async throws {
     let mtu = try ATTMTU(247)
     let interval = Duration.milliseconds(15)
@@ -15,35 +19,54 @@ func runSyncBenchmarks() async throws {
     let theoretical = Double(packetsPerEvent * mtu.chunkSize) / 0.015
     print("link model: MTU \(mtu.value), connection interval 15 ms, \(packetsPerEvent) packets per direction per event")
     print("theoretical notification goodput: \(formatRate(theoretical, unit: "B")) (\(packetsPerEvent) × \(mtu.chunkSize) B per event)")
+    print("record bytes: \(SleepPage.recordSize) per record (protocol v1's record) in both dialects")
     for days in [7, 90] {
-        let counter = LinkCounter()
-        let run = try await modelledSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter)
-        let records = run.records, seconds = run.seconds
-        let recordBytes = records.count * SleepPage.recordSize
-        let wire = await counter.wireBytes - run.wireBytesBeforeSync
-        let goodput = Double(recordBytes) / seconds
-        // The sync's connection events: from the one that carried SLEEP_QUERY to the one that
-        // brought SLEEP_COMMIT's answer (the last that carried anything).
-        let log = Array(await counter.eventLog.dropFirst(run.eventsBeforeSync))
-        let first = log.firstIndex { $0.up > 0 } ?? 0, last = log.lastIndex { $0.up > 0 || $0.down > 0 } ?? 0
-        let used = Array(log[first...last])
-        let notifications = used.reduce(0) { $0 + $1.down } - 2  // less the query's and the commit's answers
-        // What protocol v1 needs at best: the query up, its answer and the notifications down,
-        // SLEEP_COMMIT up once the last page is in, its answer down, each a later event.
-        let atBest = 1 + (notifications + 1 + packetsPerEvent - 1) / packetsPerEvent + 1 + 1
-        let fullDown = used.filter { $0.down == packetsPerEvent }.count, idle = used.filter { $0.up == 0 && $0.down == 0 }.count
-        print("""
-            \(days) days: \(run.fetched) records (\(recordBytes) record bytes) in \(String(format: "%.3f", seconds)) s = \
-            \(String(format: "%.1f", seconds / interval.timeInterval)) connection intervals, \(formatRate(Double(records.count) / seconds, unit: " records"))
-              effective goodput \(formatRate(goodput, unit: "B")): ratio to theoretical \(String(format: "%.3f", goodput / theoretical)); \
-            at most \(String(format: "%.3f", Double(recordBytes) / (Double(atBest - 1) * interval.timeInterval) / theoretical)) \
-            (the record bytes over the \(atBest - 1) intervals between the fewest events protocol v1 needs)
-              connection events from the query to the commit's answer: \(used.count), \(used.count - 1) intervals apart \
-            (at best \(atBest) for \(notifications) notifications); \
-            \(fullDown) carried \(packetsPerEvent) notifications, \(idle) carried nothing
-              wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, sync incl. query and commit)
-            """)
+        for dialect in [SyncBenchDialect.protocolV1, .npk, .npkWithHeartRate] {
+            let counter = LinkCounter()
+            let run = try await modelledSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter, dialect: dialect)
+            let records = run.records, seconds = run.seconds
+            let recordBytes = records.count * SleepPage.recordSize
+            let wire = await counter.wireBytes - run.wireBytesBeforeSync
+            let goodput = Double(recordBytes) / seconds
+            // The sync's connection events: from the one that carried the first request (SLEEP_QUERY,
+            // NPK's sync start) to the last that carried anything (v1: SLEEP_COMMIT's answer; NPK,
+            // which takes no acknowledgement: the end of sync).
+            let log = Array(await counter.eventLog.dropFirst(run.eventsBeforeSync))
+            let first = log.firstIndex { $0.up > 0 } ?? 0, last = log.lastIndex { $0.up > 0 || $0.down > 0 } ?? 0
+            let used = Array(log[first...last])
+            let down = used.reduce(0) { $0 + $1.down }
+            // The fewest events each needs: v1 the query up, its answer and the pages down (4 per
+            // event), SLEEP_COMMIT up, its answer down; NPK per sync type the start up, then its
+            // answer, the list frames and the end down.
+            let atBest = switch dialect {
+            case .protocolV1: 1 + (down - 1 + packetsPerEvent - 1) / packetsPerEvent + 1 + 1
+            case .npk: 1 + (down + packetsPerEvent - 1) / packetsPerEvent
+            case .npkWithHeartRate: 2 + (run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
+                + (down - run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
+            }
+            let fullDown = used.filter { $0.down == packetsPerEvent }.count, idle = used.filter { $0.up == 0 && $0.down == 0 }.count
+            let heartRate = dialect == .npkWithHeartRate ? " and \(run.heartRateFetched) heart-rate samples" : ""
+            print("""
+                \(days) days, \(dialect.rawValue): \(run.fetched) records (\(recordBytes) record bytes)\(heartRate) in \(String(format: "%.3f", seconds)) s = \
+                \(String(format: "%.1f", seconds / interval.timeInterval)) connection intervals, \(formatRate(Double(records.count) / seconds, unit: " records"))
+                  effective goodput \(formatRate(goodput, unit: "B")): ratio to theoretical \(String(format: "%.3f", goodput / theoretical)); \
+                at most \(String(format: "%.3f", Double(recordBytes) / (Double(atBest - 1) * interval.timeInterval) / theoretical)) \
+                (the record bytes over the \(atBest - 1) intervals between the fewest events it needs)
+                  connection events from the first request to the last answer: \(used.count), \(used.count - 1) intervals apart \
+                (at best \(atBest) for \(down) notifications); \
+                \(fullDown) carried \(packetsPerEvent) notifications, \(idle) carried nothing
+                  wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, the whole sync\(dialect == .npkWithHeartRate ? ", heart rate included" : ""))
+                """)
+        }
     }
+}
+
+/// What the sync bench runs: protocol v1's simulator, or the simulated NPK watch without and
+/// with its heart-rate history (sync type 1 for the same range before the sleep records).
+enum SyncBenchDialect: String {
+    case protocolV1 = "protocol v1"
+    case npk = "NPK"
+    case npkWithHeartRate = "NPK with heart rate"
 }
 
 /// Sync times at the connection intervals a central can ask for (`sleep sync` asks for 7.5–15 ms
@@ -75,24 +98,59 @@ func runIntervalBenchmarks() async throws {
 let benchZone = TimeZone(identifier: "Europe/Berlin") ?? .gmt
 let benchNow = Date(timeIntervalSince1970: 1_762_156_800)
 
-/// One sync of `days` from the simulator into a fresh store over the modelled link.
-func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter = LinkCounter()) async throws
-    -> (seconds: Double, fetched: Int, records: [SleepItem], wireBytesBeforeSync: Int, eventsBeforeSync: Int) {
+/// One sync of `days` from the simulated watch into a fresh store over the modelled link.
+func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter = LinkCounter(),
+                  dialect: SyncBenchDialect = .protocolV1) async throws -> ModelledSyncRun {
     let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow)
-    let simulator = SimulatedWatch(state: SimulatorState(records: records))
-    let transport = ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter)
     var configuration = WatchConfiguration()
     configuration.window = 16
-    let watch = Watch(transport: transport, configuration: configuration)
+    configuration.timeZone = benchZone
+    configuration.now = { benchNow }
+    let watch: any WatchCentral
+    var heartRate: [HeartRateSample] = []
+    switch dialect {
+    case .protocolV1:
+        let simulator = SimulatedWatch(state: SimulatorState(records: records))
+        watch = Watch(transport: ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter),
+                      configuration: configuration)
+    case .npk, .npkWithHeartRate:
+        var watchConfiguration = SimulatedNpkWatch.Configuration()
+        watchConfiguration.timeZone = benchZone
+        if dialect == .npk {
+            watchConfiguration.abilities = [.bloodPressure, .spo2, .stress]
+        } else {
+            let now = Int64(benchNow.timeIntervalSince1970)
+            heartRate = HeartRateHistoryGenerator(seed: 9).samples(start: records[0].start, end: now, records: records)
+        }
+        let simulator = SimulatedNpkWatch(configuration: watchConfiguration, records: records, heartRate: heartRate)
+        watch = NpkWatch(transport: ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter),
+                         configuration: configuration)
+    }
     try await watch.connect()
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
     defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
     let store = try GatewayStore(path: path)
     let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
     let start = ContinuousClock.now
+    // The heart-rate history comes first (SleepSync); the notifications up to its end are its.
     let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: records[0].start)
     let elapsed = ContinuousClock.now - start
+    let heartRateDown = dialect == .npkWithHeartRate ? await counter.downBetweenFirstTwoWrites(from: eventsBefore) : 0
     await watch.disconnect()
     guard try await store.sleepRecords(watch: "bench") == records else { throw BenchFailure("the store does not equal the simulator's records") }
-    return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, report.fetched, records, bytesBefore, eventsBefore)
+    guard try await store.heartRate(watch: "bench") == heartRate else { throw BenchFailure("the store does not equal the simulator's heart rate") }
+    return ModelledSyncRun(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, fetched: report.fetched,
+                           records: records, wireBytesBeforeSync: bytesBefore, eventsBeforeSync: eventsBefore,
+                           heartRateFetched: report.heartRateFetched, heartRateDown: heartRateDown)
+}
+
+struct ModelledSyncRun {
+    var seconds: Double
+    var fetched: Int
+    var records: [SleepItem]
+    var wireBytesBeforeSync: Int
+    var eventsBeforeSync: Int
+    var heartRateFetched = 0
+    /// Notifications of the heart-rate sync: down to the event that carried the sleep sync's start.
+    var heartRateDown = 0
 }

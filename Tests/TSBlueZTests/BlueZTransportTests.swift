@@ -12,10 +12,11 @@ import TSTransport
 
 /// A fake bluetoothd on a private bus whose watch characteristics are bridged to the in-process
 /// simulator: WriteValue feeds the simulator, the simulator's notifications become Value changes.
+/// The simulator is protocol v1's unless another peripheral and its dialect's GATT profile are given.
 final class BridgedWatch: @unchecked Sendable {
     let bus: PrivateBus
     let server: BusConnection
-    let simulator: SimulatedWatch
+    let simulator: any PeripheralEndpoint
     static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_09"
     static let notifyPath = device + "/service0010/char0013"
     private let lock = NSLock()
@@ -31,7 +32,7 @@ final class BridgedWatch: @unchecked Sendable {
     private(set) var acquiredWrites = 0
     func countAcquiredWrite() { lock.lock(); acquiredWrites += 1; lock.unlock() }
 
-    init(simulator: SimulatedWatch, mtu: UInt16, offerAcquireWrite: Bool = false) async throws {
+    init(simulator: any PeripheralEndpoint, mtu: UInt16, offerAcquireWrite: Bool = false, profile: GATTProfile = .protocolV1) async throws {
         self.simulator = simulator
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
@@ -71,7 +72,7 @@ final class BridgedWatch: @unchecked Sendable {
         ])])
         let servicePath = DBusValue.objectPath(Self.device + "/service0010")
         try server.export(path: Self.device + "/service0010", interfaces: [DBusInterface(BlueZInterface.gattService, properties: [
-            DBusProperty("UUID", "s", get: { .string(WatchGATT.service) }),
+            DBusProperty("UUID", "s", get: { .string(profile.service) }),
         ])])
         try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
@@ -101,7 +102,7 @@ final class BridgedWatch: @unchecked Sendable {
             }.start()
             return [.unixFD(pair[0]), .uint16(mtu)]
         }] : []), properties: [
-            DBusProperty("UUID", "s", get: { .string(WatchGATT.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("UUID", "s", get: { .string(profile.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
         try server.export(path: Self.notifyPath, interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
@@ -114,7 +115,7 @@ final class BridgedWatch: @unchecked Sendable {
             },
             DBusMethod("StopNotify") { _, _ in await simulator.centralDisconnected(); return [] },
         ], properties: [
-            DBusProperty("UUID", "s", get: { .string(WatchGATT.notifyCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
+            DBusProperty("UUID", "s", get: { .string(profile.notifyCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
             DBusProperty("Flags", "as", get: { .strings(["notify"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
     }

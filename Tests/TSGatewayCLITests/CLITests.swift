@@ -35,7 +35,7 @@ import Testing
         let file = cli.home.appendingPathComponent("alarms.json")
         try Data(#"[{"time": "05:30", "repeat": ["sun"], "label": "Run"}, {"slot": 4, "time": "22:15", "enabled": false}]"#.utf8).write(to: file)
         #expect(try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"]).stdout == "set 2 alarms\n")
-        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
         let alarms = try #require(object["alarms"] as? [[String: Any]])
         #expect(alarms.map { $0["time"] as? String } == ["05:30", "22:15"])
         #expect(alarms.map { $0["slot"] as? Int } == [0, 4])
@@ -47,9 +47,9 @@ import Testing
         #expect(try await cli.runDetached(["alarms", "get", "--simulate"]).stdout == "no alarms\n")
     }
 
-    @Test func alarmsJSONFollowsTheDocumentedSchema() throws {
+    @Test func alarmsJSONFollowsTheDocumentedSchema() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
         #expect(Set(object.keys) == ["watch", "alarms"])
         #expect(object["watch"] as? String == "00:00:5E:00:53:01")
         let alarm = try #require((object["alarms"] as? [[String: Any]])?.first)
@@ -80,7 +80,7 @@ import Testing
         let cli = try CLI(); defer { cli.cleanUp() }
         let set = try await cli.runDetached(["monitor", "set", "heart-rate", "--window", "08:00-22:00", "--interval", "15", "--alert-high", "130", "--simulate"])
         #expect(set.stdout == "heartRate: on, 08:00-22:00 every 15 min, alert 40…130\n")
-        let object = try #require(try cli.json(["monitor", "get", "hr", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["monitor", "get", "hr", "--json", "--simulate"]) as? [String: Any])
         let config = try #require((object["monitors"] as? [[String: Any]])?.first)
         #expect(config["type"] as? String == "heartRate")
         let schedule = try #require(config["schedule"] as? [String: Any])
@@ -92,21 +92,21 @@ import Testing
 
     @Test func monitorSetEnableAndDisableSwitchTheScheduleAsREADMEDocuments() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        func scheduleEnabled() throws -> Bool? {
-            let object = try #require(try cli.json(["monitor", "get", "heart-rate", "--json", "--simulate"]) as? [String: Any])
+        func scheduleEnabled() async throws -> Bool? {
+            let object = try #require(try await cli.json(["monitor", "get", "heart-rate", "--json", "--simulate"]) as? [String: Any])
             let config = try #require((object["monitors"] as? [[String: Any]])?.first)
             return (config["schedule"] as? [String: Any])?["enabled"] as? Bool
         }
         let disable = try await cli.runDetached(["monitor", "set", "heart-rate", "--disable", "--simulate"])
         #expect(disable.exited(0), "\(disable.summary)")
-        #expect(try scheduleEnabled() == false)
+        #expect(try await scheduleEnabled() == false)
         // `--simulate` first, as README allows, and the other flags keep working beside `--enable`.
         let enable = try await cli.runDetached(["--simulate", "monitor", "set", "heart-rate", "--enable", "--interval", "10"])
         #expect(enable.exited(0), "\(enable.summary)")
-        #expect(try scheduleEnabled() == true)
+        #expect(try await scheduleEnabled() == true)
         // A flag that leaves the schedule alone keeps it as it is.
         #expect(try await cli.runDetached(["monitor", "set", "heart-rate", "--interval", "20", "--simulate"]).exited(0))
-        #expect(try scheduleEnabled() == true)
+        #expect(try await scheduleEnabled() == true)
         // The two contradict each other.
         #expect(try await cli.runDetached(["monitor", "set", "heart-rate", "--enable", "--disable", "--simulate"]).status == 64)
     }
@@ -126,32 +126,32 @@ import Testing
         }
     }
 
-    @Test func infoAndDevicesDescribeTheSimulatedWatch() throws {
+    @Test func infoAndDevicesDescribeTheSimulatedWatch() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let info = try #require(try cli.json(["info", "--json", "--simulate"]) as? [String: Any])
+        let info = try #require(try await cli.json(["info", "--json", "--simulate"]) as? [String: Any])
         #expect(info["services"] as? [String] == ["protocol-v1", "device-information", "battery", "current-time", "heart-rate"])
         #expect((info["deviceInformation"] as? [String: Any])?["manufacturer"] as? String == "tsgateway project")
         #expect(info["model"] as? String == "TS-Sim W10")
         #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 82)
         #expect(info["dialect"] as? String == "v1")
-        let devices = try #require(try cli.json(["devices", "--json"]) as? [[String: Any]])
+        let devices = try #require(try await cli.json(["devices", "--json"]) as? [[String: Any]])
         #expect(devices.map { $0["id"] as? String } == ["00:00:5E:00:53:01"])
         #expect(devices.map { $0["dialect"] as? String } == ["v1"])
         // The same simulated watch spoken to through its standard services alone.
-        let band = try #require(try cli.json(["info", "--json", "--simulate", "--dialect", "standard"]) as? [String: Any])
+        let band = try #require(try await cli.json(["info", "--json", "--simulate", "--dialect", "standard"]) as? [String: Any])
         #expect(band["dialect"] as? String == "standard")
         #expect(band["services"] as? [String] == ["device-information", "battery", "current-time", "heart-rate"])
         #expect(band["model"] as? String == "TS-Sim W10")
     }
 
-    @Test func sleepSyncStoresAWeekThenResumes() throws {
+    @Test func sleepSyncStoresAWeekThenResumes() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let first = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        let first = try #require(try await cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
         let fetched = try #require(first["fetched"] as? Int)
         #expect(fetched > 100)
         #expect(first["stored"] as? Int == fetched)
-        let second = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        let second = try #require(try await cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
         #expect(second["stored"] as? Int == 0)
         let database = cli.home.appendingPathComponent("tsgateway/tsgateway.sqlite").path
         let mode = try FileManager.default.attributesOfItem(atPath: database)[.posixPermissions] as? Int
@@ -281,7 +281,7 @@ import Testing
     @Test func showJSONHasTheDocumentedShape() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         #expect(try await cli.runDetached(["sleep", "sync", "--since", "3d", "--simulate"]).status == 0)
-        let object = try #require(try cli.json(["sleep", "show", "--last", "3d", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["sleep", "show", "--last", "3d", "--json", "--simulate"]) as? [String: Any])
         #expect(Set(object.keys) == ["watch", "timeZone", "rule", "days"])
         #expect(object["rule"] as? Int == 1)
         let day = try #require((object["days"] as? [[String: Any]])?.first)
@@ -305,7 +305,7 @@ import Testing
         #expect(badAge.status == 64)
         #expect(badAge.stderr.contains(#"--last "forever" is not an age"#))
         // JSON output of an empty range is an empty list, not an error (scripts can test "days").
-        let emptyJSON = try #require(try cli.json(["sleep", "show", "--json", "--simulate"]) as? [String: Any])
+        let emptyJSON = try #require(try await cli.json(["sleep", "show", "--json", "--simulate"]) as? [String: Any])
         #expect((emptyJSON["days"] as? [Any])?.isEmpty == true)
     }
 }
@@ -313,9 +313,9 @@ import Testing
 @Suite struct CLISleepExportTests {
     @Test func exportsInEveryFormatAgreeWithTheStore() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let synced = try #require(try cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
+        let synced = try #require(try await cli.json(["sleep", "sync", "--since", "7d", "--json", "--simulate"]) as? [String: Any])
         let stored = try #require(synced["stored"] as? Int)
-        let json = try #require(try cli.json(["sleep", "export", "--format", "json", "--last", "8d", "--simulate"]) as? [String: Any])
+        let json = try #require(try await cli.json(["sleep", "export", "--format", "json", "--last", "8d", "--simulate"]) as? [String: Any])
         let records = try #require(json["records"] as? [[String: Any]])
         #expect(records.count == stored)
         #expect(Set(records[0].keys) == ["stage", "start", "duration"])
@@ -333,7 +333,7 @@ import Testing
         #expect(again.stderr.contains("exists; add --force to overwrite it"))
         #expect(try await cli.runDetached(["sleep", "export", "--format", "csv", "--out", file.path, "--force", "--simulate"]).status == 0)
 
-        let health = try #require(try cli.json(["sleep", "export", "--format", "healthkit", "--last", "8d", "--simulate"]) as? [String: Any])
+        let health = try #require(try await cli.json(["sleep", "export", "--format", "healthkit", "--last", "8d", "--simulate"]) as? [String: Any])
         let values = Set((health["samples"] as? [[String: Any]] ?? []).compactMap { $0["value"] as? String })
         #expect(values.isSuperset(of: ["in_bed", "core", "deep", "rem"]))
         #expect(values.isSubset(of: ["in_bed", "awake", "core", "deep", "rem"]))

@@ -1,12 +1,15 @@
 import Foundation
+import TSModels
+import TSSimulator
+import TSStore
 import TSTestSupport
 import Testing
 
 /// The CLI with the simulated TopStep watch speaking NPK (`--simulate --dialect npk`).
 @Suite struct NpkCLITests {
-    @Test func infoDescribesTheSimulatedNpkWatch() throws {
+    @Test func infoDescribesTheSimulatedNpkWatch() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let info = try #require(try cli.json(["info", "--json", "--simulate", "--dialect", "npk"]) as? [String: Any])
+        let info = try #require(try await cli.json(["info", "--json", "--simulate", "--dialect", "npk"]) as? [String: Any])
         #expect(info["dialect"] as? String == "npk")
         #expect(info["model"] as? String == "NPK Simulator")
         #expect(info["firmware"] as? String == "1.0.0-sim")
@@ -14,11 +17,80 @@ import Testing
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 76)
     }
 
-    @Test func alarmsGetListsTheWatchsAlarmWithoutSnooze() throws {
+    @Test func alarmsGetListsTheWatchsAlarmWithoutSnooze() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let result = try cli.run(["alarms", "get", "--simulate", "--dialect", "npk"])
+        let result = try await cli.runDetached(["alarms", "get", "--simulate", "--dialect", "npk"])
         #expect(result.status == 0, "stderr \(result.stderr)")
         #expect(result.stdout.contains("06:45"))
         #expect(result.stdout.contains("Work"))
+    }
+}
+
+/// `sleep sync` with the simulated NPK watch brings the heart rate it measured on its own.
+@Suite struct NpkHeartRateCLITests {
+    static let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-21T08:00:00Z"]
+    static let zone = TimeZone(identifier: "Europe/Berlin")!
+
+    /// The readings the simulated watch holds (the CLI's seed, 90 days, Berlin) in [from, to).
+    static func truth(from: Int64, to: Int64) -> [HeartRateSample] {
+        let now = Date(timeIntervalSince1970: 1_795_248_000)
+        let records = SleepDataGenerator(seed: 20_251_119, timeZone: zone).records(days: 90, lastMorning: now, notAfter: now)
+        let end = Int64(now.timeIntervalSince1970)
+        return HeartRateHistoryGenerator(seed: 20_251_119).samples(start: end - 90 * 86_400, end: end, records: records)
+            .filter { (from..<to).contains(Int64($0.time.timeIntervalSince1970)) }
+    }
+
+    @Test func sleepSyncStoresTheWatchsHeartRateAndTheNightShowsIt() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        // 2026-11-18 00:00 to 2026-11-21 00:00 in Berlin.
+        let from: Int64 = 1_795_215_600 - 3 * 86_400, to: Int64 = 1_795_215_600
+        let truth = Self.truth(from: from, to: to)
+        #expect(truth.count > 3 * 270)
+        let sync = ["sleep", "sync", "--from", "2026-11-18", "--to", "2026-11-20", "--json", "--simulate", "--dialect", "npk"]
+        let first = try #require(try await cli.json(sync, environment: Self.pinned) as? [String: Any])
+        #expect(first["heartRateFetched"] as? Int == truth.count, "\(first)")
+        #expect(first["heartRateStored"] as? Int == truth.count, "\(first)")
+        let store = try GatewayStore(path: HeartRateCLITests.defaultDatabase(cli))
+        #expect(try await store.heartRate(watch: "00:00:5E:00:53:01") == truth, "stored as the watch measured them")
+
+        let again = try #require(try await cli.json(sync, environment: Self.pinned) as? [String: Any])
+        #expect(again["heartRateFetched"] as? Int == truth.count)
+        #expect(again["heartRateStored"] as? Int == 0)
+        let text = try await cli.runDetached(sync.filter { $0 != "--json" }, environment: Self.pinned)
+        #expect(text.stdout.contains("\(truth.count) heart-rate samples from the watch's history (0 new)"), "\(text.summary)")
+
+        let show = ["sleep", "show", "--date", "2026-11-20", "--no-chart", "--json", "--simulate", "--tz", "Europe/Berlin"]
+        let report = try #require(try await cli.json(show, environment: Self.pinned) as? [String: Any])
+        let night = try #require(((report["days"] as? [[String: Any]])?.first?["nightSleeps"] as? [[String: Any]])?.first)
+        let summary = try #require(night["summary"] as? [String: Any])
+        let start = try #require(summary["start"] as? Int), end = try #require(summary["end"] as? Int)
+        let expected = try #require(HeartRateSummary(truth.filter { (Int64(start)..<Int64(end)).contains(Int64($0.time.timeIntervalSince1970)) }))
+        let heartRate = try #require(night["heartRate"] as? [String: Any], "\(night)")
+        #expect(heartRate["minimum"] as? Int == expected.minimum && heartRate["maximum"] as? Int == expected.maximum
+                && heartRate["average"] as? Double == expected.average && heartRate["samples"] as? Int == expected.samples, "\(heartRate)")
+    }
+}
+
+/// Pairing an NPK watch: what the CLI says when the wearer does not confirm, and bad pairing input.
+@Suite struct NpkPairingCLITests {
+    @Test(arguments: [("decline", Int32(77), "the wearer declined the pairing on the watch; pair again and accept it there"),
+                      ("ignore", 75, "nobody confirmed the pairing on the watch in time; pair again and confirm it on the watch"),
+                      ("shrug", 64, "TSGATEWAY_SIMULATOR_NPK_WEARER=shrug is not what the simulated wearer can do; use confirm, decline, ignore")])
+    func aBindTheWearerDoesNotConfirmSaysWhatToDo(wearer: String, status: Int32, message: String) async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        // The simulated watch is bound to nobody: its login is refused and the gateway binds.
+        let result = try await cli.runDetached(["info", "--simulate", "--dialect", "npk"], environment: ["TSGATEWAY_SIMULATOR_NPK_WEARER": wearer])
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test(arguments: [(["pair", "AA:BB:CC:DD:EE:09", "--auth-code", "123456"], "--auth-code is for a TopStep NPK watch; add --dialect npk"),
+                      (["pair", "AA:BB:CC:DD:EE:09", "--dialect", "npk", "--auth-code", "12 34"], "--auth-code: the auth code holds a space"),
+                      (["pair", "AA:BB:CC:DD:EE:09", "--dialect", "npk", "--auth-code", ""], "--auth-code: the auth code is empty")])
+    func badPairingInputIsAUsageError(arguments: [String], message: String) async throws {
+        let result = try await CLI.runOnceDetached(arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 }

@@ -32,7 +32,7 @@ import TSTestSupport
         var nights: [String] = []
         for day in 14...20 {
             let date = "2026-11-\(day)"
-            let json = try #require(try cli.json(["sleep", "show", "--date", date, "--json", "--tz", "Europe/Berlin", "--simulate"]) as? [String: Any])
+            let json = try #require(try await cli.json(["sleep", "show", "--date", date, "--json", "--tz", "Europe/Berlin", "--simulate"]) as? [String: Any])
             let days = try #require(json["days"] as? [[String: Any]])
             if days.contains(where: { !(($0["nightSleeps"] as? [Any]) ?? []).isEmpty }) { nights.insert(date, at: 0) }
         }

@@ -23,7 +23,7 @@ import Testing
             1     09:30  Sat, Sun  yes  no      –
 
             """)
-        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
         let alarms = try #require(object["alarms"] as? [[String: Any]])
         #expect(alarms.first?["smart"] as? Int == 30)
         #expect(alarms.last?.keys.contains("smart") == false, "left out when off")
@@ -34,7 +34,7 @@ import Testing
         let file = cli.home.appendingPathComponent("alarms.json")
         try Data(#"[{"time": "06:30", "smart": 45}, {"time": "08:00", "smart": 0}]"#.utf8).write(to: file)
         #expect(try await cli.runDetached(["alarms", "set", "--file", file.path, "--simulate"]).stdout == "set 2 alarms\n")
-        let object = try #require(try cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
+        let object = try #require(try await cli.json(["alarms", "get", "--json", "--simulate"]) as? [String: Any])
         #expect((object["alarms"] as? [[String: Any]])?.map { $0["smart"] as? Int } == [45, nil])
     }
 
@@ -59,7 +59,7 @@ import Testing
 
         let info = try await cli.runDetached(["info", "--simulate"], environment: Self.version1)
         #expect(Self.row("smart wake", in: info.stdout) == "no (protocol v1 without the v1.1 alarm extensions)", "\(info.stdout)")
-        let json = try #require(try cli.json(["info", "--json", "--simulate"], environment: Self.version1) as? [String: Any])
+        let json = try #require(try await cli.json(["info", "--json", "--simulate"], environment: Self.version1) as? [String: Any])
         let capabilities = try #require(json["capabilities"] as? [String: Any])
         #expect(capabilities["maxSmartWindow"] as? Int == 0)
         #expect(capabilities["supportsRing"] as? Bool == false)
@@ -69,7 +69,7 @@ import Testing
         let cli = try CLI(); defer { cli.cleanUp() }
         let info = try await cli.runDetached(["info", "--simulate"])
         #expect(Self.row("smart wake", in: info.stdout) == "windows up to 60 min (`alarms set --smart`), rings on command, reports rings", "\(info.stdout)")
-        let json = try #require(try cli.json(["info", "--json", "--simulate"]) as? [String: Any])
+        let json = try #require(try await cli.json(["info", "--json", "--simulate"]) as? [String: Any])
         let capabilities = try #require(json["capabilities"] as? [String: Any])
         #expect(capabilities["maxSmartWindow"] as? Int == 60)
         #expect(capabilities["reportsAlarmAlerts"] as? Bool == true)

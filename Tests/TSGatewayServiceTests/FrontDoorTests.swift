@@ -57,7 +57,11 @@ struct FrontDoorTests {
             }
             var ownObject = try Self.object(own.stdout), servedObject = try Self.object(served.stdout)
             for key in ignoring { ownObject[key] = nil; servedObject[key] = nil }
-            #expect(NSDictionary(dictionary: ownObject).isEqual(to: servedObject), "\(arguments):\nown \(own.stdout)\nserved \(served.stdout)")
+            // Compared as canonical JSON: Foundation's NSNumber equality tells a JSON `true` read twice apart.
+            func canonical(_ object: [String: Any]) throws -> String {
+                String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+            }
+            #expect(try canonical(ownObject) == canonical(servedObject), "\(arguments):\nown \(own.stdout)\nserved \(served.stdout)")
         }
         await daemon.cleanUp()
     }

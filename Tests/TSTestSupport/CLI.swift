@@ -34,16 +34,9 @@ public struct CLI: Sendable {
         return environment.merging(extra) { $1 }
     }
 
-    /// Runs `tsgateway` with `arguments` to its end.
-    @discardableResult
-    public func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
-                    interruption: ChildProcess.Interruption? = nil, timeout: Duration = .seconds(120)) throws -> Result {
-        try ChildProcess.run(try Self.requireBinary(), arguments: arguments, stdin: Data((stdin ?? "").utf8), environment: environment(extra),
-                             currentDirectory: home, interruption: interruption, timeout: timeout)
-    }
-
-    /// The same without blocking a concurrency thread: for tests whose in-process fakes (a fake
-    /// bluetoothd on a private bus) must keep answering while the child waits for them.
+    /// Runs `tsgateway` with `arguments` to its end, without holding a concurrency thread while
+    /// it waits: on two cores a blocked cooperative thread stalls every other test, and an
+    /// in-process fake (a bluetoothd on a private bus) must keep answering the child.
     @discardableResult
     public func runDetached(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
                             interruption: ChildProcess.Interruption? = nil, timeout: Duration = .seconds(120)) async throws -> Result {
@@ -52,13 +45,6 @@ public struct CLI: Sendable {
     }
 
     /// Runs once in a fresh directory, removed afterwards.
-    public static func runOnce(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
-        let cli = try CLI()
-        defer { cli.cleanUp() }
-        return try cli.run(arguments, environment: extra)
-    }
-
-    /// The same without blocking a concurrency thread.
     public static func runOnceDetached(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -3,6 +3,7 @@ import Logging
 import TSBlueZ
 import TSDevice
 import TSModels
+import TSNpkSimulator
 import TSSimulator
 import TSStore
 import TSWatchService
@@ -36,6 +37,7 @@ struct DeviceSession {
         simulated.alarms = memory.alarms
         simulated.monitors = memory.monitors
         simulated.protocolVersion = try simulatorProtocol()
+        simulated.npkWearer = try simulatedNpkWearer()
         let opened: OpenedWatch
         do { opened = try WatchOpener.open(.simulated(simulated), dialect: options.dialect) } catch { throw CLIFailure.from(error) }
         logger.info("simulated watch: \(opened.simulatedRecords) records over \(simulatedHistoryDays) days, state in \(path)")
@@ -152,6 +154,16 @@ func simulatorProtocol(environment: [String: String] = ProcessInfo.processInfo.e
         throw CLIFailure("TSGATEWAY_SIMULATOR_PROTOCOL=\(text) is not a protocol the simulated watch speaks; use \(SimulatedProtocol.choices)", status: .usage)
     }
     return chosen
+}
+
+/// What the wearer of the simulated NPK watch does when asked to confirm a bind: confirm, unless
+/// TSGATEWAY_SIMULATOR_NPK_WEARER says decline or ignore.
+func simulatedNpkWearer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SimulatedWearer {
+    guard let text = environment["TSGATEWAY_SIMULATOR_NPK_WEARER"], !text.isEmpty else { return .confirm }
+    guard let wearer = SimulatedWearer(rawValue: text) else {
+        throw CLIFailure("TSGATEWAY_SIMULATOR_NPK_WEARER=\(text) is not what the simulated wearer can do; use \(SimulatedWearer.choices)", status: .usage)
+    }
+    return wearer
 }
 
 /// What the simulated watch keeps between runs. Its sleep history is regenerated from the seed.
