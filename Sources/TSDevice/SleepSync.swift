@@ -28,6 +28,9 @@ public struct SleepSyncReport: Sendable, Hashable {
     /// (`WatchCapabilities.heartRateHistory`).
     public var heartRateFetched = 0
     public var heartRateStored = 0
+    /// Why the heart-rate history could not be had, when the watch refused it (the sleep records
+    /// were synced all the same).
+    public var heartRateError: String?
 }
 
 /// Syncs raw sleep records of one watch, in any dialect, into the store, resuming after a
@@ -71,7 +74,12 @@ public struct SleepSync: Sendable {
         while true {
             do {
                 if !heartRateDone {
-                    try await transferHeartRateHistory(from: &heartRateFrom, to: to, report: &report)
+                    do {
+                        try await transferHeartRateHistory(from: &heartRateFrom, to: to, report: &report)
+                    } catch where !(error is CancellationError) && (error as? WatchError)?.isRecoverable != true {
+                        // A watch that refuses its heart-rate history still hands over its sleep.
+                        report.heartRateError = String(describing: error)
+                    }
                     heartRateDone = true
                 }
                 try await transferAndCommit(from: from, to: to, report: &report, earliestQuery: &earliestQuery)

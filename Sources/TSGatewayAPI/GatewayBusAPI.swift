@@ -220,12 +220,14 @@ public enum GatewayBusAPI {
     }
 
     /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued`,
-    /// `HeartRateFetched`, `HeartRateStored` (u).
+    /// `HeartRateFetched`, `HeartRateStored` (u), and `HeartRateError` (s) when the watch refused its heart-rate history.
     public static func dictionary(_ result: SyncResult) -> DBusProperties {
         let counts: [SyncSleepResultKey: Int] = [.fetched: result.fetched, .stored: result.stored, .deletedOnWatch: result.deletedOnWatch,
                                                  .reconnects: result.reconnects, .enqueued: result.enqueued,
                                                  .heartRateFetched: result.heartRateFetched, .heartRateStored: result.heartRateStored]
-        return Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, DBusValue.uint32(UInt32(clamping: $0.value))) })
+        var values = Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, DBusValue.uint32(UInt32(clamping: $0.value))) })
+        values[SyncSleepResultKey.heartRateError.rawValue] = result.heartRateError.map(DBusValue.string)
+        return values
     }
 
     public static func syncResult(_ values: DBusProperties) -> SyncResult? {
@@ -233,7 +235,8 @@ public enum GatewayBusAPI {
         guard let fetched = count(.fetched), let stored = count(.stored), let deleted = count(.deletedOnWatch),
               let reconnects = count(.reconnects) else { return nil }
         return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0,
-                          heartRateFetched: count(.heartRateFetched) ?? 0, heartRateStored: count(.heartRateStored) ?? 0)
+                          heartRateFetched: count(.heartRateFetched) ?? 0, heartRateStored: count(.heartRateStored) ?? 0,
+                          heartRateError: values[SyncSleepResultKey.heartRateError.rawValue]?.stringValue)
     }
 
     /// DailySleep's options: `TimeZone` (s, an IANA name), `Rule` (y, 0–3); each may be left out.

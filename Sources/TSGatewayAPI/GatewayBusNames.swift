@@ -135,6 +135,7 @@ public enum SyncSleepResultKey: String, Sendable, CaseIterable {
     case enqueued = "Enqueued"
     case heartRateFetched = "HeartRateFetched"
     case heartRateStored = "HeartRateStored"
+    case heartRateError = "HeartRateError"
 }
 
 /// The options of Watch2.DailySleep.

@@ -66,9 +66,11 @@ public struct SyncResult: Sendable, Codable, Hashable {
     /// Heart-rate samples from the watch's own history: received, and not stored before.
     public var heartRateFetched: Int
     public var heartRateStored: Int
+    /// Why the watch's heart-rate history was not synced (the sleep records were); nil when it was or the watch keeps none.
+    public var heartRateError: String?
 
     public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, enqueued: Int = 0,
-                heartRateFetched: Int = 0, heartRateStored: Int = 0) {
+                heartRateFetched: Int = 0, heartRateStored: Int = 0, heartRateError: String? = nil) {
         self.fetched = fetched
         self.stored = stored
         self.deletedOnWatch = deletedOnWatch
@@ -76,12 +78,13 @@ public struct SyncResult: Sendable, Codable, Hashable {
         self.enqueued = enqueued
         self.heartRateFetched = heartRateFetched
         self.heartRateStored = heartRateStored
+        self.heartRateError = heartRateError
     }
 
     public init(_ report: SleepSyncReport) {
         self.init(fetched: report.fetched, stored: report.stored, deletedOnWatch: report.deletedOnWatch,
                   reconnects: report.reconnects, enqueued: report.enqueued,
-                  heartRateFetched: report.heartRateFetched, heartRateStored: report.heartRateStored)
+                  heartRateFetched: report.heartRateFetched, heartRateStored: report.heartRateStored, heartRateError: report.heartRateError)
     }
 }
 

@@ -63,6 +63,14 @@ import TSStore
         #expect(again.heartRateStored == 0, "a sample stored already is not stored twice")
         #expect(await watch.heartRateRequests.count == 2)
 
+        // A watch that refuses its history still hands over the records.
+        let refusing = DayListWatch(records: Self.records, heartRate: samples)
+        await refusing.refuseHeartRate(.protocolViolation("sync start answered 127"))
+        let refused = try await SleepSync(watch: refusing, store: store, watchId: "refusing").run(from: Self.start)
+        #expect(refused.stored == Self.records.count && refused.heartRateFetched == 0)
+        #expect(refused.heartRateError?.contains("127") == true)
+        #expect(refused.reconnects == 0, "a refusal is not retried")
+
         let withoutHistory = DayListWatch(records: Self.records)
         let report = try await SleepSync(watch: withoutHistory, store: store, watchId: "plain").run(from: Self.start)
         #expect(report.heartRateFetched == 0)
@@ -80,6 +88,8 @@ actor DayListWatch: WatchCentral {
     private(set) var acknowledgements = 0
     private(set) var requestedStarts: [Int64] = []
     private let heartRate: [HeartRateSample]?
+    /// The watch answers a heart-rate request with this (a refusal), not with samples.
+    var heartRateRefusal: WatchError?
     private(set) var heartRateRequests: [Range<Int64>] = []
     private let fanOut = EventFanOut<WatchEvent>(buffer: 4)
 
@@ -115,6 +125,8 @@ actor DayListWatch: WatchCentral {
         return SleepRecordTransfer(total: nil, parts: parts)
     }
 
+    func refuseHeartRate(_ error: WatchError) { heartRateRefusal = error }
+
     func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int {
         acknowledgements += 1
         return 0
@@ -122,6 +134,7 @@ actor DayListWatch: WatchCentral {
 
     func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error> {
         heartRateRequests.append(start..<(end ?? .max))
+        if let heartRateRefusal { throw heartRateRefusal }
         let wanted = (heartRate ?? []).filter { Int64($0.time.timeIntervalSince1970) >= start && Int64($0.time.timeIntervalSince1970) < (end ?? .max) }
         let days = Dictionary(grouping: wanted) { (Int64($0.time.timeIntervalSince1970) - DialectSleepSyncTests.start) / DialectSleepSyncTests.day }
         return AsyncThrowingStream { continuation in

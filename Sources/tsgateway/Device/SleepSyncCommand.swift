@@ -54,10 +54,11 @@ struct SleepSyncCommand: AsyncParsableCommand {
         progress.finish()
         let (watchId, result) = report
         if json {
-            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored: Int }
+            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored: Int; var heartRateError: String? }
             try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, fetched: result.fetched, stored: result.stored,
                                                  deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects, enqueued: result.enqueued,
-                                                 heartRateFetched: result.heartRateFetched, heartRateStored: result.heartRateStored))
+                                                 heartRateFetched: result.heartRateFetched, heartRateStored: result.heartRateStored,
+                                                 heartRateError: result.heartRateError))
         } else {
             var line = "synced \(result.fetched) record\(result.fetched == 1 ? "" : "s") (\(result.stored) new) since \(start.formatted(date: .abbreviated, time: .shortened))"
             if result.deletedOnWatch > 0 { line += "; the watch freed \(result.deletedOnWatch)" }
@@ -65,6 +66,7 @@ struct SleepSyncCommand: AsyncParsableCommand {
             if result.heartRateFetched > 0 {
                 line += "; \(result.heartRateFetched) heart-rate sample\(result.heartRateFetched == 1 ? "" : "s") from the watch's history (\(result.heartRateStored) new)"
             }
+            if let refused = result.heartRateError { line += "; the heart-rate history was not synced (\(refused))" }
             if result.enqueued > 0 { line += "; \(result.enqueued) night\(result.enqueued == 1 ? "" : "s") queued for upload" }
             print(line)
         }
