@@ -163,7 +163,7 @@ class Soak:
         self.broker = self.bus = self.daemon = self.events = self.replies = self.upload = None
         self.queue_at_end = self.stopped_in = self.died_at = None
         self.results = []          # (elapsed, action, watch, outcome, seconds, detail)
-        self.samples = []          # (elapsed, rss KiB, fds, threads)
+        self.samples = []          # (elapsed, rss KiB, fds, threads, RssAnon KiB, RssFile KiB)
         self.checks = []
         self.label_number = 0
         self.mqtt_sent = 0
@@ -261,16 +261,19 @@ class Soak:
     def sample(self):
         with open(f"{self.out}/samples.csv", "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["elapsed_s", "rss_kib", "fds", "threads"])
+            writer.writerow(["elapsed_s", "rss_kib", "fds", "threads", "rss_anon_kib", "rss_file_kib"])
             while self.daemon.poll() is None:
                 try:
                     status = open(f"/proc/{self.daemon.pid}/status").read()
                     rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
                     threads = int(re.search(r"Threads:\s+(\d+)", status).group(1))
+                    # The private heap (RssAnon) is what a leak grows; mapped files (RssFile) are libraries.
+                    anon = int(re.search(r"RssAnon:\s+(\d+)", status).group(1))
+                    mapped = int(re.search(r"RssFile:\s+(\d+)", status).group(1))
                     fds = len(os.listdir(f"/proc/{self.daemon.pid}/fd"))
                 except (OSError, AttributeError):
                     break
-                row = (round(time.monotonic() - self.began, 1), rss, fds, threads)
+                row = (round(time.monotonic() - self.began, 1), rss, fds, threads, anon, mapped)
                 self.samples.append(row)
                 writer.writerow(row)
                 f.flush()
@@ -430,7 +433,7 @@ class Soak:
     def summary_of_samples(self):
         if not self.samples:
             return "no samples yet"
-        _, rss, fds, threads = self.samples[-1]
+        _, rss, fds, threads, _, _ = self.samples[-1]
         return f"RSS {rss / 1024:.1f} MiB, {fds} fds, {threads} threads"
 
     def settle(self):
@@ -674,7 +677,8 @@ class Soak:
         self.check("memory", rss_per_hour <= bound,
                    f"RSS {first[1] / 1024:.1f} MiB at start, {after[0][1] / 1024:.1f} after the {warm_up / 60:.0f}-minute warm-up, "
                    f"{last[1] / 1024:.1f} at the end, peak {peak / 1024:.1f}; growth after warm-up {rss_per_hour:+.1f} MiB/h "
-                   f"(bound {bound:.1f} MiB/h over {hours * 60:.0f} minutes)")
+                   f"(bound {bound:.1f} MiB/h over {hours * 60:.0f} minutes); of it RssAnon {slope(4) / 1024:+.1f} MiB/h, "
+                   f"RssFile {slope(5) / 1024:+.1f} MiB/h")
         fds, threads = [s[2] for s in self.samples], [s[3] for s in self.samples]
         warm_fds = max(s[2] for s in self.samples if s[0] < warm_up) if any(s[0] < warm_up for s in self.samples) else fds[0]
         self.check("fds and threads", max(s[2] for s in after) <= warm_fds + 8,

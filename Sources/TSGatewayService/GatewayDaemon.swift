@@ -77,6 +77,7 @@ public final class GatewayDaemon: Service {
                 group.addTask { await nudges.run() }
                 let retention = self.configuration.heartRateRetention, logger = self.logger
                 group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, logger: logger) }
+                group.addTask { await DaemonHeap.trimPeriodically() }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
                 if let reports, let reportEvents { group.addTask { await reports.run(events: reportEvents) } }

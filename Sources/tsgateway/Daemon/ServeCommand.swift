@@ -67,6 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             return
         }
+        // Before the daemon's threads start allocating; each thread's arena is made on its first allocation.
+        DaemonHeap.limitArenas()
         let logger = Logging.logger("tsgateway.serve", verbose: verbose, quiet: .notice)
         let daemon = GatewayDaemon(configuration: configuration, logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
