@@ -21,7 +21,7 @@ private final class Seen: Sendable {
     }
 }
 
-private func eventually(_ timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
+private func eventually(_ timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
