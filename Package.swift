@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.

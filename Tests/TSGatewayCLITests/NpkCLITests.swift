@@ -21,4 +21,23 @@ import Testing
         #expect(result.stdout.contains("06:45"))
         #expect(result.stdout.contains("Work"))
     }
+
+    @Test func simulateTellsABadNpkFaultOrOptionBeforeTouchingBluetooth() throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let bogus = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "melt-day:3"])
+        #expect(bogus.status == 64)
+        #expect(bogus.stderr.contains("\"melt-day\" is not a fault; use corrupt-day, drop-day or lose-link-after-days"), "stderr \(bogus.stderr)")
+        let noCount = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "corrupt-day"])
+        #expect(noCount.status == 64)
+        #expect(noCount.stderr.contains("KIND:N"), "stderr \(noCount.stderr)")
+        let v1Option = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "npk", "--live-stage-interval", "5"])
+        #expect(v1Option.status == 64)
+        #expect(v1Option.stderr.contains("are for protocol v1"), "stderr \(v1Option.stderr)")
+        let npkOption = try cli.run(["simulate", "--adapter", "hci1", "--sleep-fault", "drop-day:1"])
+        #expect(npkOption.status == 64)
+        #expect(npkOption.stderr.contains("are for --dialect npk"), "stderr \(npkOption.stderr)")
+        let standard = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "standard"])
+        #expect(standard.status == 64)
+        #expect(standard.stderr.contains("--dialect must be v1 or npk"), "stderr \(standard.stderr)")
+    }
 }
