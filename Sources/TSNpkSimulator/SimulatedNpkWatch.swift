@@ -34,6 +34,11 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         case corruptDay(Int)
         /// The list frame of this day never goes out.
         case dropDay(Int)
+        /// The day with this index goes out after the next one, as bluetoothd's EATT bearers
+        /// can deliver them.
+        case swapDays(Int)
+        /// The end of the sync (05/22) goes out before the last day.
+        case endBeforeLastDay
         /// After this many days the watch loses the link (its owner's `onLinkLoss` cuts it) and
         /// sends nothing more of the sync.
         case loseLinkAfterDays(Int)
@@ -294,6 +299,7 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         let connection = statistics.connections
         syncGeneration += 1
         let generation = syncGeneration
+        var overtaken: [UInt8]?
         for (index, day) in days.enumerated() {
             // The link this sync answers is gone (lost mid-stream), or the central asked again: stop, as a watch would.
             guard link != nil, statistics.connections == connection, syncGeneration == generation else { return }
@@ -319,15 +325,29 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
             switch fault {
             case .dropDay(index): continue
             case .corruptDay(index): bytes[bytes.count - 1] ^= 0x5A
+            case .swapDays(index) where index + 1 < days.count:
+                overtaken = bytes
+                continue
+            case .endBeforeLastDay where index == days.count - 1:
+                await send(try Self.syncEnd(type: request.type, sequence: sequence))
             default: break
             }
             await sendBytes(bytes)
             statistics.sleepDaysSent += 1
+            if let held = overtaken {
+                overtaken = nil
+                await sendBytes(held)
+                statistics.sleepDaysSent += 1
+            }
         }
-        guard link != nil, statistics.connections == connection, syncGeneration == generation else { return }
+        guard link != nil, statistics.connections == connection, syncGeneration == generation, fault != .endBeforeLastDay else { return }
+        await send(try Self.syncEnd(type: request.type, sequence: sequence))
+    }
+
+    private static func syncEnd(type: Int32, sequence: UInt16) throws -> NpkFrame {
         var end = TSMetaSyncStopRequest()
-        end.type = request.type
-        await send(try NpkFrame(command: .syncEnd, sequence: sequence, message: end))
+        end.type = type
+        return try NpkFrame(command: .syncEnd, sequence: sequence, message: end)
     }
 
     private func notify(_ command: NpkCommand, _ message: any SwiftProtobuf.Message) async {

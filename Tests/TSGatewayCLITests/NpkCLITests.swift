@@ -26,7 +26,7 @@ import Testing
         let cli = try CLI(); defer { cli.cleanUp() }
         let bogus = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "melt-day:3"])
         #expect(bogus.status == 64)
-        #expect(bogus.stderr.contains("\"melt-day\" is not a fault; use corrupt-day, drop-day or lose-link-after-days"), "stderr \(bogus.stderr)")
+        #expect(bogus.stderr.contains("\"melt-day\" is not a fault; use corrupt-day, drop-day, swap-days or lose-link-after-days"), "stderr \(bogus.stderr)")
         let noCount = try cli.run(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "corrupt-day"])
         #expect(noCount.status == 64)
         #expect(noCount.stderr.contains("KIND:N"), "stderr \(noCount.stderr)")

@@ -13,7 +13,7 @@ import Testing
     /// The watch's side of one link: every chunk it sent, and the frames they make.
     final class Wire: Sendable {
         let chunks = Mutex<[[UInt8]]>([])
-        var send: @Sendable ([UInt8]) async -> Void { { [chunks] chunk in chunks.withLock { $0.append(chunk) } } }
+        var send: @Sendable ([UInt8]) async -> Void { { [self] chunk in self.chunks.withLock { $0.append(chunk) } } }
 
         func frames() -> [NpkFrame] {
             var reassembler = NpkReassembler()

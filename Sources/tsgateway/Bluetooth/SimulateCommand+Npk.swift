@@ -69,16 +69,17 @@ enum NpkSleepFaultChoice {
     static func parse(_ text: String) throws -> SimulatedNpkWatch.SleepFault {
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let count = Int(parts[1]), count >= 0 else {
-            throw ValidationError("--sleep-fault must be KIND:N with N 0 or more (corrupt-day:3, drop-day:0, lose-link-after-days:10); got \"\(text)\"")
+            throw ValidationError("--sleep-fault must be KIND:N with N 0 or more (corrupt-day:3, drop-day:0, swap-days:4, lose-link-after-days:10); got \"\(text)\"")
         }
         switch parts[0] {
         case "corrupt-day": return .corruptDay(count)
         case "drop-day": return .dropDay(count)
+        case "swap-days": return .swapDays(count)
         case "lose-link-after-days":
             guard count >= 1 else { throw ValidationError("--sleep-fault lose-link-after-days needs 1 or more days; got \(count)") }
             return .loseLinkAfterDays(count)
         default:
-            throw ValidationError("--sleep-fault \"\(parts[0])\" is not a fault; use corrupt-day, drop-day or lose-link-after-days")
+            throw ValidationError("--sleep-fault \"\(parts[0])\" is not a fault; use corrupt-day, drop-day, swap-days or lose-link-after-days")
         }
     }
 }

@@ -51,7 +51,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var advertiseService: String?
     @Option(help: ArgumentHelp("The dialect the watch speaks: \(Dialect.protocolV1) or \(Dialect.npk).", valueName: "dialect"), transform: DialectChoice.parse)
     var dialect: Dialect = .protocolV1
-    @Option(help: ArgumentHelp("NPK fault injection, once per sleep sync in the order given: corrupt-day:N, drop-day:N (the day with index N from 0), lose-link-after-days:N.", valueName: "fault"),
+    @Option(help: ArgumentHelp("NPK fault injection, once per sleep sync in the order given: corrupt-day:N, drop-day:N, swap-days:N (day N, from 0, after day N+1), lose-link-after-days:N.", valueName: "fault"),
             transform: NpkSleepFaultChoice.parse)
     var sleepFault: [SimulatedNpkWatch.SleepFault] = []
     @Option(help: ArgumentHelp("NPK: how long the watch's notifications are, \(NpkNotificationChunking.allCases.map(\.rawValue).joined(separator: " or ")) of the ATT MTU BlueZ reports.", valueName: "size"))
