@@ -65,8 +65,8 @@ let package = Package(
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
-        // The simulated watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSBlueZ"]),
+        // The simulated watches (protocol v1, NPK) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.

@@ -12,6 +12,25 @@ struct SleepSink {
     var assembler = NpkListAssembler()
     var continuation: AsyncThrowingStream<[SleepItem], any Error>.Continuation
     var lastFrame: ContinuousClock.Instant = .now
+    /// Days that came ahead of their turn, by index: bluetoothd spreads notifications over its
+    /// EATT bearers and they can overtake one another (protocol-spec/topstep-npk.md section 4).
+    var early: [UInt32: NpkFrame] = [:]
+    /// 05/22 came while days were still missing; they may yet arrive.
+    var endSeen = false
+
+    /// More days ahead of their turn than this and the list is taken as broken.
+    static let maxEarlyDays = 64
+    /// How long after 05/22 the missing days of a reordered list may still come.
+    static let endGrace: Duration = .seconds(1)
+
+    var isIncomplete: Bool { !early.isEmpty || (assembler.total != nil && !assembler.isComplete) }
+
+    /// The index of a list frame of this sync that is ahead of the next one the list needs.
+    func earlyIndex(of frame: NpkFrame) -> UInt32? {
+        guard frame.flags.contains(.list), early.count < Self.maxEarlyDays, sequence == nil || frame.sequence == sequence,
+              let position = try? NpkListPosition.split(frame.payload).0, position.index > UInt32(assembler.elements.count) else { return nil }
+        return position.index
+    }
 }
 
 /// Sleep sync by range: 05/21 type 5, list frames 05/05 (one day each), 05/22. NPK takes no
@@ -56,34 +75,65 @@ extension NpkWatch {
         if sleepSink?.id == id { sleepSink = nil }
     }
 
+    /// A day of the list: taken when it is the next one (with the early ones it lets through),
+    /// kept aside when it overtook days before it.
     func sleepFrame(_ frame: NpkFrame) {
         guard var sink = sleepSink, !retiredSyncSequences.contains(frame.sequence) else {
             staleSyncFramesSeen()
             return
         }
-        do {
-            let (_, element) = try sink.assembler.add(frame)
-            let day = NpkSleep.records(from: try NpkMessage.parseSleepDay(element))
-            rejectedSleepItems += day.rejected.count
-            sink.lastFrame = .now
+        sink.lastFrame = .now
+        if let index = sink.earlyIndex(of: frame) {
+            sink.early[index] = frame
             sleepSink = sink
-            let kept = day.items.filter { sink.range.contains($0.start) }.sorted { $0.start < $1.start }
-            if !kept.isEmpty { sink.continuation.yield(kept) }
+            return
+        }
+        do {
+            try takeSleepDay(frame, into: &sink)
+            while let next = sink.early.removeValue(forKey: UInt32(sink.assembler.elements.count)) { try takeSleepDay(next, into: &sink) }
+            sleepSink = sink
+            if sink.endSeen, !sink.isIncomplete { finishSleepSink() }
         } catch {
+            sleepSink = sink
             failSleepTransfer(WatchError.transferAbandoned("\(error); syncing again asks for the days anew"))
         }
     }
 
+    private func takeSleepDay(_ frame: NpkFrame, into sink: inout SleepSink) throws {
+        let (_, element) = try sink.assembler.add(frame)
+        let day = NpkSleep.records(from: try NpkMessage.parseSleepDay(element))
+        rejectedSleepItems += day.rejected.count
+        let kept = day.items.filter { sink.range.contains($0.start) }.sorted { $0.start < $1.start }
+        if !kept.isEmpty { sink.continuation.yield(kept) }
+    }
+
+    /// 05/22: the transfer is over once every day is in; days it overtook get `endGrace` to come.
     func sleepTransferEnded(_ frame: NpkFrame) {
-        guard let sink = sleepSink, !retiredSyncSequences.contains(frame.sequence) else {
+        guard var sink = sleepSink, !retiredSyncSequences.contains(frame.sequence) else {
             staleSyncFramesSeen()
             return
         }
-        if sink.assembler.total != nil, !sink.assembler.isComplete {
-            let error = NpkError(.listIncomplete, "the sync ended after \(sink.assembler.elements.count) of \(sink.assembler.total ?? 0) days")
-            failSleepTransfer(WatchError.transferAbandoned("\(error); syncing again asks for the days anew"))
+        guard sink.isIncomplete else {
+            finishSleepSink()
             return
         }
+        sink.endSeen = true
+        sleepSink = sink
+        let id = sink.id
+        Task { [weak self] in
+            try? await Task.sleep(for: SleepSink.endGrace)
+            await self?.endGraceOver(id)
+        }
+    }
+
+    private func endGraceOver(_ id: Int) {
+        guard let sink = sleepSink, sink.id == id, sink.isIncomplete else { return }
+        let error = NpkError(.listIncomplete, "the sync ended after \(sink.assembler.elements.count) of \(sink.assembler.total ?? 0) days")
+        failSleepTransfer(WatchError.transferAbandoned("\(error); syncing again asks for the days anew"))
+    }
+
+    private func finishSleepSink() {
+        guard let sink = sleepSink else { return }
         sleepSink = nil
         sink.continuation.finish()
     }

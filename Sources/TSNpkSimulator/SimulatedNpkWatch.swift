@@ -34,6 +34,14 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         case corruptDay(Int)
         /// The list frame of this day never goes out.
         case dropDay(Int)
+        /// The day with this index goes out after the next one, as bluetoothd's EATT bearers
+        /// can deliver them.
+        case swapDays(Int)
+        /// The end of the sync (05/22) goes out before the last day.
+        case endBeforeLastDay
+        /// After this many days the watch loses the link (its owner's `onLinkLoss` cuts it) and
+        /// sends nothing more of the sync.
+        case loseLinkAfterDays(Int)
     }
 
     public struct Statistics: Sendable, Hashable {
@@ -44,6 +52,10 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         public var retransmissionsReceived = 0
         public var sleepSyncs = 0
         public var heartRateSyncs = 0
+        /// List frames of sleep days sent (a dropped one is not sent).
+        public var sleepDaysSent = 0
+        /// Links lost by a `loseLinkAfterDays` fault.
+        public var linksLost = 0
         public var binds = 0
         public var logins = 0
     }
@@ -63,10 +75,17 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     public private(set) var clock: TSMetaTimeModel?
     public private(set) var statistics = Statistics()
     private var monitors: [MonitorType: NpkMonitorSettings]
-    private var sleepFault: SleepFault?
+    /// The faults of the next sleep syncs, one per sync, first first.
+    private var sleepFaults: [SleepFault] = []
     private var answerCorruption = false
     var heartRateFault: HeartRateFault?
     private var link: Link?
+    /// Counts sync starts: a sync still streaming stops when a newer one begins.
+    private var syncGeneration = 0
+    /// One frame's chunks go out together: a frame never interleaves with another.
+    private var sending = false
+    private var sendQueue: [CheckedContinuation<Void, Never>] = []
+    private var linkLoss: (@Sendable () async -> Void)?
 
     private struct Link {
         var mtu: ATTMTU
@@ -108,7 +127,31 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         await notify(.batteryChanged, Self.batteryModel(status))
     }
 
-    public func injectSleepFault(_ fault: SleepFault?) { sleepFault = fault }
+    /// What the watch moves when the wearer "edits on the wrist" in demos and tests: sets a
+    /// 07:00 alarm when there is none, otherwise the first alarm 5 minutes later (within its hour).
+    public func nudgeFirstAlarmOnWrist() async {
+        var edited = alarms
+        if edited.isEmpty {
+            edited = [Alarm(slot: 0, label: "Set on the watch", hour: 7, minute: 0)]
+        } else {
+            edited[0].setTime(hour: Int(edited[0].hour), minute: (Int(edited[0].minute) + 5) % 60)
+        }
+        await editOnWrist(edited)
+    }
+
+    /// The fault of the next sleep sync (nil: none), replacing any queued.
+    public func injectSleepFault(_ fault: SleepFault?) { sleepFaults = fault.map { [$0] } ?? [] }
+
+    /// Faults for the next sleep syncs, one each, in this order.
+    public func queueSleepFaults(_ faults: [SleepFault]) { sleepFaults += faults }
+
+    /// Cuts the link when a `loseLinkAfterDays` fault fires (over BlueZ: a disconnect); without
+    /// it the watch only stops streaming.
+    public func onLinkLoss(_ handler: @escaping @Sendable () async -> Void) { linkLoss = handler }
+
+    /// The link's ATT MTU as the watch learned it (BlueZ reports it with each write): chunks
+    /// of the watch's next frames follow it.
+    public func linkMTUChanged(_ mtu: ATTMTU) { link?.mtu = mtu }
 
     /// The next answer goes out with its last byte flipped (its CRC then fails at the central).
     public func corruptNextAnswer() { answerCorruption = true }
@@ -268,12 +311,22 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         response.result = days.isEmpty ? 1 : 0
         await send(try NpkFrame(command: .syncStart, flags: .response, sequence: sequence, message: response))
         guard !days.isEmpty else { return }
-        let fault = sleepFault
-        sleepFault = nil
+        let fault = sleepFaults.isEmpty ? nil : sleepFaults.removeFirst()
         let connection = statistics.connections
+        syncGeneration += 1
+        let generation = syncGeneration
+        var overtaken: [UInt8]?
         for (index, day) in days.enumerated() {
-            // The link this sync answers is gone (lost mid-stream): stop, as a watch would.
-            guard link != nil, statistics.connections == connection else { return }
+            // The link this sync answers is gone (lost mid-stream), or the central asked again: stop, as a watch would.
+            guard link != nil, statistics.connections == connection, syncGeneration == generation else { return }
+            if case let .loseLinkAfterDays(count) = fault, index == count {
+                statistics.linksLost += 1
+                if let linkLoss {
+                    link = nil
+                    await linkLoss()
+                }
+                return
+            }
             var element = TSMetaSleepDay()
             element.timestamp = try NpkTime.t2000(fromUnix: day.day)
             element.items = try day.items.map { item in
@@ -288,13 +341,29 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
             switch fault {
             case .dropDay(index): continue
             case .corruptDay(index): bytes[bytes.count - 1] ^= 0x5A
+            case .swapDays(index) where index + 1 < days.count:
+                overtaken = bytes
+                continue
+            case .endBeforeLastDay where index == days.count - 1:
+                await send(try Self.syncEnd(type: request.type, sequence: sequence))
             default: break
             }
             await sendBytes(bytes)
+            statistics.sleepDaysSent += 1
+            if let held = overtaken {
+                overtaken = nil
+                await sendBytes(held)
+                statistics.sleepDaysSent += 1
+            }
         }
+        guard link != nil, statistics.connections == connection, syncGeneration == generation, fault != .endBeforeLastDay else { return }
+        await send(try Self.syncEnd(type: request.type, sequence: sequence))
+    }
+
+    private static func syncEnd(type: Int32, sequence: UInt16) throws -> NpkFrame {
         var end = TSMetaSyncStopRequest()
-        end.type = request.type
-        await send(try NpkFrame(command: .syncEnd, sequence: sequence, message: end))
+        end.type = type
+        return try NpkFrame(command: .syncEnd, sequence: sequence, message: end)
     }
 
     private func notify(_ command: NpkCommand, _ message: any SwiftProtobuf.Message) async {
@@ -310,9 +379,29 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
     }
 
     func sendBytes(_ bytes: [UInt8]) async {
+        guard link != nil else { return }
+        await acquireSendSlot()
+        defer { releaseSendSlot() }
+        // The link may have gone, or its MTU changed, while this frame waited for its turn.
         guard let link else { return }
         let size = configuration.chunkSize ?? NpkChunking.chunkSize(mtu: link.mtu.value)
         for chunk in NpkChunking.chunks(bytes, size: size) { await link.send(chunk) }
+    }
+
+    private func acquireSendSlot() async {
+        guard sending else {
+            sending = true
+            return
+        }
+        await withCheckedContinuation { sendQueue.append($0) }
+    }
+
+    private func releaseSendSlot() {
+        if sendQueue.isEmpty {
+            sending = false
+        } else {
+            sendQueue.removeFirst().resume()
+        }
     }
 
     private static func authRespond(_ result: NpkBindResult) -> TSMetaAuthRespond {

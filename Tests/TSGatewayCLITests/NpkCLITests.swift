@@ -24,6 +24,25 @@ import Testing
         #expect(result.stdout.contains("06:45"))
         #expect(result.stdout.contains("Work"))
     }
+
+    @Test func simulateTellsABadNpkFaultOrOptionBeforeTouchingBluetooth() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let bogus = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "melt-day:3"])
+        #expect(bogus.status == 64)
+        #expect(bogus.stderr.contains("\"melt-day\" is not a fault; use corrupt-day, drop-day, swap-days or lose-link-after-days"), "stderr \(bogus.stderr)")
+        let noCount = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "corrupt-day"])
+        #expect(noCount.status == 64)
+        #expect(noCount.stderr.contains("KIND:N"), "stderr \(noCount.stderr)")
+        let v1Option = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "npk", "--live-stage-interval", "5"])
+        #expect(v1Option.status == 64)
+        #expect(v1Option.stderr.contains("are for protocol v1"), "stderr \(v1Option.stderr)")
+        let npkOption = try await cli.runDetached(["simulate", "--adapter", "hci1", "--sleep-fault", "drop-day:1"])
+        #expect(npkOption.status == 64)
+        #expect(npkOption.stderr.contains("are for --dialect npk"), "stderr \(npkOption.stderr)")
+        let standard = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "standard"])
+        #expect(standard.status == 64)
+        #expect(standard.stderr.contains("--dialect must be v1 or npk"), "stderr \(standard.stderr)")
+    }
 }
 
 /// `sleep sync` with the simulated NPK watch brings the heart rate it measured on its own.

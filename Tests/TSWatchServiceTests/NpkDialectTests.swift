@@ -231,6 +231,26 @@ struct NpkRig {
         #expect(try await rig.stored() == rig.groundTruth)
     }
 
+    @Test func daysThatOvertakeOneAnotherAreTakenInTheirOrder() async throws {
+        let rig = try NpkRig(days: 7)
+        defer { Task { await rig.cleanUp() } }
+        await rig.simulator.injectSleepFault(.swapDays(3))
+        let report = try await rig.sync().run(from: rig.groundTruth.first!.start)
+        #expect(report.reconnects == 0, "day 4 before day 3 is no gap: the central waits for day 3")
+        #expect(await rig.simulator.statistics.sleepSyncs == 1)
+        #expect(try await rig.stored() == rig.groundTruth)
+    }
+
+    @Test func theLastDayOvertakenByTheEndOfTheSyncIsStillTaken() async throws {
+        let rig = try NpkRig(days: 7)
+        defer { Task { await rig.cleanUp() } }
+        // The end of sync overtakes the last day: the central gives that day its grace.
+        await rig.simulator.injectSleepFault(.endBeforeLastDay)
+        let report = try await rig.sync().run(from: rig.groundTruth.first!.start)
+        #expect(report.reconnects == 0)
+        #expect(try await rig.stored() == rig.groundTruth)
+    }
+
     @Test func aLostDayIsNoticedWhenTheListEndsAndTheSyncAskedAgain() async throws {
         let rig = try NpkRig(days: 7)
         defer { Task { await rig.cleanUp() } }

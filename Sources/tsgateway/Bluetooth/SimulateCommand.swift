@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import TSBlueZ
+import TSDevice
 import TSModels
+import TSNpkSimulator
 import TSProtocol
 import TSSimulator
 import TSSimulatorPeripheral
@@ -23,6 +25,9 @@ struct SimulateCommand: AsyncParsableCommand {
 
             A night for `tsgateway serve` to follow (live stages every 5 s; smart wake):
               tsgateway simulate --adapter hci1 --live-stage-interval 5
+
+            A TopStep watch speaking NPK (its service only; pair it with `--dialect npk`):
+              tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3
             """)
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
@@ -44,6 +49,13 @@ struct SimulateCommand: AsyncParsableCommand {
     var liveStageInterval: Int?
     @Option(help: .hidden)
     var advertiseService: String?
+    @Option(help: ArgumentHelp("The dialect the watch speaks: \(Dialect.protocolV1) or \(Dialect.npk).", valueName: "dialect"), transform: DialectChoice.parse)
+    var dialect: Dialect = .protocolV1
+    @Option(help: ArgumentHelp("NPK fault injection, once per sleep sync in the order given: corrupt-day:N, drop-day:N, swap-days:N (day N, from 0, after day N+1), lose-link-after-days:N.", valueName: "fault"),
+            transform: NpkSleepFaultChoice.parse)
+    var sleepFault: [SimulatedNpkWatch.SleepFault] = []
+    @Option(help: ArgumentHelp("NPK: how long the watch's notifications are, \(NpkNotificationChunking.allCases.map(\.rawValue).joined(separator: " or ")) of the ATT MTU BlueZ reports.", valueName: "size"))
+    var notificationSize: NpkNotificationChunking = .multipleNotificationEntry
 
     func validate() throws {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
@@ -51,9 +63,11 @@ struct SimulateCommand: AsyncParsableCommand {
         if let dropLinkAfterPages, dropLinkAfterPages < 1 { throw ValidationError("--drop-link-after-pages must be 1 or more") }
         if SimulatedProtocol(text: protocolVersion) == nil { throw ValidationError("--protocol must be \(SimulatedProtocol.choices); got \"\(protocolVersion)\"") }
         if let liveStageInterval, !(1...3600).contains(liveStageInterval) { throw ValidationError("--live-stage-interval must be 1…3600 seconds; got \(liveStageInterval)") }
+        try validateDialect()
     }
 
     func run() async throws {
+        if dialect == .npk { return try await runNpk() }
         try await withBlueZ { bluez in
             var found = try await bluez.adapter(adapter)
             if !found.powered {
