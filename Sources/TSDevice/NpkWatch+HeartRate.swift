@@ -104,13 +104,7 @@ extension NpkWatch {
 
     /// Gives the transfer up when no day comes for `pageIdleTimeout` (a lost or damaged frame).
     private func watchHeartRateTransfer(_ id: Int) {
-        let idle = configuration.pageIdleTimeout
-        Task { [weak self] in
-            while true {
-                try? await Task.sleep(for: idle)
-                guard let self, await self.heartRateTransferIdle(id, idle: idle) == false else { return }
-            }
-        }
+        watchIdle { watch, idle in await watch.heartRateTransferIdle(id, idle: idle) }
     }
 
     /// nil: the transfer is over; true: it was given up now; false: it is alive.

@@ -149,11 +149,17 @@ extension NpkWatch {
 
     /// Gives the transfer up when no day comes for `pageIdleTimeout` (a lost or damaged frame).
     private func watchSleepTransfer(_ id: Int) {
+        watchIdle { watch, idle in await watch.sleepTransferIdle(id, idle: idle) }
+    }
+
+    /// Every `pageIdleTimeout` until the transfer is over: `check` answers nil (over), true (given
+    /// up now) or false (alive).
+    func watchIdle(_ check: @escaping @Sendable (NpkWatch, Duration) async -> Bool?) {
         let idle = configuration.pageIdleTimeout
         Task { [weak self] in
             while true {
                 try? await Task.sleep(for: idle)
-                guard let self, await self.sleepTransferIdle(id, idle: idle) == false else { return }
+                guard let self, await check(self, idle) == false else { return }
             }
         }
     }
