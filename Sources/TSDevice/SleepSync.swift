@@ -70,7 +70,7 @@ public struct SleepSync: Sendable {
         var backoff = firstBackoff
         var earliestQuery: Int64?
         var heartRateDone = false
-        var heartRateFrom = from
+        var heartRateFrom = try await heartRateStart(from: from)
         while true {
             do {
                 if !heartRateDone {
@@ -95,6 +95,18 @@ public struct SleepSync: Sendable {
 
     /// After a lost link the transfer resumes behind the last sample stored (`from` moves), so
     /// a link that drops again and again still gets through the range.
+    /// How far back a sync that resumes a range already stored goes for the heart-rate history:
+    /// the watch hands it over by day, so the day the stored records end in is asked for again
+    /// (what is stored already is not stored twice); a longer history was had by the syncs before.
+    public static let heartRateOverlap: Int64 = 36 * 3600
+
+    /// The sync's start, or, when it resumes a range the store holds (as the daemon's periodic
+    /// syncs do), `heartRateOverlap` before where the stored records end.
+    private func heartRateStart(from: Int64) async throws -> Int64 {
+        guard let cursor = try await store.syncCursor(watch: watchId), cursor.rangeStart <= from, from <= cursor.upTo else { return from }
+        return max(from, cursor.upTo - Self.heartRateOverlap)
+    }
+
     private func transferHeartRateHistory(from: inout Int64, to: Int64?, report: inout SleepSyncReport) async throws {
         try await watch.connect()
         guard await watch.capabilities.heartRateHistory else { return }

@@ -58,8 +58,13 @@ import TSStore
         #expect(first.heartRateStored == 3 * 288)
         #expect(try await store.heartRate(watch: "days") == Array(samples.dropFirst()), "stored at the times the watch measured them")
 
+        // Resuming the stored range, the history is asked for from a day and a half before the last record.
+        let upTo = try #require(try await store.syncCursor(watch: "days")).upTo
         let again = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
-        #expect(again.heartRateFetched == 3 * 288)
+        let resumed = upTo - SleepSync.heartRateOverlap
+        #expect(await watch.heartRateRequests.last?.lowerBound == resumed)
+        #expect(again.heartRateFetched == samples.filter { Int64($0.time.timeIntervalSince1970) >= resumed }.count)
+        #expect(again.heartRateFetched > 0)
         #expect(again.heartRateStored == 0, "a sample stored already is not stored twice")
         #expect(await watch.heartRateRequests.count == 2)
 

@@ -73,10 +73,12 @@ import Testing
         #expect(try await store.heartRate(watch: "00:00:5E:00:53:01") == truth, "stored as the watch measured them")
 
         let again = try #require(try await cli.json(sync, environment: Self.pinned) as? [String: Any])
-        #expect(again["heartRateFetched"] as? Int == truth.count)
+        // The second sync resumes the stored range: the history of its last day and a half again, nothing new.
+        let fetchedAgain = try #require(again["heartRateFetched"] as? Int)
+        #expect(fetchedAgain > 0 && fetchedAgain < truth.count, "\(again)")
         #expect(again["heartRateStored"] as? Int == 0)
         let text = try await cli.runDetached(sync.filter { $0 != "--json" }, environment: Self.pinned)
-        #expect(text.stdout.contains("\(truth.count) heart-rate samples from the watch's history (0 new)"), "\(text.summary)")
+        #expect(text.stdout.contains("heart-rate samples from the watch's history (0 new)"), "\(text.summary)")
 
         let show = ["sleep", "show", "--date", "2026-11-20", "--no-chart", "--json", "--simulate", "--tz", "Europe/Berlin"]
         let report = try #require(try await cli.json(show, environment: Self.pinned) as? [String: Any])

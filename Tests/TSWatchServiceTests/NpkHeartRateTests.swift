@@ -88,8 +88,9 @@ import Testing
             #expect(night.heartRate != nil)
         }
 
+        // Resuming the stored range asks only for the last day and a half again.
         let again = try await rig.sync().run(from: rig.from)
-        #expect(again.heartRateFetched == truth.count)
+        #expect(again.heartRateFetched > 0 && again.heartRateFetched < truth.count)
         #expect(again.heartRateStored == 0, "stored already")
         #expect(try await rig.store.heartRate(watch: Self.watchId) == truth)
     }
