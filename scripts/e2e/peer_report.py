@@ -2,7 +2,10 @@
 """Figures of scripts/e2e/peer-figures: tsgateway beside the bleak peer, from the outputs of one
 mode's rounds, as lines for figures.txt.
 
-    peer_report.py DIR MODE ROUNDS
+    peer_report.py DIR MODE ROUNDS [WHATS [DIALECT]]
+
+WHATS: the jobs, comma-separated (default info,7,90); DIALECT names the dialect on each line
+(the NPK rounds: `7 NPK`).
 
 Each job is PREFIX.out, PREFIX.time ("wall maxrss-KiB status" from /usr/bin/time) and
 PREFIX.clock (the harness's Unix clock before and after), PREFIX = DIR/{tsgateway,bleak}-{info,7,90}-R.
@@ -73,12 +76,14 @@ def phase_breakdown(jobs):
 
 def main():
     directory, mode, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    label = {"info": "info", "7": "7-day sync", "90": "90-day sync"}
-    first = bleak_job(f"{directory}/bleak-info-1")["result"]
+    whats = sys.argv[4].split(",") if len(sys.argv) > 4 else ["info", "7", "90"]
+    dialect = sys.argv[5] + " " if len(sys.argv) > 5 else ""
+    label = {what: dialect + name for what, name in {"info": "info", "7": "7-day sync", "90": "90-day sync"}.items()}
+    first = bleak_job(f"{directory}/bleak-{whats[0]}-1")["result"]
     print(f"{mode:>4}  tsgateway / bleak {first.get('bleak', '')} peer, median of the successful ones of {rounds} alternating rounds "
           "(whole = launch to exit; connect→first byte: tsgateway from Watch.connect, bleak from BleakClient.connect, "
           "to the watch's first notification; peak RSS by /usr/bin/time)")
-    for what in ["info", "7", "90"]:
+    for what in whats:
         ts = [tsgateway_job(f"{directory}/tsgateway-{what}-{r}") for r in range(1, rounds + 1)]
         bl = [bleak_job(f"{directory}/bleak-{what}-{r}") for r in range(1, rounds + 1)]
         failed = [f"tsgateway round {r + 1} exited {j['status']}" for r, j in enumerate(ts) if j["status"]] + \

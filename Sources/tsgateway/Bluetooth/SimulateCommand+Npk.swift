@@ -37,7 +37,10 @@ extension SimulateCommand {
             if let groundTruth { try Self.write(records, to: groundTruth) }
             var configuration = SimulatedNpkWatch.Configuration()
             configuration.timeZone = .current
-            let simulator = SimulatedNpkWatch(configuration: configuration, records: records)
+            // The heart rate it measured on its own, as the in-process watch of the same seed holds it.
+            let end = Int64(now.timeIntervalSince1970)
+            let heartRate = HeartRateHistoryGenerator(seed: seed).samples(start: end - Int64(days) * 86_400, end: end, records: records)
+            let simulator = SimulatedNpkWatch(configuration: configuration, records: records, heartRate: heartRate)
             await simulator.queueSleepFaults(sleepFault)
             let peripheral = NpkSimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found, profile: profile, chunking: notificationSize)
             peripheral.report = { line in print(line); fflush(nil) }
