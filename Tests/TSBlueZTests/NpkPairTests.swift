@@ -37,8 +37,11 @@ import Testing
         #expect(sent.userID == "tsgateway" && sent.system == 1 && sent.brand == "tsgateway" && sent.model == "gateway")
         #expect(await simulator.boundUserId == "tsgateway")
 
-        let info = try await CLI.runOnceDetached(["info", "--dialect", "npk", "--db", db], environment: environment)
+        // No --dialect: the store remembers what pair learned (NPK's service would not tell).
+        let info = try await CLI.runOnceDetached(["info", "--json", "-v", "--db", db], environment: environment)
         #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stderr.contains("speaking npk (remembered)"), "\(info.stderr)")
+        #expect(info.stdout.contains(#""dialect" : "npk""#), "\(info.stdout)")
         #expect(await simulator.statistics.logins == 1, "bound now: a login")
         #expect(await simulator.statistics.binds == 1)
     }
