@@ -18,8 +18,8 @@ extension SimulateCommand {
             if liveStageInterval != nil || dropLinkAfterPages != nil || noStandardServices || protocolVersion != SimulatedProtocol.version1_1.rawValue {
                 throw ValidationError("--live-stage-interval, --drop-link-after-pages, --no-standard-services and --protocol are for protocol v1; an NPK watch takes --sleep-fault")
             }
-        } else if !sleepFault.isEmpty || notificationSize != .multipleNotificationEntry {
-            throw ValidationError("--sleep-fault and --notification-size are for --dialect npk")
+        } else if !sleepFault.isEmpty || notificationSize != .multipleNotificationEntry || heartRateHistory {
+            throw ValidationError("--sleep-fault, --notification-size and --heart-rate-history are for --dialect npk")
         }
     }
 
@@ -39,7 +39,8 @@ extension SimulateCommand {
             configuration.timeZone = .current
             // The heart rate it measured on its own, as the in-process watch of the same seed holds it.
             let end = Int64(now.timeIntervalSince1970)
-            let heartRate = HeartRateHistoryGenerator(seed: seed).samples(start: end - Int64(days) * 86_400, end: end, records: records)
+            let heartRate = heartRateHistory
+                ? HeartRateHistoryGenerator(seed: seed).samples(start: end - Int64(days) * 86_400, end: end, records: records) : []
             let simulator = SimulatedNpkWatch(configuration: configuration, records: records, heartRate: heartRate)
             await simulator.queueSleepFaults(sleepFault)
             let peripheral = NpkSimulatorPeripheral(bluez: bluez, simulator: simulator, adapter: found, profile: profile, chunking: notificationSize)

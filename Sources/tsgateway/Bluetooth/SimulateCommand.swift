@@ -56,6 +56,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var sleepFault: [SimulatedNpkWatch.SleepFault] = []
     @Option(help: ArgumentHelp("NPK: how long the watch's notifications are, \(NpkNotificationChunking.allCases.map(\.rawValue).joined(separator: " or ")) of the ATT MTU BlueZ reports.", valueName: "size"))
     var notificationSize: NpkNotificationChunking = .multipleNotificationEntry
+    @Flag(help: "NPK: keep a heart-rate history (a reading every 5 minutes and manual ones, as the in-process watch of the same seed) for sync type 1; without it the watch has none.")
+    var heartRateHistory = false
 
     func validate() throws {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
