@@ -45,7 +45,10 @@ extension GatewayStore {
         }
     }
 
-    /// Adds a snapshot when the table differs from the latest one; returns whether it did.
+    /// Adds a snapshot when the table differs from the latest one; returns whether it did. An
+    /// edit the watch announced (`watch`, `app`, `onceAlarmFired`) whose table a read stored first
+    /// (the read reached the watch after the edit and was saved before the announcement was)
+    /// takes that snapshot over: the history says who changed the table, and a read changes nothing.
     @discardableResult
     public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: AlarmTableOrigin) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970)
@@ -54,13 +57,20 @@ extension GatewayStore {
         let json = String(decoding: try encoder.encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
         return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
-            let latest = try String.fetchOne(db, sql: "SELECT alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
-            guard latest != json else { return false }
+            let latest = try Row.fetchOne(db, sql: "SELECT id, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
+            if let latest, latest["alarms"] as String == json {
+                guard Self.announcedOrigins.contains(origin), latest["origin"] as String == AlarmTableOrigin.read.rawValue else { return false }
+                try db.execute(sql: "UPDATE alarmSnapshot SET origin = ? WHERE id = ?", arguments: [origin.rawValue, latest["id"] as Int64])
+                return true
+            }
             try db.execute(sql: "INSERT INTO alarmSnapshot (watchId, takenAt, origin, alarms) VALUES (?, ?, ?, ?)",
                            arguments: [watch, now, origin.rawValue, json])
             return true
         }
     }
+
+    /// Origins of a table the watch announced as changed on its side.
+    static let announcedOrigins: Set<AlarmTableOrigin> = [.watch, .app, .onceAlarmFired]
 
     /// Every stored version of the alarm table, oldest first.
     public func alarmHistory(watch: String) async throws -> [AlarmSnapshot] {

@@ -45,6 +45,25 @@ import TSStore
         #expect(history.map(\.alarms) == [first, second])
     }
 
+    /// The soak saw it: a read reached the watch just after an edit on the wrist and was stored
+    /// before the edit's announcement, which then found its table already there, as read.
+    @Test func anAnnouncedEditTakesOverTheReadOfItsTable() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try GatewayStore(path: path)
+        let before = [Alarm(slot: 0, label: "Work", hour: 7, minute: 0)]
+        let edited = [Alarm(slot: 0, label: "Work", hour: 7, minute: 5)]
+        #expect(try await store.saveAlarmSnapshot(before, watch: "w", origin: .gateway))
+        #expect(try await store.saveAlarmSnapshot(edited, watch: "w", origin: .read))
+        #expect(try await store.saveAlarmSnapshot(edited, watch: "w", origin: .watch))
+        #expect(try await store.saveAlarmSnapshot(edited, watch: "w", origin: .watch) == false, "one snapshot an edit")
+        #expect(try await store.saveAlarmSnapshot(edited, watch: "w", origin: .read) == false, "a later read changes nothing")
+        #expect(try await store.saveAlarmSnapshot(before, watch: "w", origin: .read))
+        #expect(try await store.saveAlarmSnapshot(before, watch: "w", origin: .gateway) == false, "the gateway writing the table the watch has changes nothing")
+        let history = try await store.alarmHistory(watch: "w")
+        #expect(history.map(\.origin) == [.gateway, .watch, .read])
+        #expect(history.map(\.alarms) == [before, edited, before])
+    }
+
     @Test func monitorConfigsAndWatchesPersistAcrossReopening() async throws {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         do {
