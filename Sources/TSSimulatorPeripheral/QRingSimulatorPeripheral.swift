@@ -52,6 +52,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
         // pair (a bonded central keeps its subscriptions across links and may only write).
         let linkStarts: @Sendable () async -> Void = { [weak self] in
             guard let self, self.claimLinkStart() else { return }
+            self.report("a central is on the link")
             await ring.centralConnected(mtu: .default, send: send)
             await ring.centralConnectedSecondChannel(send: sendBigData)
         }
@@ -116,6 +117,11 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
                 self.report("bluetoothd restarted, but registering again failed: \(String(describing: error))")
             }
         }
+    }
+
+    /// Starts the advertisement anew (see `BlueZPeripheral.advertiseAgain`).
+    public func advertiseAgain() async throws {
+        try await registered?.advertiseAgain()
     }
 
     /// Withdraws the advertisement and the application.

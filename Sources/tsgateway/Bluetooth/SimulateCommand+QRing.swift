@@ -32,14 +32,30 @@ extension SimulateCommand {
             peripheral.report = { line in print(line); fflush(nil) }
             try await peripheral.start()
             print("simulated ring \(ring.configuration.name) advertising on \(found.name) (\(found.address)), service \(QRingGATT.commandService), dialect \(Dialect.qring), "
-                + "with \(history.nights.count) nights (\(records.count) sleep records); \(ringFault.count) faults queued; Ctrl-C stops it")
+                + "with \(history.nights.count) nights (\(records.count) sleep records); \(ringFault.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew")
             fflush(nil)
+            // A central that starts scanning after the advertisement began may never get a report
+            // (btvirt reports an advertisement once, as scanning starts): SIGUSR1 starts it anew.
+            let readvertise = Self.onSignal(SIGUSR1) {
+                do {
+                    try await peripheral.advertiseAgain()
+                    print("advertising anew"); fflush(nil)
+                } catch {
+                    print("advertising anew failed: \(error)"); fflush(nil)
+                }
+            }
             await Self.waitForStop(duration: duration)
+            readvertise.cancel()
             await peripheral.stop()
             let statistics = await ring.statistics
             print("\(statistics.connections) connections: \(statistics.packetsReceived) packets received (\(statistics.packetsRefused) refused), "
                 + "\(statistics.sleepRequests) sleep requests, \(statistics.heartRateLogRequests) heart-rate log requests, \(statistics.stepsRequests) steps requests, "
                 + "\(statistics.notificationsSent) notifications sent")
+            if let clock = await ring.clock {
+                let time = clock.secondOfDay
+                print(String(format: "the ring's clock was last set to %04d-%02d-%02d %02d:%02d:%02d", clock.date.year, clock.date.month, clock.date.day,
+                             time / 3600, time / 60 % 60, time % 60))
+            }
             print("stopped")
         }
     }
