@@ -97,10 +97,12 @@ import TSSimulatorPeripheral
         let clock = ["TSGATEWAY_SIMULATOR_NOW": ISO8601DateFormatter().string(from: ringNow)]
         let truthPath = cli.home.appendingPathComponent("truth.json").path, heartRatePath = cli.home.appendingPathComponent("hr.json").path
         let simulated = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--duration", "1",
-                                                   "--ground-truth", truthPath, "--heart-rate-truth", heartRatePath],
+                                                   "--ground-truth", truthPath, "--heart-rate-truth", heartRatePath,
+                                                   "--ring-fault", "wrong-crc", "--ring-fault", "drop-log-packet:3"],
                                                   environment: clock.merging(["TSGATEWAY_DBUS_ADDRESS": fake.bus.address]) { $1 })
         #expect(simulated.status == 0, "\(simulated.stderr)")
         #expect(simulated.stdout.contains("simulated ring R02_5A1C advertising on hci1 (00:AA:BB:CC:DD:01), service \(QRingGATT.commandService), dialect qring"), "\(simulated.stdout)")
+        #expect(simulated.stdout.contains("2 faults queued"), "\(simulated.stdout)")
         #expect(simulated.stdout.hasSuffix("stopped\n"))
         #expect(fake.advertisement?["LocalName"]?.stringValue == "R02_5A1C")
 
