@@ -65,8 +65,8 @@ let package = Package(
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
-        // The simulated watches (protocol v1, NPK) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSBlueZ"]),
+        // The simulated watches (protocol v1, NPK, QRing) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
@@ -96,7 +96,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
+                "TSWatchService", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -132,6 +132,16 @@ public struct BlueZ: Sendable {
         }
     }
 
+    /// Sets the adapter's Alias: the name it advertises by default and its GAP Device Name,
+    /// which a central reads once connected.
+    public func setAlias(_ alias: String, adapter: AdapterInfo) async throws {
+        do {
+            try await bus.setProperty(destination: Self.service, path: adapter.path, interface: BlueZInterface.adapter, name: "Alias", value: .string(alias), timeout: .seconds(10))
+        } catch let error as BusError {
+            throw BlueZError.from(error, adapter: adapter.name)
+        }
+    }
+
     /// Devices seen during `duration` of LE discovery (filtered on `serviceUUIDs` unless empty),
     /// delivered as they appear and again when their RSSI or name changes. Subscribes to
     /// InterfacesAdded and PropertiesChanged before reading the objects BlueZ already has.

@@ -66,6 +66,13 @@ public final class BlueZPeripheral: @unchecked Sendable {
         return .registeringAgainFailed(lastError)
     }
 
+    /// Withdraws the advertisement and registers it again: the controller starts advertising
+    /// anew, so a central that began scanning since sees a fresh report.
+    public func advertiseAgain() async throws {
+        try? await bluez.unregister(advertisement, adapter: adapter)
+        try await bluez.register(advertisement, adapter: adapter)
+    }
+
     /// A Value change of the application's characteristic `uuid`, which bluetoothd sends to
     /// the subscribed central as a notification.
     public func notify(_ value: [UInt8], characteristic uuid: String) throws(BusError) {

@@ -116,6 +116,12 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
         link?.sendBigData = send
     }
 
+    /// The link's ATT MTU changed (a BlueZ peripheral learns it from the central's writes): big-data
+    /// replies are cut to its room from now on.
+    public func linkMTUChanged(_ mtu: ATTMTU) {
+        link?.mtu = mtu
+    }
+
     public func centralDisconnected() async {
         link = nil
         realTime?.cancel()

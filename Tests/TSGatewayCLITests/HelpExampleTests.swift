@@ -178,8 +178,11 @@ struct ExampleArrangement {
         // A peripheral and a central on two real adapters.
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --live-stage-interval 5": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with --live-stage-interval 3 for the gateway's smart wake)"),
-        "tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with lose-link-after-days and corrupt-day faults)"),
         "tsgateway scan --adapter hci0": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
+        "tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3":
+            .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/npk-steps runs the NPK watch under QEMU with btvirt)"),
+        "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":
+            .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
     ]
 }
 

@@ -41,7 +41,7 @@ import Testing
         #expect(npkOption.stderr.contains("are for --dialect npk"), "stderr \(npkOption.stderr)")
         let standard = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "standard"])
         #expect(standard.status == 64)
-        #expect(standard.stderr.contains("--dialect must be v1 or npk"), "stderr \(standard.stderr)")
+        #expect(standard.stderr.contains("--dialect must be v1, npk or qring"), "stderr \(standard.stderr)")
     }
 }
 

@@ -74,4 +74,23 @@ import Testing
         }
         #expect(bpms == [67, 74])
     }
+
+    @Test func simulateTellsABadRingFaultOrOptionBeforeTouchingBluetooth() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let cases: [([String], String)] = [
+            (["--dialect", "qring", "--ring-fault", "melt"], "\"melt\" is not a fault; use wrong-checksum:COMMAND"),
+            (["--dialect", "qring", "--ring-fault", "drop-log-packet:24"], "packet index 0…23"),
+            (["--dialect", "qring", "--ring-fault", "wrong-checksum:0xZZ"], "needs a command byte"),
+            (["--dialect", "qring", "--live-stage-interval", "5"], "a QRing ring takes --ring-fault"),
+            (["--dialect", "qring", "--sleep-fault", "drop-day:1"], "are for --dialect npk"),
+            (["--ring-fault", "wrong-crc"], "are for --dialect qring"),
+            (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "are for --dialect qring"),
+        ]
+        for (arguments, message) in cases {
+            // No D-Bus address reaches a bluetoothd: a run that got past validation would fail otherwise (69), not 64.
+            let result = try await cli.runDetached(["simulate", "--adapter", "hci1"] + arguments, environment: ["TSGATEWAY_DBUS_ADDRESS": "unix:path=/nonexistent"])
+            #expect(result.status == 64, "\(arguments): stdout \(result.stdout) stderr \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): stderr \(result.stderr)")
+        }
+    }
 }

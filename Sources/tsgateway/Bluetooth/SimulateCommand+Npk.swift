@@ -11,15 +11,19 @@ import TSSimulatorPeripheral
 /// for the same seed as `--simulate --dialect npk`) behind BlueZ, on the NPK dialect's GATT profile.
 extension SimulateCommand {
     func validateDialect() throws {
-        guard dialect == .protocolV1 || dialect == .npk else {
-            throw ValidationError("--dialect must be \(Dialect.protocolV1) or \(Dialect.npk); got \"\(dialect)\"")
+        guard dialect == .protocolV1 || dialect == .npk || dialect == .qring else {
+            throw ValidationError("--dialect must be \(Dialect.protocolV1), \(Dialect.npk) or \(Dialect.qring); got \"\(dialect)\"")
         }
-        if dialect == .npk {
-            if liveStageInterval != nil || dropLinkAfterPages != nil || noStandardServices || protocolVersion != SimulatedProtocol.version1_1.rawValue {
-                throw ValidationError("--live-stage-interval, --drop-link-after-pages, --no-standard-services and --protocol are for protocol v1; an NPK watch takes --sleep-fault")
-            }
-        } else if !sleepFault.isEmpty || notificationSize != .multipleNotificationEntry || heartRateHistory {
+        if dialect != .protocolV1,
+           liveStageInterval != nil || dropLinkAfterPages != nil || noStandardServices || protocolVersion != SimulatedProtocol.version1_1.rawValue {
+            throw ValidationError("--live-stage-interval, --drop-link-after-pages, --no-standard-services and --protocol are for protocol v1; "
+                + (dialect == .npk ? "an NPK watch takes --sleep-fault" : "a QRing ring takes --ring-fault"))
+        }
+        if dialect != .npk, !sleepFault.isEmpty || notificationSize != .multipleNotificationEntry || heartRateHistory {
             throw ValidationError("--sleep-fault, --notification-size and --heart-rate-history are for --dialect npk")
+        }
+        if dialect != .qring, !ringFault.isEmpty || heartRateTruth != nil {
+            throw ValidationError("--ring-fault and --heart-rate-truth are for --dialect qring")
         }
     }
 

@@ -5,6 +5,7 @@ import TSDevice
 import TSModels
 import TSNpkSimulator
 import TSProtocol
+import TSQRingSimulator
 import TSSimulator
 import TSSimulatorPeripheral
 
@@ -28,6 +29,9 @@ struct SimulateCommand: AsyncParsableCommand {
 
             A TopStep watch speaking NPK (its service only; pair it with `--dialect npk`):
               tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3
+
+            A QRing smart ring (R02_5A1C; its service names the dialect: pair it as it is):
+              tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc
             """)
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
@@ -49,7 +53,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var liveStageInterval: Int?
     @Option(help: .hidden)
     var advertiseService: String?
-    @Option(help: ArgumentHelp("The dialect the watch speaks: \(Dialect.protocolV1) or \(Dialect.npk).", valueName: "dialect"), transform: DialectChoice.parse)
+    @Option(help: ArgumentHelp("The dialect the watch speaks: \(Dialect.protocolV1), \(Dialect.npk) or \(Dialect.qring).", valueName: "dialect"), transform: DialectChoice.parse)
     var dialect: Dialect = .protocolV1
     @Option(help: ArgumentHelp("NPK fault injection, once per sleep sync in the order given: corrupt-day:N, drop-day:N, swap-days:N (day N, from 0, after day N+1), lose-link-after-days:N.", valueName: "fault"),
             transform: NpkSleepFaultChoice.parse)
@@ -58,6 +62,11 @@ struct SimulateCommand: AsyncParsableCommand {
     var notificationSize: NpkNotificationChunking = .multipleNotificationEntry
     @Flag(help: "NPK: keep a heart-rate history (a reading every 5 minutes and manual ones, as the in-process watch of the same seed) for sync type 1; without it the watch has none.")
     var heartRateHistory = false
+    @Option(help: ArgumentHelp("QRing fault injection, each once, to the next answer it concerns: \(RingFaultChoice.kinds).", valueName: "fault"),
+            transform: RingFaultChoice.parse)
+    var ringFault: [SimulatedRing.Fault] = []
+    @Option(help: ArgumentHelp("QRing: write the heart-rate log the ring holds (at its starting interval) as JSON to this file.", valueName: "path"))
+    var heartRateTruth: String?
 
     func validate() throws {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
@@ -70,6 +79,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if dialect == .npk { return try await runNpk() }
+        if dialect == .qring { return try await runRing() }
         try await withBlueZ { bluez in
             var found = try await bluez.adapter(adapter)
             if !found.powered {
