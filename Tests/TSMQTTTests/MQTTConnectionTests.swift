@@ -80,9 +80,13 @@ struct MQTTConnectionTests {
         #expect(wrong.refusals.withLock { $0.first?.localizedCaseInsensitiveContains("authori") == true }, "\(wrong.refusals.withLock { $0 })")
         refused.stop()
 
-        options.password = "s3cret"
+        // A client id of its own: the refused client's, still winding down, would make the broker
+        // drop this one when it came back (a takeover), and it would connect twice.
+        var rightOptions = Self.options(broker, "right")
+        rightOptions.username = "gateway"
+        rightOptions.password = "s3cret"
         let right = Seen()
-        let accepted = try MQTTConnection(options, handlers: right.handlers())
+        let accepted = try MQTTConnection(rightOptions, handlers: right.handlers())
         try accepted.start()
         defer { accepted.stop() }
         #expect(try await eventually { accepted.isConnected && right.connects.load(ordering: .sequentiallyConsistent) == 1 })
