@@ -180,7 +180,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSQRingTests",

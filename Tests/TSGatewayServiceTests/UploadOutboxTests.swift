@@ -9,6 +9,7 @@ import TSProtocol
 import TSSimulator
 import TSSleep
 import TSStore
+import TSTestSupport
 import TSTransport
 
 /// A scripted HTTP backend: a small Python server the test starts on 127.0.0.1 (port 0). Its
@@ -146,7 +147,7 @@ final class ScriptedServer: @unchecked Sendable {
         if process.isRunning {
             // SIGKILL: a child may inherit a mask that blocks SIGTERM from the test process.
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.waitPolling()
         }
     }
 
@@ -219,7 +220,7 @@ private struct OutboxRig {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit(); c.close()", path, statement]
         try process.run()
-        process.waitUntilExit()
+        process.waitPolling()
         #expect(process.terminationStatus == 0, "sql failed: \(statement)")
     }
 }

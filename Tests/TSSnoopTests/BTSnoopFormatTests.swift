@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSModels
+import TSTestSupport
 import TSSnoop
 
 @Suite struct BTSnoopFormatTests {
@@ -133,7 +134,7 @@ import TSSnoop
         tshark.standardError = FileHandle.nullDevice
         try tshark.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        tshark.waitUntilExit()
+        tshark.waitPolling()
         #expect(tshark.terminationStatus == 0)
         let lines = text.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
         #expect(lines == [["0x52", "0x002a"], ["0x1b", "0x002c"]])

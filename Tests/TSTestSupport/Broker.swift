@@ -19,7 +19,7 @@ public final class Broker: @unchecked Sendable {
             tool.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
             tool.arguments = ["-b"] + (FileManager.default.fileExists(atPath: passwords.path) ? [] : ["-c"]) + [passwords.path, user, password]
             try tool.run()
-            tool.waitUntilExit()
+            tool.waitPolling()
             guard tool.terminationStatus == 0 else { throw BusTestError("mosquitto_passwd failed") }
         }
         if !users.isEmpty { try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: passwords.path) }
@@ -40,7 +40,7 @@ public final class Broker: @unchecked Sendable {
                 tool.standardOutput = FileHandle.nullDevice
                 tool.standardError = FileHandle.nullDevice
                 try tool.run()
-                tool.waitUntilExit()
+                tool.waitPolling()
                 guard tool.terminationStatus == 0 else { throw BusTestError("openssl \(arguments[0]) failed") }
             }
             for file in ["ca.crt", "server.crt", "server.key"] {
