@@ -132,6 +132,11 @@ public final class GatewayDaemon: Service {
                 link = .bluetooth(bluetooth, bluez: bluez!)
             }
             let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration, entry: entry))
+            if let path = entry.groundTruth, let simulator = opened.simulator {
+                do { await simulator.keepWatchSideEdits(in: try WatchSideEditJournal(path: SimulatedGroundTruth.journalPath(path))) } catch {
+                    logger.error("wrist edits kept in memory: no journal at \(SimulatedGroundTruth.journalPath(path)): \(error)")
+                }
+            }
             supervisors.append(WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
                                                simulated: opened.simulatedNight, logger: logger, publish: publish))
         }

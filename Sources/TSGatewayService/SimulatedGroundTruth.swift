@@ -7,25 +7,29 @@ import TSSimulator
 /// and what was done on it, as JSON (0600), so that a check outside the process (scripts/soak)
 /// can compare the store with it: `{"watch", "records": [SleepItem], "watchSideEdits":
 /// [{"origin", "alarms", "acknowledged"}]}`. The daemon's simulated watches delete no synced
-/// record, so `records` is everything they were made with.
-struct SimulatedGroundTruth: Encodable {
-    var watch: String
-    var records: [SleepItem]
-    var watchSideEdits: [WatchSideEdit]
+/// record, so `records` is everything they were made with. While the daemon runs, settled wrist
+/// edits wait in `FILE.edits` (`WatchSideEditJournal`), not in the daemon's memory.
+enum SimulatedGroundTruth {
+    static func journalPath(_ path: String) -> String { path + ".edits" }
 
     static func write(for supervisors: [WatchSupervisor], logger: Logger) async {
         for supervisor in supervisors {
             guard let path = supervisor.entry.groundTruth, let night = supervisor.simulated else { continue }
             let simulator = await night.simulator
-            let truth = SimulatedGroundTruth(watch: supervisor.id, records: await simulator.state.records,
-                                             watchSideEdits: await simulator.watchSideEdits)
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                let data = try encoder.encode(truth)
+                // Assembled from parts: the edits are JSON objects already (from the journal and memory).
+                var data = Data(#"{"records":"#.utf8)
+                data += try encoder.encode(await simulator.state.records)
+                data += Data(#","watch":"#.utf8) + (try encoder.encode(supervisor.id))
+                data += Data(#","watchSideEdits":["#.utf8)
+                data += Data(try await simulator.allWatchSideEdits().joined(separator: Data(",".utf8)))
+                data += Data("]}".utf8)
                 guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
                     throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
                 }
+                try? FileManager.default.removeItem(atPath: journalPath(path))
             } catch {
                 logger.error("\(supervisor.id): ground truth not written to \(path): \(error)")
             }

@@ -35,7 +35,9 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public internal(set) var alertLog: [AlarmAlert] = []
     /// Every alarm edit made on the watch itself, oldest first, with whether a central
     /// acknowledged its announcement (ground truth for soaks: `WatchSideEdits.swift`).
+    /// With a journal (`keepWatchSideEdits(in:)`), only the newest of them; the rest are there.
     public internal(set) var watchSideEdits: [WatchSideEdit] = []
+    var watchSideEditJournal: WatchSideEditJournal?
     var alertObservers: [@Sendable (AlarmAlert) -> Void] = []
     /// What a request's handling must do once its response is out (alerts of a RING).
     var afterResponse: [WatchAlarmClock.Change] = []

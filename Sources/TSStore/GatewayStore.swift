@@ -64,19 +64,27 @@ public final class GatewayStore: Sendable {
     /// picks the pending migrations before it runs them). Both are tried again after a short
     /// pause, for about 5 s in all; the next try starts from the migrations the other applied.
     ///
-    /// The page-cache bound (`pageCacheKiB`) goes on the connections of a database that existed
-    /// when the open began. Set on the connections that create a new file while another process
+    /// The page-cache bound (`pageCacheKiB`) goes only on the connections of a database that
+    /// exists and is migrated. Set on the connections that create a new file while another process
     /// creates it too, it left that database malformed (StoreConcurrencyTests: 3 of 27 runs with it,
-    /// 0 of 25 without it); a store that made the database gets the bound when it is next opened
-    /// (`tsgateway serve`'s next start).
+    /// 0 of 25 without it). So a store that makes the database closes the pool it made it with
+    /// and opens the finished file again, bounded (`tsgateway serve` on a new database held
+    /// SQLite's 2 MiB a connection until its next start, and a soak saw that as growth).
     private static func openMigrated(path: String, busyTimeout: Duration) throws -> DatabasePool {
         let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
         let existed = (size?.intValue ?? 0) > 0
+        let creating = try openAndMigrate(path: path, busyTimeout: busyTimeout, boundPageCache: existed)
+        if existed { return creating }
+        try creating.close()
+        return try openAndMigrate(path: path, busyTimeout: busyTimeout, boundPageCache: true)
+    }
+
+    private static func openAndMigrate(path: String, busyTimeout: Duration, boundPageCache: Bool) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout.timeInterval)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            if existed { try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)") }
+            if boundPageCache { try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)") }
         }
         var attempt = 0
         while true {

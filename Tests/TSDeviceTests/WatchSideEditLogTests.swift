@@ -34,4 +34,20 @@ import TSSimulator
         try await Task.sleep(for: .milliseconds(200))
         #expect(await rig.simulator.watchSideEdits.map(\.acknowledged) == [false])
     }
+
+    @Test func withAJournalTheWatchHoldsOnlyItsNewestEditsAndLosesNone() async throws {
+        let rig = try Rig(alarms: [Alarm(slot: 0, label: "Work", hour: 6, minute: 0)])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-edits-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        await rig.simulator.keepWatchSideEdits(in: try WatchSideEditJournal(path: path))
+        for _ in 0..<50 { await rig.simulator.nudgeFirstAlarmOnWatch() }
+        #expect(await rig.simulator.watchSideEdits.count == 32)
+        struct Written: Decodable { var alarms: [Alarm]; var acknowledged: Bool }
+        let all = try await rig.simulator.allWatchSideEdits().map { try JSONDecoder().decode(Written.self, from: $0) }
+        #expect(all.count == 50)
+        // Each edit moves the first alarm on by 5 minutes: the 50 edits in order, none twice.
+        #expect(all.map { $0.alarms.first.map { Int($0.minute) } } == (1...50).map { ($0 * 5) % 60 })
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+    }
 }

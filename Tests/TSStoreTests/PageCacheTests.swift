@@ -6,15 +6,13 @@ import TSModels
 /// `tsgateway serve` writes heart-rate samples all day and rarely reads them back: each store
 /// connection keeps at most `GatewayStore.pageCacheKiB` of pages, so the daemon's memory stops
 /// growing once that is full instead of after hours at 2 MiB a connection.
-/// A store that creates its database keeps SQLite's default until it is opened again.
+/// A store that creates its database opens it again, bounded, once it is made.
 @Suite struct PageCacheTests {
     @Test func heartRateWritesKeepTheWritersPageCacheWithinItsBound() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-cache-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("db.sqlite").path
-        // The store that makes a database keeps SQLite's default; the next open (the daemon's
-        // next start) has the bound (GatewayStore.openMigrated says why).
-        _ = try GatewayStore(path: path)
+        // The store that makes the database: `tsgateway serve` on a new data directory.
         let store = try GatewayStore(path: path)
         // Eight watches at one sample a second for 75 minutes, 100 samples a transaction.
         let start = Date(timeIntervalSince1970: 1_800_000_000)
@@ -32,13 +30,13 @@ import TSModels
         #expect(cached <= bound + bound / 4, "the writer's page cache holds \(cached) bytes; the bound is \(bound)")
     }
 
-    @Test func theStoreThatCreatesTheDatabaseKeepsSQLitesDefault() async throws {
+    @Test func theStoreThatCreatesTheDatabaseHasTheBoundAsWellAsTheNextOne() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-cache-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("db.sqlite").path
         let creating = try GatewayStore(path: path)
         let opened = try GatewayStore(path: path)
-        #expect(try await creating.writerCacheSizePragma() == -2000, "SQLite's default: 2000 KiB")
+        #expect(try await creating.writerCacheSizePragma() == -GatewayStore.pageCacheKiB, "SQLite's default is -2000 (KiB)")
         #expect(try await opened.writerCacheSizePragma() == -GatewayStore.pageCacheKiB)
     }
 }
