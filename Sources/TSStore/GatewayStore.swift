@@ -40,11 +40,7 @@ public final class GatewayStore: Sendable {
             if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            if !FileManager.default.fileExists(atPath: path) {
-                guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                    throw StoreError.cannotOpen(path: path, reason: "cannot create the file (is the directory writable?)")
-                }
-            }
+            try Self.createIfAbsent(path: path)
             pool = try Self.openMigrated(path: path, busyTimeout: busyTimeout)
         } catch let error as StoreError {
             throw error
@@ -64,27 +60,13 @@ public final class GatewayStore: Sendable {
     /// picks the pending migrations before it runs them). Both are tried again after a short
     /// pause, for about 5 s in all; the next try starts from the migrations the other applied.
     ///
-    /// The page-cache bound (`pageCacheKiB`) goes only on the connections of a database that
-    /// exists and is migrated. Set on the connections that create a new file while another process
-    /// creates it too, it left that database malformed (StoreConcurrencyTests: 3 of 27 runs with it,
-    /// 0 of 25 without it). So a store that makes the database closes the pool it made it with
-    /// and opens the finished file again, bounded (`tsgateway serve` on a new database held
-    /// SQLite's 2 MiB a connection until its next start, and a soak saw that as growth).
+    /// Every connection keeps at most `pageCacheKiB` of pages.
     private static func openMigrated(path: String, busyTimeout: Duration) throws -> DatabasePool {
-        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
-        let existed = (size?.intValue ?? 0) > 0
-        let creating = try openAndMigrate(path: path, busyTimeout: busyTimeout, boundPageCache: existed)
-        if existed { return creating }
-        try creating.close()
-        return try openAndMigrate(path: path, busyTimeout: busyTimeout, boundPageCache: true)
-    }
-
-    private static func openAndMigrate(path: String, busyTimeout: Duration, boundPageCache: Bool) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout.timeInterval)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            if boundPageCache { try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)") }
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKiB)")
         }
         var attempt = 0
         while true {
@@ -96,6 +78,21 @@ public final class GatewayStore: Sendable {
                 attempt += 1
                 Thread.sleep(forTimeInterval: 0.025 * Double(attempt))
             }
+        }
+    }
+
+    /// Makes an empty database file, 0600, unless one is there. Exclusively (O_EXCL): with a
+    /// "does it exist? then create it" pair, a second process starting at the same moment
+    /// emptied the file the first had begun to write, and both then read a malformed database
+    /// (StoreConcurrencyTests saw it in about one run in ten whenever timing moved, first
+    /// blamed on the page-cache pragma that moved it).
+    private static func createIfAbsent(path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            let reason = String(cString: strerror(errno))
+            throw StoreError.cannotOpen(path: path, reason: "cannot create the file: \(reason) (is the directory writable?)")
         }
     }
 
