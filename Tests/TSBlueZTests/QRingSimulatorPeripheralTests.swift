@@ -131,4 +131,32 @@ import TSSimulatorPeripheral
         let written = Dictionary(uniqueKeysWithValues: readings.map { ($0.time, $0.bpm) })
         #expect(logged.allSatisfy { written[Int64($0.time.timeIntervalSince1970)] == $0.bpm })
     }
+
+    /// `--steps-truth` writes the quarter-hours of the ring's today up to its clock: what its
+    /// steps answer for today carries (the e2e suite holds colmi-r02-client's reading to it).
+    @Test func theSimulateCommandWritesTodaysSteps() async throws {
+        _ = try CLI.requireBinary()
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        // 13:05 on the ring's clock: the quarters from 07:00 to 13:00 may have steps, later ones not yet.
+        let ringNow = calendar.startOfDay(for: Date()).addingTimeInterval(13 * 3600 + 300)
+        let stepsPath = cli.home.appendingPathComponent("steps.json").path
+        let simulated = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--duration", "1", "--seed", "11", "--days", "14",
+                                                   "--steps-truth", stepsPath],
+                                                  environment: ["TSGATEWAY_SIMULATOR_NOW": ISO8601DateFormatter().string(from: ringNow),
+                                                                "TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        struct Quarter: Decodable, Equatable { var quarter, steps, calories, distanceMeters: Int }
+        struct Truth: Decodable { var day: String; var quarters: [Quarter] }
+        let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: stepsPath)))
+        let history = RingHistory(seed: 11, timeZone: zone, now: ringNow, days: 14)
+        let today = RingDateTime(ringNow, in: zone).date
+        let quarters = history.steps(day: today)
+        #expect(truth.day == today.description)
+        #expect(!quarters.isEmpty && quarters.allSatisfy { (28...52).contains($0.quarter) })
+        #expect(truth.quarters == quarters.map { Quarter(quarter: $0.quarter, steps: $0.steps, calories: $0.calories, distanceMeters: $0.distanceMeters) })
+    }
 }

@@ -85,6 +85,7 @@ import Testing
             (["--dialect", "qring", "--sleep-fault", "drop-day:1"], "are for --dialect npk"),
             (["--ring-fault", "wrong-crc"], "are for --dialect qring"),
             (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "are for --dialect qring"),
+            (["--steps-truth", "steps.json"], "--steps-truth are for --dialect qring"),
         ]
         for (arguments, message) in cases {
             // No D-Bus address reaches a bluetoothd: a run that got past validation would fail otherwise (69), not 64.

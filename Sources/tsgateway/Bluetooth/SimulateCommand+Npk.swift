@@ -22,8 +22,8 @@ extension SimulateCommand {
         if dialect != .npk, !sleepFault.isEmpty || notificationSize != .multipleNotificationEntry || heartRateHistory {
             throw ValidationError("--sleep-fault, --notification-size and --heart-rate-history are for --dialect npk")
         }
-        if dialect != .qring, !ringFault.isEmpty || heartRateTruth != nil {
-            throw ValidationError("--ring-fault and --heart-rate-truth are for --dialect qring")
+        if dialect != .qring, !ringFault.isEmpty || heartRateTruth != nil || stepsTruth != nil {
+            throw ValidationError("--ring-fault, --heart-rate-truth and --steps-truth are for --dialect qring")
         }
     }
 

@@ -27,6 +27,7 @@ extension SimulateCommand {
                 let start = Int64(now.timeIntervalSince1970) - Int64(days + 1) * 86_400
                 try Self.write(await ring.heartRateSamples(in: start..<Int64(now.timeIntervalSince1970) + 1), to: heartRateTruth)
             }
+            if let stepsTruth { try Self.write(steps: history.steps(day: history.today), of: history.today, to: stepsTruth) }
             for fault in ringFault { await ring.inject(fault) }
             let peripheral = QRingSimulatorPeripheral(bluez: bluez, ring: ring, adapter: found)
             peripheral.report = { line in print(line); fflush(nil) }
@@ -65,6 +66,21 @@ extension SimulateCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try PrivateFile.write(try encoder.encode(rows), to: path)
+    }
+}
+
+extension SimulateCommand {
+    /// `--steps-truth`: `{"day": "YYYY-MM-DD", "quarters": [{"quarter", "steps", "calories", "distanceMeters"}, …]}`.
+    static func write(steps quarters: [SimulatedSteps], of day: RingDate, to path: String) throws {
+        struct Truth: Encodable {
+            struct Quarter: Encodable { var quarter, steps, calories, distanceMeters: Int }
+            var day: String
+            var quarters: [Quarter]
+        }
+        let truth = Truth(day: day.description, quarters: quarters.map { .init(quarter: $0.quarter, steps: $0.steps, calories: $0.calories, distanceMeters: $0.distanceMeters) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try PrivateFile.write(try encoder.encode(truth), to: path)
     }
 }
 

@@ -67,6 +67,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var ringFault: [SimulatedRing.Fault] = []
     @Option(help: ArgumentHelp("QRing: write the heart-rate log the ring holds (at its starting interval) as JSON to this file.", valueName: "path"))
     var heartRateTruth: String?
+    @Option(help: ArgumentHelp("QRing: write the steps the ring holds for today (its clock: the day, then each quarter-hour's steps, calories and distance; what a steps request for today answers) as JSON to this file.", valueName: "path"))
+    var stepsTruth: String?
 
     func validate() throws {
         guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw ValidationError("--adapter must look like hci1; got \"\(adapter)\"") }
