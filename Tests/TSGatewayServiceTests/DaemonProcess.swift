@@ -143,8 +143,10 @@ final class DaemonProcess: @unchecked Sendable {
     func store() throws -> GatewayStore { try GatewayStore(path: databasePath) }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws -> Bool {
+/// Polls `condition` until it holds or `timeout` passes. 90 s: on CI's two cores, with the whole
+/// suite beside them, a daemon's start, connects and first publishes took over 30 s that take a
+/// second or two alone; a condition that holds returns at once, so only a failure waits that long.
+func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

@@ -163,7 +163,7 @@ struct DaemonTests {
         }
 
         try await daemon.start()
-        #expect(try await eventually(timeout: .seconds(60)) { try await store.sleepRecords(watch: watchId).count == truth.count }, "\(daemon.log())")
+        #expect(try await eventually(timeout: .seconds(90)) { try await store.sleepRecords(watch: watchId).count == truth.count }, "\(daemon.log())")
         let after = try await store.sleepRecords(watch: watchId)
         #expect(Set(after) == Set(truth))
         #expect(after.count == truth.count)

@@ -112,7 +112,7 @@ struct MQTTTests {
         try await daemon.start()
         #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
         daemon.signal(SIGKILL)
-        #expect(try await eventually(timeout: .seconds(20)) { subscriber.last("home/gw1/status")?.text == "offline" })
+        #expect(try await eventually(timeout: .seconds(90)) { subscriber.last("home/gw1/status")?.text == "offline" })
         await daemon.cleanUp()
     }
 
@@ -291,6 +291,8 @@ struct MQTTTests {
         try await daemon.start()
         #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
         let base = "home/gw1/watch/\(Self.watchKey)"
+        // The gateway is online before its watch is connected; a command before that is refused (not connected).
+        #expect(try await eventually { subscriber.json("\(base)/state")?["connected"] as? Bool == true })
         try subscriber.publish("\(base)/command/alarms/set", #"{"id": "c1", "alarms": [{"time": "07:30", "repeat": ["mon", "thu"], "label": "Gym", "snooze": true}]}"#)
         #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("\"c1\"") } })
         let reply = try #require(subscriber.json("\(base)/command/reply"))
@@ -357,7 +359,7 @@ struct MQTTTests {
         #expect(try await eventually { try await store.queuedMQTTCount() >= 4 })
         try broker.start()
         for key in [Self.watchKey, "00005e005402"] {
-            #expect(try await eventually(timeout: .seconds(40)) { !subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").isEmpty },
+            #expect(try await eventually(timeout: .seconds(90)) { !subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").isEmpty },
                     "the alarm event of \(key) never arrived")
         }
         let event = try #require(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/alarms_changed").first)
@@ -374,7 +376,7 @@ struct MQTTTests {
         try broker.start()
         try await daemon.start()
         for key in [Self.watchKey, "00005e005402"] {
-            #expect(try await eventually(timeout: .seconds(40)) { subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").count >= 2 },
+            #expect(try await eventually(timeout: .seconds(90)) { subscriber.messages("home/gw1/watch/\(key)/event/alarms_changed").count >= 2 },
                     "the second alarm event of \(key) never arrived")
         }
         #expect(try await eventually { try await store.queuedMQTTCount() == 0 })

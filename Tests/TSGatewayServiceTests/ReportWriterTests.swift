@@ -97,7 +97,7 @@ struct DaemonReportTests {
         try Self.rewrite(daemon, report: "report:\n  directory: \(reports.path)\n  days: 14\n  every: 1m")
         try await daemon.start()
         let path = reports.appendingPathComponent("sleep-bedroom.html").path
-        #expect(try await eventually(timeout: .seconds(60)) {
+        #expect(try await eventually(timeout: .seconds(90)) {
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains("class=\"chart hypnogram night\"")
         }, "no report with nights at \(path); daemon log:\n\(daemon.log())")
         let page = try String(contentsOfFile: path, encoding: .utf8)
@@ -125,7 +125,7 @@ struct DaemonReportTests {
         try Self.rewrite(daemon, report: "report:\n  directory: \(reports.path)\n  mode: 0644")
         try await daemon.start()
         let path = reports.appendingPathComponent("sleep-00005E005401.html").path
-        #expect(try await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: path) }, "daemon log:\n\(daemon.log())")
+        #expect(try await eventually(timeout: .seconds(90)) { FileManager.default.fileExists(atPath: path) }, "daemon log:\n\(daemon.log())")
         #expect(try ReportWriterTests.mode(path) == 0o644)
         #expect(try ReportWriterTests.mode(reports.path) == 0o755)
         await daemon.cleanUp()
