@@ -132,9 +132,9 @@ public final class GatewayDaemon: Service {
                 link = .bluetooth(bluetooth, bluez: bluez!)
             }
             let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration, entry: entry))
-            if let path = entry.groundTruth, let simulator = opened.simulator {
-                do { await simulator.keepWatchSideEdits(in: try WatchSideEditJournal(path: SimulatedGroundTruth.journalPath(path))) } catch {
-                    logger.error("wrist edits kept in memory: no journal at \(SimulatedGroundTruth.journalPath(path)): \(error)")
+            if let path = entry.groundTruth.map(SimulatedGroundTruth.journalPath), let simulator = opened.simulator {
+                do { await simulator.keepWatchSideEdits(in: try WatchSideEditJournal(path: path)) } catch {
+                    logger.error("wrist edits kept in memory: no journal at \(path): \(error)")
                 }
             }
             supervisors.append(WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,

@@ -19,6 +19,13 @@ public struct WatchSideEdit: Sendable, Hashable, Encodable {
     enum CodingKeys: String, CodingKey {
         case origin, alarms, acknowledged
     }
+
+    /// The edit as the ground truth holds it: one JSON object, keys sorted.
+    func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
 }
 
 /// Where a simulated watch that runs for hours (a soak's) puts its settled wrist edits, one JSON
@@ -28,7 +35,6 @@ public struct WatchSideEdit: Sendable, Hashable, Encodable {
 public final class WatchSideEditJournal: @unchecked Sendable {
     public let path: String
     private let handle: FileHandle
-    private let encoder = JSONEncoder()
 
     /// Creates (or empties) `path`, 0600.
     public init(path: String) throws {
@@ -37,13 +43,12 @@ public final class WatchSideEditJournal: @unchecked Sendable {
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         self.path = path
         self.handle = handle
-        encoder.outputFormatting = [.sortedKeys]
     }
 
     deinit { try? handle.close() }
 
     func append(_ edit: WatchSideEdit) throws {
-        var line = try encoder.encode(edit)
+        var line = try edit.json()
         line.append(0x0A)
         try handle.write(contentsOf: line)
     }
@@ -67,9 +72,7 @@ extension SimulatedWatch {
 
     /// Every wrist edit, oldest first, as JSON objects: the journal's, then those still held.
     public func allWatchSideEdits() throws -> [Data] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try (watchSideEditJournal?.writtenEdits() ?? []) + watchSideEdits.map { try encoder.encode($0) }
+        try (watchSideEditJournal?.writtenEdits() ?? []) + watchSideEdits.map { try $0.json() }
     }
 
     /// Logs an edit about to be announced; `sendOwn` numbers the announcement with the link's next sequence.

@@ -81,6 +81,14 @@ import TSSimulatorPeripheral
         await peripheral.stop()
     }
 
+    /// The ring's clock stopped `secondsIntoToday` after midnight of today in Berlin, and that zone.
+    static func berlinRingClock(secondsIntoToday: TimeInterval) -> (zone: TimeZone, now: Date) {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return (zone, calendar.startOfDay(for: Date()).addingTimeInterval(secondsIntoToday))
+    }
+
     /// `simulate --dialect qring` holds the ring `--simulate --dialect qring` holds (same seed,
     /// days and clock): the nights its ground truth lists are the ones an in-process sync stores,
     /// and its heart-rate truth is the ring's five-minute log.
@@ -90,10 +98,7 @@ import TSSimulatorPeripheral
         let cli = try CLI(); defer { cli.cleanUp() }
         // The central reads the ring's days against the real date: the ring's clock stops 30 s
         // into today (Berlin), the same for both runs.
-        let zone = TimeZone(identifier: "Europe/Berlin")!
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let ringNow = calendar.startOfDay(for: Date()).addingTimeInterval(30)
+        let (zone, ringNow) = Self.berlinRingClock(secondsIntoToday: 30)
         let clock = ["TSGATEWAY_SIMULATOR_NOW": ISO8601DateFormatter().string(from: ringNow)]
         let truthPath = cli.home.appendingPathComponent("truth.json").path, heartRatePath = cli.home.appendingPathComponent("hr.json").path
         let simulated = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--duration", "1",
@@ -138,11 +143,8 @@ import TSSimulatorPeripheral
         _ = try CLI.requireBinary()
         let fake = try await FakePeripheralManager(); defer { fake.stop() }
         let cli = try CLI(); defer { cli.cleanUp() }
-        let zone = TimeZone(identifier: "Europe/Berlin")!
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
         // 13:05 on the ring's clock: the quarters from 07:00 to 13:00 may have steps, later ones not yet.
-        let ringNow = calendar.startOfDay(for: Date()).addingTimeInterval(13 * 3600 + 300)
+        let (zone, ringNow) = Self.berlinRingClock(secondsIntoToday: 13 * 3600 + 300)
         let stepsPath = cli.home.appendingPathComponent("steps.json").path
         let simulated = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--duration", "1", "--seed", "11", "--days", "14",
                                                    "--steps-truth", stepsPath],
