@@ -35,7 +35,9 @@ import npk_codec as npk  # noqa: E402
 
 from bleak import BleakClient  # noqa: E402
 from bleak.backends.device import BLEDevice  # noqa: E402
+from peer_deadline import within  # noqa: E402
 
+PEER_DEADLINE = 180  # seconds; below the harness's E2E_PEER_TIMEOUT, so a hung peer says where it waits
 # protocol-spec/topstep-npk.md section 1.
 SERVICE = "000001ff-3c17-d293-8e48-14fe2e4da212"
 WRITE = "0000ff02-0000-1000-8000-00805f9b34fb"
@@ -261,7 +263,7 @@ def main():
     sync_parser.add_argument("--db", required=True)
     arguments = parser.parse_args()
     try:
-        result = asyncio.run(run(arguments))
+        result = asyncio.run(within(PEER_DEADLINE, run(arguments)))
     except (ProtocolFailure, npk.NpkError) as error:
         print(f"bleak NPK peer: {error}", file=sys.stderr)
         return 1

@@ -31,7 +31,9 @@ import protocol_v1 as v1  # noqa: E402
 
 from bleak import BleakClient  # noqa: E402
 from bleak.backends.device import BLEDevice  # noqa: E402
+from peer_deadline import within  # noqa: E402
 
+PEER_DEADLINE = 180  # seconds; below the harness's E2E_PEER_TIMEOUT, so a hung peer says where it waits
 SERVICE = "54530001-6777-4e3b-9c2a-7473676174e5"
 WRITE = "54530002-6777-4e3b-9c2a-7473676174e5"
 NOTIFY = "54530003-6777-4e3b-9c2a-7473676174e5"
@@ -249,7 +251,7 @@ def main():
     sync_parser.add_argument("--db", required=True)
     arguments = parser.parse_args()
     try:
-        result = asyncio.run(run(arguments))
+        result = asyncio.run(within(PEER_DEADLINE, run(arguments)))
     except (ProtocolFailure, v1.DecodeError) as error:
         print(f"bleak peer: {error}", file=sys.stderr)
         return 1

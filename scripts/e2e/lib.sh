@@ -44,3 +44,44 @@ stop_bluetoothd() {
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null; rm -f /run/bluetoothd.pid
 }
+
+# A process and all its descendants, parents first.
+process_tree() {
+  local child; echo "$1"
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do process_tree "$child"; done
+}
+
+# run_bounded LIMIT OUT CMD...: runs CMD (a program or a shell function) with stdout and stderr in
+# OUT and returns its status; if it still runs after LIMIT seconds, appends what its processes were
+# doing to OUT, stops the whole tree (TERM, KILL 5 s later) and returns 124 as timeout(1) does.
+# timeout(1) cannot run a shell function, and no step may hang the VM until the harness's deadline:
+# CI lost a whole run so, with nothing to say which command hung.
+run_bounded() {
+  local limit=$1 out=$2 pid tree p; shift 2
+  "$@" > "$out" 2>&1 &
+  pid=$!
+  if timeout "$limit" tail -s 0.2 --pid="$pid" -f /dev/null; then wait "$pid"; return; fi
+  tree=$(process_tree "$pid" | tr '\n' ' ')
+  {
+    echo "--- e2e: still running after $limit s, stopped; its processes:"
+    ps -o pid,ppid,stat,etime,wchan:20,args -p "${tree// /,}" | cut -c1-200
+    for p in $tree; do
+      # A hung tsgateway's threads (where a lock or a blocking call holds one).
+      [ "$(cat /proc/$p/comm 2>/dev/null)" = tsgateway ] || continue
+      echo "--- threads of tsgateway $p"
+      timeout 60 gdb -q -batch -p "$p" -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | head -n 120
+    done
+  } >> "$out" 2>&1
+  kill -TERM $tree 2>/dev/null; sleep 5; kill -KILL $tree 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 124
+}
+
+# reap PID [LIMIT]: waits for a background job of this shell at most LIMIT seconds (default 60) and
+# returns its status; one still running then is killed with its children and counts as 124.
+reap() {
+  local pid=$1
+  if timeout "${2:-60}" tail -s 0.2 --pid="$pid" -f /dev/null; then wait "$pid"; return; fi
+  kill -KILL $(process_tree "$pid") 2>/dev/null; wait "$pid" 2>/dev/null
+  return 124
+}
