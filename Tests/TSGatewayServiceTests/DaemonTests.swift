@@ -184,6 +184,8 @@ struct DaemonTests {
         // it late), so eight events hold at least one whole night, from its opening on.
         let events = try await daemon.cli(["events", "--device", "night", "--type", "session", "--type", "fellAsleep", "--type", "wokeUp", "--count", "8"])
         #expect(events.status == 0, "\(events.stderr)")
+        // It says on stderr when it listens (scripts wait for that before they act); stdout is JSON lines only.
+        #expect(events.stderr.contains("listening for events of tsgateway serve"), "\(events.stderr)")
         let all = try events.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
         let opened = try #require(all.firstIndex { $0.sessionChange == .opened }, "\(events.stdout)")
         let decoded = Array(all[opened...].prefix(4))

@@ -129,6 +129,8 @@ struct EventsCommand: AsyncParsableCommand {
         }
         let kinds = Set(type.compactMap(GatewayEvent.KindName.init(rawValue:)))
         let events = try await DaemonConnection.call { try await client.events() }
+        // On stderr, so that stdout stays one JSON object a line; scripts wait for it before they act.
+        FileHandle.standardError.write(Data("listening for events of tsgateway serve (Ctrl-C to stop)\n".utf8))
         var seen = 0
         do {
             for try await event in events {
