@@ -51,6 +51,9 @@ process_tree() {
   for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do process_tree "$child"; done
 }
 
+# ends_within LIMIT PID: waits until PID has ended, at most LIMIT seconds; fails if it still runs.
+ends_within() { timeout "$1" tail -s 0.2 --pid="$2" -f /dev/null; }
+
 # run_bounded LIMIT OUT CMD...: runs CMD (a program or a shell function) with stdout and stderr in
 # OUT and returns its status; if it still runs after LIMIT seconds, appends what its processes were
 # doing to OUT, stops the whole tree (TERM, KILL 5 s later) and returns 124 as timeout(1) does.
@@ -60,7 +63,7 @@ run_bounded() {
   local limit=$1 out=$2 pid tree p; shift 2
   "$@" > "$out" 2>&1 &
   pid=$!
-  if timeout "$limit" tail -s 0.2 --pid="$pid" -f /dev/null; then wait "$pid"; return; fi
+  if ends_within "$limit" "$pid"; then wait "$pid"; return; fi
   tree=$(process_tree "$pid" | tr '\n' ' ')
   {
     echo "--- e2e: still running after $limit s, stopped; its processes:"
@@ -81,7 +84,7 @@ run_bounded() {
 # returns its status; one still running then is killed with its children and counts as 124.
 reap() {
   local pid=$1
-  if timeout "${2:-60}" tail -s 0.2 --pid="$pid" -f /dev/null; then wait "$pid"; return; fi
+  if ends_within "${2:-60}" "$pid"; then wait "$pid"; return; fi
   kill -KILL $(process_tree "$pid") 2>/dev/null; wait "$pid" 2>/dev/null
   return 124
 }
