@@ -64,7 +64,7 @@ run_bounded() {
   "$@" > "$out" 2>&1 &
   pid=$!
   if ends_within "$limit" "$pid"; then wait "$pid"; return; fi
-  tree=$(process_tree "$pid" | tr '\n' ' ')
+  tree=$(process_tree "$pid" | paste -sd ' ')
   {
     echo "--- e2e: still running after $limit s, stopped; its processes:"
     ps -o pid,ppid,stat,etime,wchan:20,args -p "${tree// /,}" | cut -c1-200
