@@ -1,5 +1,6 @@
-# Shared by the guest init and the suite (sourced, bash): the BlueZ stack's processes and the
-# suite's step/assert helpers. Everything the suite writes goes to $OUT (the host-visible share).
+# Shared by the guest init and the suites it runs (sourced, bash: scripts/e2e/suite, figures-suite
+# and what they source): the BlueZ stack's processes, the simulated peripheral's, and the bounded
+# steps. Everything a suite writes goes to $OUT (the host-visible share).
 
 log() { echo "E2E[$(cut -d' ' -f1 /proc/uptime)s] $*"; }
 
@@ -44,6 +45,31 @@ stop_bluetoothd() {
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null; rm -f /run/bluetoothd.pid
 }
+
+bluetoothd_alive() { kill -0 "$(cat /run/bluetoothd.pid 2>/dev/null)" 2>/dev/null; }
+
+# The simulated peripheral on hci1, for every runner (suite, figures-suite) and what they source
+# (peer-figures, npk-peer-figures); each runner sets $sim_log and $sim_pid and defines fail. These
+# were the suite's own until figures-suite's peer-figures called them: "command not found" and
+# "peer_recovery: unbound variable" in both VMs (scripts/e2e/selftest checks every call).
+stop_simulator() { kill "$sim_pid" 2>/dev/null; wait "$sim_pid" 2>/dev/null; }
+# Waits until the simulator has registered with a restarted bluetoothd $1 times in all.
+wait_simulator_registered() {
+  for _ in $(seq 1 300); do
+    [ "$(grep -c 'registered again' "$sim_log")" -ge "$1" ] && return 0; sleep 0.1
+  done
+  fail "the simulator did not register with the restarted bluetoothd"
+}
+# How the peer on hci1 comes back after bluetoothd was started again: "$peer_recovery before"
+# runs before the new bluetoothd starts, "$peer_recovery after" once it runs. The simulator
+# registers again by itself; the suite's example-peer section sets its own.
+simulator_recovery() {
+  case $1 in
+    before) registrations_before=$(grep -c 'registered again' "$sim_log") ;;
+    after) wait_simulator_registered $((registrations_before + 1)) ;;
+  esac
+}
+peer_recovery=simulator_recovery
 
 # A process and all its descendants, parents first.
 process_tree() {
