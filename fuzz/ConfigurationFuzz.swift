@@ -9,7 +9,7 @@ import TSModels
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     do {
-        _ = try GatewayConfiguration.parse(text, file: "fuzz.yaml", dialects: [.protocolV1, .standard])
+        _ = try GatewayConfiguration.parse(text, file: "fuzz.yaml", dialects: [DialectTerms(name: .protocolV1), DialectTerms(name: .standard)])
     } catch {
         let lines = max(1, text.utf8.count { $0 == 0x0A } + (text.utf8.last.map { $0 == 0x0A ? 0 : 1 } ?? 0))
         if let line = error.line, !(1...lines).contains(line) { fatalError("error on line \(line) of a \(lines)-line file: \(error.message)") }

@@ -24,7 +24,7 @@ public struct NpkWatchOptions: Sendable {
     /// What the configuration says: bind when pairing, with its auth code.
     public init(_ configuration: WatchConfiguration) {
         bind = configuration.pairing
-        authCode = configuration.authCode?.text ?? ""
+        authCode = configuration.pairingSecret?.text ?? ""
     }
 }
 
@@ -354,9 +354,16 @@ extension GATTProfile {
                                         notifyCharacteristic: "0000FF03-0000-1000-8000-00805F9B34FB", writeMode: .withoutResponse)
 }
 
+extension PairingCredential {
+    /// The code an NPK watch shows as a QR code for pairing (`AuthCode`'s rules).
+    public static let npkAuthCode = PairingCredential(
+        key: "auth-code", holder: "a TopStep NPK watch", meaning: "the code a TopStep NPK watch shows as a QR code for pairing",
+        problem: { AuthCode.problem($0) })
+}
+
 extension WatchDialect {
     /// TopStep's NPK dialect.
     public static let npk = WatchDialect(
         name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
-        identifiedByService: false, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
+        identifiedByService: false, credential: .npkAuthCode, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
 }

@@ -16,16 +16,22 @@ public struct WatchDialect: Sendable {
     /// the same service (NPK's is Realtek's, which other vendors' watches use too): such a
     /// watch's dialect is asked for (`--dialect`, `dialect:`) or remembered, never guessed.
     public var identifiedByService: Bool
+    /// How its watches pair beyond Just Works: the secret they take (NPK: an auth code), nil for none.
+    public var credential: PairingCredential?
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
-    public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true,
+    public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true, credential: PairingCredential? = nil,
                 makeCentral: @escaping @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral) {
         self.name = name
         self.summary = summary
         self.gatt = gatt
         self.identifiedByService = identifiedByService
+        self.credential = credential
         self.makeCentral = makeCentral
     }
+
+    /// What the configuration reader and the command line need of it.
+    public var terms: DialectTerms { DialectTerms(name: name, credential: credential) }
 
     /// Protocol v1 and v1.1, this project's own protocol (the simulator speaks it).
     public static let protocolV1 = WatchDialect(
@@ -55,6 +61,9 @@ public enum WatchDialects {
             known.append(dialect)
         }
     }
+
+    /// The names and pairing secrets of every dialect known.
+    public static var terms: [DialectTerms] { all.map(\.terms) }
 
     /// The dialect called `name`, or an error that lists the ones there are.
     public static func named(_ name: Dialect) throws(DialectError) -> WatchDialect {

@@ -67,9 +67,9 @@ public struct WatchConfiguration: Sendable {
     /// This connect pairs: it asks the watch to accept the gateway (NPK: a bind, 03/01), which
     /// the wearer may have to confirm on the watch. Otherwise a central logs in as paired before.
     public var pairing = false
-    /// The code the watch shows for pairing, for a dialect that takes one (NPK: the `authCode`
-    /// of the QR code on the watch's screen).
-    public var authCode: AuthCode?
+    /// The secret the watch takes for pairing, for a dialect that takes one
+    /// (`WatchDialect.credential`: NPK's auth code, Huami's auth key).
+    public var pairingSecret: PairingSecret?
     /// Told, with what the wearer should do, when the watch may be waiting for the wearer to
     /// confirm a pairing.
     public var confirmationNeeded: (@Sendable (String) -> Void)?

@@ -6,10 +6,10 @@ import TSModels
 /// (the configuration fuzz target, scripts/fuzz).
 extension GatewayConfiguration {
     public static func load(path: String) throws(ConfigurationError) -> GatewayConfiguration {
-        try load(path: path, dialects: WatchDialects.all.map(\.name))
+        try load(path: path, dialects: WatchDialects.terms)
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
-        try parse(text, file: file, dialects: WatchDialects.all.map(\.name))
+        try parse(text, file: file, dialects: WatchDialects.terms)
     }
 }

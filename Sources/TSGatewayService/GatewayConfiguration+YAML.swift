@@ -6,7 +6,7 @@ import Yams
 /// Reading the configuration from its YAML file: every problem names its line.
 extension GatewayConfiguration {
     /// Reads the file at `path`; a `dialect:` must be one of `dialects`.
-    public static func load(path: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
+    public static func load(path: String, dialects: [DialectTerms]) throws(ConfigurationError) -> GatewayConfiguration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -17,7 +17,7 @@ extension GatewayConfiguration {
     }
 
     /// Reads `text` as the file `file`; a `dialect:` must be one of `dialects`.
-    public static func parse(_ text: String, file: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
+    public static func parse(_ text: String, file: String, dialects: [DialectTerms]) throws(ConfigurationError) -> GatewayConfiguration {
         do throws(ConfigurationError) {
             return try compose(text, file: file, dialects: dialects)
         } catch {
@@ -29,7 +29,7 @@ extension GatewayConfiguration {
         }
     }
 
-    private static func compose(_ text: String, file: String, dialects: [Dialect]) throws(ConfigurationError) -> GatewayConfiguration {
+    private static func compose(_ text: String, file: String, dialects: [DialectTerms]) throws(ConfigurationError) -> GatewayConfiguration {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -86,8 +86,8 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 
 private struct Reader {
     let file: String
-    /// The dialects a `dialect:` may name.
-    let dialects: [Dialect]
+    /// The dialects a `dialect:` may name, with the pairing secret each takes (`auth-code:`, …).
+    let dialects: [DialectTerms]
 
     func fail(_ node: Node?, _ message: String) -> ConfigurationError {
         ConfigurationError(file: file, line: node?.mark?.line, message: message)
@@ -300,7 +300,8 @@ private struct Reader {
         guard case let .mapping(mapping) = node else {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth", "auth-code"], what: "a watch")
+        let secretKeys = Array(Set(dialects.compactMap(\.credential?.key))).sorted()
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"] + secretKeys, what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         var address: String
         if let node = entries["address"]?.value {
@@ -349,16 +350,20 @@ private struct Reader {
         }
         if let node = entries["dialect"]?.value {
             let name = Dialect(rawValue: try string(node, "dialect"))
-            guard dialects.contains(name) else { throw fail(node, "dialect: \(DialectError(name: name, known: dialects))") }
+            guard dialects.contains(where: { $0.name == name }) else { throw fail(node, "dialect: \(DialectError(name: name, known: dialects.map(\.name)))") }
             watch.dialect = name
         }
-        if let node = entries["auth-code"]?.value {
-            guard watch.dialect?.rawValue == "npk" else {
-                throw fail(entries["auth-code"]?.key, "auth-code is for a TopStep NPK watch; add `dialect: npk`")
+        for key in secretKeys {
+            guard let pair = entries[key] else { continue }
+            if let misplaced = DialectTerms.misplaced(key: key, for: watch.dialect, among: dialects, option: { "`dialect: \($0)`" }) {
+                throw fail(pair.key, misplaced)
             }
-            let text = try string(node, "auth-code")
-            if let problem = AuthCode.problem(text) { throw fail(node, "auth-code: \(problem)") }
-            watch.authCode = AuthCode(text)
+            let text = try string(pair.value, key)
+            guard let credential = dialects.first(where: { $0.name == watch.dialect })?.credential else { continue }
+            switch credential.secret(text) {
+            case let .success(secret): watch.pairingSecret = secret
+            case let .failure(error): throw fail(pair.value, error.description)
+            }
         }
         if let node = entries["smart-wake"]?.value {
             guard case let .mapping(windows) = node else {

@@ -40,8 +40,9 @@ public struct GatewayConfiguration: Sendable {
 
         /// The dialect the watch speaks (`dialect:`); nil: as its GATT services say.
         public var dialect: Dialect?
-        /// The code the watch showed for pairing (`auth-code:`; NPK), sent when it must bind again.
-        public var authCode: AuthCode?
+        /// The secret the watch takes for pairing (`auth-code:` of an NPK watch; the dialect's
+        /// `credential`), sent when it must pair again.
+        public var pairingSecret: PairingSecret?
         /// Smart windows the gateway wakes from, minutes by alarm slot (`smart-wake:`); nil: as stored
         /// (set over D-Bus, or by an earlier configuration).
         public var smartWake: [Int: Int]?

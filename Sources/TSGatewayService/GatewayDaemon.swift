@@ -7,6 +7,7 @@ import TSBlueZTransport
 import TSDBus
 import TSGatewayAPI
 import TSDevice
+import TSFamilies
 import TSModels
 import TSSimulator
 import TSStore
@@ -116,10 +117,14 @@ public final class GatewayDaemon: Service {
             let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"
-            let link: WatchLinkDescription
-            var dialect = entry.dialect
+            let watchConfiguration = WatchSupervisor.watchConfiguration(configuration, entry: entry)
+            let central: any WatchCentral
+            var simulated: (any SimulatedDevice)?
             if entry.simulated {
-                link = .simulated(entry.simulatedOptions(timeZone: configuration.timeZone))
+                let opened = try WatchFamilies.openSimulated(entry.simulatedOptions(timeZone: configuration.timeZone), dialect: entry.dialect,
+                                                             configuration: watchConfiguration)
+                central = opened.central
+                simulated = opened.device
             } else {
                 if bluez == nil {
                     do { bluez = try BlueZ.connect() } catch { throw BusError(name: BusError.failed, message: "cannot reach BlueZ: \(error)") }
@@ -128,17 +133,15 @@ public final class GatewayDaemon: Service {
                 let (chosen, reason) = try await WatchOpener.resolveDialect(for: bluetooth, bluez: bluez!, asked: entry.dialect,
                                                                             remembered: remembered[entry.address] ?? nil)
                 logger.info("speaking \(chosen.name) (\(reason.rawValue))")
-                dialect = chosen.name
-                link = .bluetooth(bluetooth, bluez: bluez!)
+                central = try WatchOpener.open(.bluetooth(bluetooth, bluez: bluez!), dialect: chosen.name, configuration: watchConfiguration).central
             }
-            let opened = try WatchOpener.open(link, dialect: dialect, configuration: WatchSupervisor.watchConfiguration(configuration, entry: entry))
-            if let path = entry.groundTruth.map(SimulatedGroundTruth.journalPath), let simulator = opened.simulator {
-                do { await simulator.keepWatchSideEdits(in: try WatchSideEditJournal(path: path)) } catch {
+            if let path = entry.groundTruth.map(SimulatedGroundTruth.journalPath), let simulated {
+                do { await simulated.keepWatchSideEdits(in: try WatchSideEditJournal(path: path)) } catch {
                     logger.error("wrist edits kept in memory: no journal at \(path): \(error)")
                 }
             }
-            supervisors.append(WatchSupervisor(entry: entry, watch: opened.central, store: store, settings: configuration,
-                                               simulated: opened.simulatedNight, logger: logger, publish: publish))
+            supervisors.append(WatchSupervisor(entry: entry, watch: central, store: store, settings: configuration,
+                                               simulated: simulated?.night, logger: logger, publish: publish))
         }
         return supervisors
     }

@@ -54,7 +54,7 @@ public actor WatchSupervisor {
     /// The same for one watch: its auth code, should it have to bind again.
     public static func watchConfiguration(_ settings: GatewayConfiguration, entry: GatewayConfiguration.WatchEntry) -> WatchConfiguration {
         var configuration = watchConfiguration(settings)
-        configuration.authCode = entry.authCode
+        configuration.pairingSecret = entry.pairingSecret
         return configuration
     }
 

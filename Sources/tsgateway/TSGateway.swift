@@ -62,34 +62,30 @@ struct TSGateway: AsyncParsableCommand {
 }
 
 /// Options every device command takes may also come first, as in `tsgateway --simulate sleep
-/// sync`: they are moved behind the subcommand names before parsing.
+/// sync`: they are moved behind the subcommand names before parsing. An option that is not one
+/// of them moves too, so that the subcommand names it in its error (left in front, the root
+/// command would blame the first known option instead).
 enum GlobalOptions {
     static let flags: Set<String> = ["--simulate", "-v", "-vv", "--verbose"]
-    static let withValue: Set<String> = ["--db", "--device", "--adapter"]
+    static let withValue: Set<String> = ["--db", "--device", "--adapter", "--dialect"]
 
     static func movedAfterSubcommands(_ arguments: [String]) -> [String] {
         var leading: [String] = []
         var index = 0
-        while index < arguments.count {
+        while index < arguments.count, arguments[index].hasPrefix("-") {
             let argument = arguments[index]
-            if flags.contains(argument) {
-                leading.append(argument)
-                index += 1
-            } else if withValue.contains(argument), index + 1 < arguments.count {
+            if withValue.contains(argument), index + 1 < arguments.count {
                 leading += [argument, arguments[index + 1]]
                 index += 2
-            } else if withValue.contains(where: { argument.hasPrefix($0 + "=") }) {
+            } else {
                 leading.append(argument)
                 index += 1
-            } else {
-                break
             }
         }
         let rest = Array(arguments[index...])
-        guard !leading.isEmpty else { return rest }
+        guard !leading.isEmpty, !rest.isEmpty else { return arguments }
         // After the subcommand path (the leading words that are not options).
         let path = rest.prefix { !$0.hasPrefix("-") }
         return Array(path) + leading + rest.dropFirst(path.count)
     }
 }
-

@@ -25,6 +25,30 @@ import Testing
         #expect(result.stdout.contains("Work"))
     }
 
+    /// README lets connection options come first; `--dialect` is one of them (it was not: the
+    /// root command then refused "--simulate", the wrong option).
+    @Test func connectionOptionsBeforeTheCommandIncludeTheDialect() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let info = try #require(try await cli.json(["--simulate", "--dialect", "npk", "info", "--json"]) as? [String: Any])
+        #expect(info["dialect"] as? String == "npk")
+        let unknown = try await cli.runDetached(["--simulate", "--bogus", "info"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("--bogus"), "the error names the option it does not know: \(unknown.stderr)")
+        #expect(!unknown.stderr.contains("'--simulate'"), "stderr \(unknown.stderr)")
+    }
+
+    /// The simulated NPK watch remembers its alarms between runs, as the v1 one does.
+    @Test func theSimulatedNpkWatchRemembersItsAlarmsBetweenRuns() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let set = try await cli.runDetached(["alarms", "set", "07:00", "--label", "Früh", "--simulate", "--dialect", "npk"])
+        #expect(set.status == 0, "stderr \(set.stderr)")
+        let got = try await cli.runDetached(["alarms", "get", "--simulate", "--dialect", "npk"])
+        #expect(got.status == 0, "stderr \(got.stderr)")
+        #expect(got.stdout.contains("07:00"), "stdout \(got.stdout)")
+        #expect(got.stdout.contains("Früh"), "stdout \(got.stdout)")
+        #expect(!got.stdout.contains("06:45"), "the table set replaced the default: \(got.stdout)")
+    }
+
     @Test func simulateTellsABadNpkFaultOrOptionBeforeTouchingBluetooth() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let bogus = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "npk", "--sleep-fault", "melt-day:3"])

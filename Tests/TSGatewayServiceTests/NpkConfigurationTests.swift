@@ -14,9 +14,9 @@ import Testing
               - address: AA:BB:CC:DD:EE:02
                 dialect: npk
             """, file: "config.yaml")
-        #expect(configuration.watches.map(\.authCode) == [AuthCode("TS7Q-4K9Z"), nil])
+        #expect(configuration.watches.map(\.pairingSecret) == [PairingSecret(key: "auth-code", text: "TS7Q-4K9Z"), nil])
         let central = WatchSupervisor.watchConfiguration(configuration, entry: configuration.watches[0])
-        #expect(central.authCode?.text == "TS7Q-4K9Z")
+        #expect(central.pairingSecret?.text == "TS7Q-4K9Z")
         #expect(central.pairing == false, "serve logs in, and binds only when the watch refuses the login")
     }
 

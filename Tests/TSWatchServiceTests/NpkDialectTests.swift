@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TSDevice
+import TSFamilies
 import TSModels
 import TSNpk
 import TSNpkSimulator
@@ -302,10 +303,10 @@ struct NpkRig {
         options.now = NpkRig.now
         options.timeZone = NpkRig.zone
         options.historyDays = 3
-        let opened = try WatchOpener.open(.simulated(options), dialect: .npk, configuration: NpkRig.configuration)
-        let simulator = try #require(opened.simulatedNpk)
+        let opened = try WatchFamilies.openSimulated(options, dialect: .npk, configuration: NpkRig.configuration)
+        let simulator = try #require((opened.device as? SimulatedNpkDevice)?.watch)
         #expect(opened.central is NpkWatch)
-        #expect(await opened.simulatedRecords == simulator.records.count)
+        #expect(await opened.device.recordCount == simulator.records.count)
         let info = try await opened.central.connect()
         #expect(info.dialect == .npk)
         // The v1 simulator's default alarm as an NPK watch holds it: without snooze.

@@ -21,7 +21,7 @@ import Testing
     static func pairingConfiguration(authCode: String?, prompts: Prompts = Prompts()) -> WatchConfiguration {
         var configuration = NpkRig.configuration
         configuration.pairing = true
-        configuration.authCode = authCode.flatMap(AuthCode.init)
+        configuration.pairingSecret = authCode.flatMap { try? PairingCredential.npkAuthCode.secret($0).get() }
         configuration.confirmationNeeded = { prompts.add($0) }
         return configuration
     }
@@ -50,7 +50,7 @@ import Testing
         let simulator = SimulatedNpkWatch(records: [])
         let prompts = Prompts()
         var configuration = NpkRig.configuration
-        configuration.authCode = AuthCode("771204")
+        configuration.pairingSecret = PairingSecret(key: "auth-code", text: "771204")
         configuration.confirmationNeeded = { prompts.add($0) }
         let watch = NpkWatch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)), configuration: configuration)
         try await watch.connect()

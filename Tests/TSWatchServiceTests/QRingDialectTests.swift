@@ -1,5 +1,6 @@
 import Foundation
 import TSDevice
+import TSFamilies
 import TSModels
 import TSProtocol
 import TSQRing
@@ -326,10 +327,10 @@ struct QRingRig {
         options.now = QRingRig.now
         options.timeZone = QRingRig.zone
         options.historyDays = 3
-        let opened = try WatchOpener.open(.simulated(options), dialect: .qring, configuration: QRingRig.configuration)
-        let ring = try #require(opened.simulatedRing)
+        let opened = try WatchFamilies.openSimulated(options, dialect: .qring, configuration: QRingRig.configuration)
+        let ring = try #require((opened.device as? SimulatedQRingDevice)?.ring)
         #expect(opened.central is QRingWatch)
-        #expect(opened.simulatedRecords == ring.history.nights.flatMap(\.items).count)
+        #expect(opened.device.recordCount == ring.history.nights.flatMap(\.items).count)
         let info = try await opened.central.connect()
         #expect(info.dialect == .qring)
         #expect(await opened.central.capabilities.alarms == nil)

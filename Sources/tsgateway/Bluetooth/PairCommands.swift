@@ -25,16 +25,30 @@ struct PairCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The dialect the watch speaks, when its GATT services do not tell (\(DialectChoice.list)).", valueName: "dialect"),
             transform: DialectChoice.parse)
     var dialect: Dialect?
-    @Option(help: ArgumentHelp("The code a TopStep NPK watch shows as a QR code for pairing (with --dialect npk).", valueName: "code"))
+    @Option(help: ArgumentHelp(PairingSecretOptions.help("auth-code"), valueName: "code"))
     var authCode: String?
+
+    /// The pairing secrets given, by their key; the coordinator of `--dialect` says which it takes.
+    var secretsGiven: [(key: String, text: String)] { [("auth-code", authCode)].compactMap { key, text in text.map { (key, $0) } } }
 
     func validate() throws {
         guard WatchID(address) != nil else {
             throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
         }
-        if let authCode {
-            guard dialect == .npk else { throw ValidationError("--auth-code is for a TopStep NPK watch; add --dialect npk") }
-            if let problem = AuthCode.problem(authCode) { throw ValidationError("--auth-code: \(problem)") }
+        _ = try pairingSecret()
+    }
+
+    /// The secret given for the dialect asked for, checked by that dialect's coordinator.
+    func pairingSecret() throws -> PairingSecret? {
+        guard let given = secretsGiven.first else { return nil }
+        let dialects = WatchDialects.terms
+        if let misplaced = DialectTerms.misplaced(key: given.key, for: dialect, among: dialects, option: { "--dialect \($0)" }) {
+            throw ValidationError("--\(misplaced)")
+        }
+        guard let credential = dialects.first(where: { $0.name == dialect })?.credential else { return nil }
+        switch credential.secret(given.text) {
+        case let .success(secret): return secret
+        case let .failure(error): throw ValidationError("--\(error)")
         }
     }
 
@@ -43,7 +57,7 @@ struct PairCommand: AsyncParsableCommand {
     var pairingConfiguration: WatchConfiguration {
         var configuration = WatchConfiguration()
         configuration.pairing = true
-        configuration.authCode = authCode.flatMap(AuthCode.init)
+        configuration.pairingSecret = try? pairingSecret()
         configuration.confirmationNeeded = { advice in FileHandle.standardError.write(Data("tsgateway: \(advice)\n".utf8)) }
         return configuration
     }
@@ -75,6 +89,15 @@ struct PairCommand: AsyncParsableCommand {
         // A watch with standard services only may name no firmware.
         let firmware = info.firmware.isEmpty ? "" : ", firmware \(info.firmware)"
         print("paired with \(info.model) (\(id))\(firmware), speaking \(info.spokenDialect); it is now the default watch")
+    }
+}
+
+/// `--help` of a pairing secret's option, from the dialects that take it.
+enum PairingSecretOptions {
+    static func help(_ key: String) -> String {
+        let takers = WatchDialects.all.filter { $0.credential?.key == key }
+        guard let meaning = takers.first?.credential?.meaning else { return "A pairing secret no dialect of this build takes." }
+        return "\(meaning.prefix(1).uppercased() + meaning.dropFirst()) (with " + takers.map { "--dialect \($0.name)" }.joined(separator: " or ") + ")."
     }
 }
 

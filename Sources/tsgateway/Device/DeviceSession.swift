@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TSBlueZ
 import TSDevice
+import TSFamilies
 import TSModels
 import TSNpkSimulator
 import TSSimulator
@@ -16,10 +17,11 @@ struct DeviceSession {
 
     let operations: WatchOperations
     let logger: Logger
-    private let simulator: SimulatedWatch?
+    /// The simulated watch, whatever its dialect; nil for a real watch.
+    private let simulated: (any SimulatedDevice)?
     private let simulatorPath: String?
     /// The simulated watch's standard services (Device Information, Battery, Heart Rate); nil for a real watch.
-    let simulatedStandard: SimulatedStandardServices?
+    var simulatedStandard: SimulatedStandardServices? { simulated?.standardServices }
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
@@ -37,12 +39,12 @@ struct DeviceSession {
         simulated.alarms = memory.alarms
         simulated.monitors = memory.monitors
         simulated.protocolVersion = try simulatorProtocol()
-        simulated.npkWearer = try simulatedNpkWearer()
-        let opened: OpenedWatch
-        do { opened = try WatchOpener.open(.simulated(simulated), dialect: options.dialect) } catch { throw CLIFailure.from(error) }
-        logger.info("simulated watch: \(opened.simulatedRecords) records over \(simulatedHistoryDays) days, state in \(path)")
+        simulated.wearer = try simulatedNpkWearer()
+        let opened: OpenedSimulatedWatch
+        do { opened = try WatchFamilies.openSimulated(simulated, dialect: options.dialect) } catch { throw CLIFailure.from(error) }
+        logger.info("simulated watch: \(opened.device.recordCount) records over \(simulatedHistoryDays) days, state in \(path)")
         let operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
-        return DeviceSession(operations: operations, logger: logger, simulator: opened.simulator, simulatorPath: path, simulatedStandard: opened.simulatedStandard)
+        return DeviceSession(operations: operations, logger: logger, simulated: opened.device, simulatorPath: path)
     }
 
     /// A real watch over BlueZ: `--device ADDRESS`, or the one watch this gateway knows.
@@ -77,7 +79,7 @@ struct DeviceSession {
         logger.info("using \(address) over BlueZ")
         let operations = WatchOperations(watch: opened.central, store: store, watchId: address, policy: WatchPolicy(),
                                          link: link, logger: logger)
-        return DeviceSession(operations: operations, logger: logger, simulator: nil, simulatorPath: nil, simulatedStandard: nil)
+        return DeviceSession(operations: operations, logger: logger, simulated: nil, simulatorPath: nil)
     }
 
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
@@ -108,11 +110,11 @@ struct DeviceSession {
     func finish() async throws {
         await operations.watch.disconnect()
         PhaseLog.log("disconnected", to: logger)
-        if let simulator, let simulatorPath {
-            let state = await simulator.state
+        // Every dialect's simulated watch remembers its alarms (and monitors, where it keeps them as such).
+        if let simulated, let simulatorPath {
             var memory = try SimulatedWatchMemory.load(from: simulatorPath)
-            memory.alarms = state.alarms
-            memory.monitors = state.monitors
+            if let alarms = await simulated.alarmTable() { memory.alarms = alarms }
+            if let monitors = await simulated.monitorTable() { memory.monitors = monitors }
             try memory.save(to: simulatorPath)
         }
     }
@@ -120,12 +122,12 @@ struct DeviceSession {
     /// With the simulated watch: a task that edits its first alarm as a person would on the
     /// wrist, every `period`. Nil for a real watch.
     func startSimulatedWatchSideEdits(every period: Duration) -> Task<Void, Never>? {
-        guard let simulator else { return nil }
+        guard let simulated else { return nil }
         return Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: period)
                 if Task.isCancelled { return }
-                await simulator.nudgeFirstAlarmOnWatch()
+                await simulated.editFirstAlarmOnWrist()
             }
         }
     }

@@ -1,0 +1,51 @@
+import Synchronization
+import TSDevice
+import TSModels
+import TSWatchService
+
+/// The families this build knows.
+public enum WatchFamilies {
+    /// One line per family: its registration.
+    public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring]
+
+    private static let registered: Mutex<[WatchFamily]> = {
+        for family in builtIn { WatchDialects.register(family.dialect) }
+        return Mutex(builtIn)
+    }()
+
+    /// Every family known, the built-in ones first.
+    public static var all: [WatchFamily] { registered.withLock { $0 } }
+
+    /// Adds a family at run time (a test's own); one of the same name is replaced. Its dialect
+    /// joins `WatchDialects`, so dialect resolution, the configuration reader and `pair` know it.
+    public static func register(_ family: WatchFamily) {
+        registered.withLock { known in
+            known.removeAll { $0.name == family.name }
+            known.append(family)
+        }
+        WatchDialects.register(family.dialect)
+    }
+
+    /// The family called `name`, or an error that lists the ones there are.
+    public static func named(_ name: Dialect) throws(DialectError) -> WatchFamily {
+        guard let found = all.first(where: { $0.name == name }) else { throw DialectError(name: name, known: all.map(\.name)) }
+        return found
+    }
+
+    /// The families that have a simulated device.
+    public static var simulated: [WatchFamily] { all.filter { $0.simulated != nil } }
+
+    /// The simulated watch of the family asked for (else the one the options imply), opened in
+    /// its dialect: the CLI's `--simulate` and a `simulated: true` watch of serve.
+    public static func openSimulated(_ options: SimulatedWatchOptions, dialect asked: Dialect? = nil,
+                                     configuration: WatchConfiguration = WatchConfiguration()) throws -> OpenedSimulatedWatch {
+        let family = try named(asked ?? options.impliedDialect)
+        guard let simulated = family.simulated else {
+            let names = Self.simulated.map(\.name.rawValue).joined(separator: ", ")
+            throw CategorizedFailure(.invalidInput, "the \(family.name) dialect has no simulated watch; the simulated watch speaks \(names)")
+        }
+        let link = try simulated.open(options)
+        let opened = try WatchOpener.open(.transport(link.transport), dialect: family.name, configuration: configuration)
+        return OpenedSimulatedWatch(central: opened.central, device: link.device)
+    }
+}
