@@ -19,7 +19,7 @@ import json
 import os
 import struct
 import sys
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qring_codec as q  # noqa: E402
@@ -415,11 +415,87 @@ def generate():
     }
 
 
+# --------------------------------------------------------------------------- real rings' bytes
+
+CAPTURE_DIR = os.path.join(ROOT, "protocol-spec", "captures", "qring", "colmi-r02-client")
+
+
+def capture_mismatches():
+    """Bytes a real ring sent (protocol-spec/captures/qring/colmi-r02-client, from
+    colmi_r02_client, MIT; its README.md): qring_codec must read them as that client does, its
+    wall-clock times in UTC (the client sets the ring's clock so). Returns what it reads otherwise."""
+    with open(os.path.join(CAPTURE_DIR, "captures.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+
+    def read(assembler, entry):
+        if "file" in entry:  # the client's recording: each notification, then a newline
+            with open(os.path.join(CAPTURE_DIR, entry["file"]), "rb") as f:
+                raw = f.read()
+            packets = [raw[i:i + 16] for i in range(0, len(raw), 17)]
+        else:
+            packets = [bytes.fromhex(p) for p in entry["packets"]]
+        try:
+            results = [assembler.feed(p) for p in packets]
+        except q.QRingError as e:
+            return "rejected: " + e.code
+        return results[-1] if all(r is None for r in results[:-1]) else "complete before its last packet"
+
+    def decode(packet):
+        try:
+            return q.decode_answer(bytes.fromhex(packet))
+        except q.QRingError as e:
+            return "rejected: " + e.code
+
+    bad = []
+    for e in doc["heartRateLogs"]:
+        ref = e["reference"]
+        day = date(2024, 1, 1) if ref.get("noData") \
+            else datetime.strptime(ref["timestamp"], "%Y-%m-%dT%H:%M:%SZ").date()
+        want = {"noData": True} if ref.get("noData") else {
+            "samples": [{"time": q.day_wall_seconds(day) + slot * 300, "bpm": bpm}
+                        for slot, bpm in enumerate(ref["heartRates"]) if bpm],
+            "slotMinutes": ref["range"]}
+        if read(q.HeartRateLogAssembler(day, "UTC"), e) != want:
+            bad.append(e["name"])
+    for e in doc["steps"]:
+        walls = [datetime(d["year"], d["month"], d["day"]) + timedelta(minutes=15 * d["timeIndex"])
+                 for d in e["reference"].get("details", [])]
+        want = {"intervals": [{"start": q.wall_seconds(w), "wall": w.isoformat(), "steps": d["steps"],
+                               "calories": d["calories"], "distance": d["distance"]}
+                              for w, d in zip(walls, e["reference"].get("details", []))]}
+        if read(q.StepsAssembler("UTC"), e) != want:
+            bad.append(e["name"])
+    for e in doc["answers"]:
+        ref = e["reference"]
+        if ref["kind"] == "battery":
+            want = ("battery", {"level": ref["batteryLevel"], "charging": ref["charging"]})
+        elif ref["kind"] == "realTime":
+            want = ("realTimeError", {"code": ref["errorCode"]}) if "errorCode" in ref \
+                else ("realTimeHeartRate", {"bpm": ref["value"]})
+        elif ref["kind"] == "heartRateLogSettings":
+            want = ("heartRateLogSettings", {"enabled": ref["enabled"], "interval": ref["interval"]})
+        else:
+            want = ("timeSet", {"newSleepProtocol": ref["mNewSleepProtocol"]})
+        if decode(e["packet"]) != want:
+            bad.append(e["name"])
+    # MYSTERIES.md's packets have no reference reading; they must read as TSQRing reads them.
+    if [decode(e["packet"]) for e in doc["unexplained"]] != [
+            ("batteryPushed", {"level": 21, "charging": False}), ("batteryPushed", {"level": 43, "charging": True}),
+            ("batteryPushed", {"level": 100, "charging": True}), "rejected: unexpectedCommand"]:
+        bad.append("MYSTERIES.md packets")
+    return bad
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="regenerate in memory; exit 1 if the files on disk differ")
     args = parser.parse_args(argv)
+    mismatched = capture_mismatches()
+    if mismatched:
+        print("qring_codec reads real rings' bytes otherwise than colmi_r02_client: %s" % "; ".join(mismatched),
+              file=sys.stderr)
+        return 1
     files = generate()
     if args.check:
         stale = []
