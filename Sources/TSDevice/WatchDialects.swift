@@ -62,6 +62,10 @@ public enum WatchDialects {
         }
     }
 
+    /// The dialect whose central speaks to a watch no rule names (`DialectResolution` step 4):
+    /// protocol v1's, which serves a watch found without its service through the standard services.
+    public static var fallback: WatchDialect { .protocolV1 }
+
     /// The names and pairing secrets of every dialect known.
     public static var terms: [DialectTerms] { all.map(\.terms) }
 

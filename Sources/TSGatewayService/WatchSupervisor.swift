@@ -89,11 +89,11 @@ public actor WatchSupervisor {
         }
     }
 
-    /// The central of the entry's dialect (protocol v1 when it names none) over `transport`.
+    /// The central of the entry's dialect (`WatchDialects.fallback` when it names none) over `transport`.
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
                 settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
-        let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? .protocolV1
+        let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? WatchDialects.fallback
         self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings, entry: entry)), store: store,
                   settings: settings, simulated: simulated, logger: logger, publish: publish)
     }

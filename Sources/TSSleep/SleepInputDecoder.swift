@@ -1,7 +1,7 @@
 import Foundation
 import TSModels
 
-/// The two file formats of raw sleep items (README, "Sleep analysis input").
+/// The two file formats of raw sleep items (docs/cli.md, "Sleep analysis input").
 public enum SleepInputFormat: String, Sendable {
     case json
     case csv

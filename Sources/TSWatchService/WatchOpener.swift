@@ -27,21 +27,20 @@ public struct OpenedWatch: Sendable {
 /// and get the central of its dialect.
 public enum WatchOpener {
     /// Opens nothing yet (the central connects when asked); chooses the dialect: the one asked
-    /// for (`dialect:` in the configuration, `--dialect`), else protocol v1's central, which serves
-    /// a watch found without its service through the standard services (the GATT services decide).
+    /// for (`dialect:` in the configuration, `--dialect`), else `WatchDialects.fallback`.
     public static func open(_ link: WatchLinkDescription, dialect asked: Dialect? = nil, configuration: WatchConfiguration = WatchConfiguration(),
                             onStep: (@Sendable (BlueZTransport.OpenStep) -> Void)? = nil) throws -> OpenedWatch {
         let chosen = try asked.map { name throws(DialectError) in try WatchDialects.named(name) }
         switch link {
         case let .bluetooth(bluetooth, bluez):
-            let dialect = chosen ?? .protocolV1
+            let dialect = chosen ?? WatchDialects.fallback
             var transport = BlueZTransport(bluez: bluez, address: bluetooth.address, adapter: bluetooth.adapter, profile: dialect.gatt)
             transport.onStep = onStep
             return OpenedWatch(central: dialect.makeCentral(transport, configuration), bluetooth: bluetooth)
         case let .replay(capture):
-            return OpenedWatch(central: (chosen ?? .protocolV1).makeCentral(ReplayTransport(capture: capture), configuration))
+            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(ReplayTransport(capture: capture), configuration))
         case let .transport(transport):
-            return OpenedWatch(central: (chosen ?? .protocolV1).makeCentral(transport, configuration))
+            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(transport, configuration))
         }
     }
 

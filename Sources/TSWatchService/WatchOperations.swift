@@ -126,10 +126,12 @@ public struct WatchOperations: Sendable {
         // GATT server is (re)starting (seen on the real stack when the peripheral restarts), so
         // this is a connect to retry, not a watch that became a standard-services-only one.
         // (Unless the standard services were asked for: `--dialect standard`.)
-        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? .protocolV1 : nil), spoke != .standard,
+        // (A watch stored before dialects were remembered, with capabilities, spoke the fallback: protocol v1.)
+        let fallback = WatchDialects.fallback.name
+        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? fallback : nil), spoke != .standard,
            watch.dialect != .standard, info.dialect == .standard {
             await watch.disconnect()
-            let service = spoke == .protocolV1 ? "protocol v1" : "\(spoke) dialect's"
+            let service = spoke == fallback ? "protocol v1" : "\(spoke) dialect's"
             throw WatchError.connectFailed("the watch's \(service) service is not there; it had one before, so its GATT server is probably restarting", .unavailable)
         }
         try await shieldedFromCancellation { [store, watchId, name] in try await store.saveWatch(id: watchId, name: name, info: info) }

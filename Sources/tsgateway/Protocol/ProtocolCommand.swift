@@ -39,7 +39,7 @@ extension ProtocolCommand {
         @Argument(help: "Hex bytes of the stream (default: read standard input).")
         var hex: [String] = []
 
-        @Flag(help: "Print one JSON object per frame or problem (schema in README, \"protocol decode --json\").")
+        @Flag(help: "Print one JSON object per frame or problem (schema in docs/cli.md, \"protocol decode --json\").")
         var json = false
 
         @Option(help: ArgumentHelp("Decode the watch-service exchange of this btsnoop capture.", valueName: "FILE"))

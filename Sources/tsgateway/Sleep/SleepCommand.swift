@@ -19,7 +19,7 @@ struct SleepAnalyzeCommand: ParsableCommand {
         discussion: """
             Items are grouped by belonging date (20:00 local time starts the next date) and \
             analysed with one of the four TopStep statistics rules. The input formats are \
-            described in README.md under "Sleep analysis input"; the rules and the --json schema \
+            described in docs/cli.md under "Sleep analysis input"; the rules and the --json schema \
             in protocol-spec/sleep-statistics.md.
             """
     )

@@ -2,7 +2,7 @@ import Foundation
 import TSModels
 import TSSleep
 
-/// Reads raw sleep items from a JSON or CSV file (formats in README, "Sleep analysis input");
+/// Reads raw sleep items from a JSON or CSV file (formats in docs/cli.md, "Sleep analysis input");
 /// the bytes become items in `SleepInputDecoder`.
 enum SleepInputReader {
     /// Reads `path` ("-" for standard input) and picks the format from the extension, else from
