@@ -471,7 +471,7 @@ def crc32(data):
     return zlib.crc32(bytes(data)) & 0xFFFFFFFF
 
 
-def data_packets(data, per_packet=19):
+def data_packets(data, per_packet=16):
     return [bytes([(i // per_packet) & 0xFF]) + data[i:i + per_packet] for i in range(0, len(data), per_packet)]
 
 

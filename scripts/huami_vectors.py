@@ -346,7 +346,8 @@ def fetch_vectors():
     packets = h.data_packets(data)
     crc = h.crc32(data)
     with_crc = done + crc.to_bytes(4, "little")
-    run("96 bytes in 6 packets, in order", 96, 4, packets, done)
+    run("96 bytes in 6 packets of 16, in order", 96, 4, packets, done)
+    run("the same in 19-byte packets (samples cut across packets)", 96, 4, h.data_packets(data, 19), done)
     run("the same as 8-byte samples, with its CRC-32 checked", 96, 8, packets, with_crc, verify=True)
     run("a wrong CRC-32, checked", 96, 4, packets, done + (crc ^ 1).to_bytes(4, "little"), verify=True)
     run("a wrong CRC-32, not checked (Gadgetbridge does not check it)", 96, 4, packets, done + (crc ^ 1).to_bytes(4, "little"))
@@ -366,9 +367,9 @@ def fetch_vectors():
     run("a packet of a counter only", 96, 4, [packets[0], bytes([1])], done)
     big = bytes(i & 0xFF for i in range(4 * 1300))          # 274 packets: the counter wraps
     bp = h.data_packets(big)
-    run("5200 bytes: the counter wraps from 255 to 0", len(big), 4, bp, done)
+    run("5200 bytes in 325 packets: the counter wraps from 255 to 0", len(big), 4, bp, done)
     run("after the wrap, counter 255 again is a repeat", len(big), 4, bp[:258] + [bp[255]], done)
-    run("20-byte packets: 244 data bytes at MTU 247", 488, 8, h.data_packets(bytes(range(244)) * 2, 243), done)
+    run("244-byte notifications at MTU 247 (a counter and 243 data bytes)", 488, 8, h.data_packets(bytes(range(244)) * 2, 243), done)
     return out
 
 

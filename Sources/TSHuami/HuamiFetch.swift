@@ -118,9 +118,9 @@ public struct HuamiDataPacket: Sendable, Hashable {
 
     public var bytes: [UInt8] { [counter] + data }
 
-    /// A transfer's data as the band sends it: `perPacket` data bytes a packet (19 at the ATT
-    /// minimum MTU of 23), counters from 0.
-    public static func packets(_ data: [UInt8], perPacket: Int = 19) -> [HuamiDataPacket] {
+    /// A transfer's data as the band sends it: `perPacket` data bytes a packet (16 by default: a
+    /// Mi Band 4 sends a counter and four 4-byte samples a notification, satcar77/miband4), counters from 0.
+    public static func packets(_ data: [UInt8], perPacket: Int = 16) -> [HuamiDataPacket] {
         let size = max(1, perPacket)
         var out: [HuamiDataPacket] = []
         var at = 0
