@@ -4,6 +4,23 @@ import TSModels
 import TSHuami
 
 @Suite struct HuamiCodecTests {
+    @Test func modelsByNameWithTheirFlagsAndSampleSizes() {
+        #expect(HuamiModel(advertisedName: "mi smart band 4") == .miBand4)
+        #expect(HuamiModel(advertisedName: "Xiaomi Band 3") == .miBand3)
+        #expect(HuamiModel(advertisedName: "Amazfit GTS 2") == .gts2)
+        #expect(HuamiModel(advertisedName: "Amazfit GTS 2 mini") == nil)
+        #expect(HuamiModel.bip.authFlags == .bip && HuamiModel.miBand3.authFlags == .miBand3 && HuamiModel.miBand6.authFlags == .crypt)
+        #expect(HuamiModel.miBand5.sampleFormat(firmware: nil) == .eightByte)
+        #expect(HuamiModel.miBand4.sampleFormat(firmware: "1.0.9.66") == .fourByte)
+        #expect(HuamiModel.gts.sampleFormat(firmware: "0.0.9.00") == .fourByte)
+        #expect(HuamiModel.gts.sampleFormat(firmware: "0.0.9.06") == .eightByte)
+        #expect(HuamiModel.gtr.sampleFormat(firmware: "1.3.5.78") == .fourByte)   // 47 mm, too old
+        #expect(HuamiModel.gtr.sampleFormat(firmware: "1.3.5.79") == .eightByte)
+        #expect(HuamiModel.gtr.sampleFormat(firmware: "0.1.1.15") == .eightByte)  // 42 mm
+        #expect(HuamiModel.gtr.sampleFormat(firmware: "0.1.1.14") == .fourByte)
+        #expect(HuamiModel.gtr.sampleFormat(firmware: "unknown") == .fourByte)
+    }
+
     @Test func crc32CheckValue() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
         #expect(CRC32.checksum([]) == 0)
