@@ -186,6 +186,21 @@ import TSHuami
         }
     }
 
+    /// What a simulated band writes for a stage reads back as that stage (REM as light in the 4-byte form).
+    @Test func theSimulatedBandsMinutesReadBackAsTheirStages() {
+        for format in HuamiSampleFormat.allCases {
+            for stage in SleepStage.allCases {
+                var carried: UInt8? = nil
+                let read = HuamiSleepReader.minute(HuamiSample.minute(stage, format: format, heartRate: 60), format: format, carriedKind: &carried)
+                let expected: HuamiMinute = stage == .awake ? .awake : .asleep(format == .fourByte && stage == .rem ? .light : stage)
+                #expect(read == expected, "\(format) \(stage)")
+            }
+            var carried: UInt8? = nil
+            #expect(HuamiSleepReader.minute(HuamiSample.notWorn(format: format), format: format, carriedKind: &carried) == .noData)
+            #expect(HuamiSample.minute(.light, format: format).bpm == nil)
+        }
+    }
+
     func joined(_ items: [SleepItem]) -> [SleepItem] {
         var out: [SleepItem] = []
         for item in items {
