@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
@@ -25,6 +26,10 @@ let package = Package(
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"]),
+        // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
+        // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
+        // (swift-crypto's single-block AES for the auth challenge).
+        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
         .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -189,6 +194,10 @@ let package = Package(
         .testTarget(
             name: "TSQRingTests",
             dependencies: ["TSModels", "TSQRing"]
+        ),
+        .testTarget(
+            name: "TSHuamiTests",
+            dependencies: ["TSModels", "TSHuami"]
         ),
         .testTarget(
             name: "TSSleepTests",
