@@ -21,6 +21,15 @@ import TSHuami
         #expect(HuamiModel.gtr.sampleFormat(firmware: "unknown") == .fourByte)
     }
 
+    @Test func theActivityFetchAsksFromAWholeMinuteInTheBandsZone() throws {
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        // 2025-11-23 19:00:42 UTC is 20:00:42 in Berlin (CET, +4 quarter-hours)
+        let request = HuamiFetchRequest.activity(since: 1_763_924_442, zone: berlin)
+        #expect(request.bytes == [0x01, 0x01, 0xE9, 0x07, 11, 23, 20, 0, 0, 4])
+        guard case let .start(_, since) = try HuamiFetchRequest(bytes: request.bytes) else { Issue.record("not a start"); return }
+        #expect(since.unixSeconds == 1_763_924_400)
+    }
+
     @Test func crc32CheckValue() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
         #expect(CRC32.checksum([]) == 0)
