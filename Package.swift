@@ -83,10 +83,10 @@ let package = Package(
             "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect
-        // and its simulated device. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator"]),
+        // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
+        // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing",
+                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),

@@ -8,7 +8,7 @@ extension WatchFamily {
     /// Protocol v1 and v1.1, this project's own protocol; its simulated watch serves the standard services beside it.
     public static let protocolV1 = WatchFamily(dialect: .protocolV1, simulated: SimulatedFamily { options in
         try SimulatedProtocolV1Watch.open(options, speaksProtocolV1: options.protocolV1)
-    })
+    }, peripheral: .protocolV1)
 
     /// The Bluetooth SIG's standard services only: protocol v1's simulated watch without its own service.
     public static let standardServices = WatchFamily(dialect: .standardServices, simulated: SimulatedFamily { options in

@@ -14,10 +14,13 @@ public struct WatchFamily: Sendable {
     public var dialect: WatchDialect
     /// Its simulated device, in-process over the loopback transport; nil: it has none.
     public var simulated: SimulatedFamily?
+    /// Its simulated device as a BlueZ peripheral (`tsgateway simulate`); nil: it has none.
+    public var peripheral: SimulatedPeripheralFamily?
 
-    public init(dialect: WatchDialect, simulated: SimulatedFamily? = nil) {
+    public init(dialect: WatchDialect, simulated: SimulatedFamily? = nil, peripheral: SimulatedPeripheralFamily? = nil) {
         self.dialect = dialect
         self.simulated = simulated
+        self.peripheral = peripheral
     }
 
     public var name: Dialect { dialect.name }
