@@ -197,19 +197,3 @@ struct SimulatedWatchMemory: Codable {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 }
-
-extension CLIFailure {
-    /// The exit status and message for an error from the lower layers or the daemon: the
-    /// status is the error's category's (README "Exit codes").
-    static func from(_ error: any Error) -> CLIFailure {
-        switch error {
-        case let failure as CLIFailure: return failure
-        // Alarm text comes from this command's own arguments.
-        case let mistake as AlarmTextError: return CLIFailure(mistake.message, status: .usage)
-        case is CancellationError: return CLIFailure("interrupted", status: .failure)
-        case let categorized as any CategorizedError:
-            return CLIFailure(String(describing: categorized), status: ExitStatus(categorized.category))
-        default: return CLIFailure(String(describing: error), status: .software)
-        }
-    }
-}

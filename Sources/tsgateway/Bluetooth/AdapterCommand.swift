@@ -2,19 +2,6 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSHCI
-import TSDevice
-
-/// Runs a BlueZ operation, turning its errors into CLI failures.
-func withBlueZ<T>(_ body: (BlueZ) async throws -> T) async throws -> T {
-    let bluez: BlueZ
-    do { bluez = try BlueZ.connect() } catch { throw CLIFailure.from(error) }
-    defer { bluez.bus.close() }
-    do {
-        return try await body(bluez)
-    } catch {
-        throw CLIFailure.from(error)
-    }
-}
 
 struct AdapterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -92,48 +79,6 @@ extension AdapterCommand {
                 rows.append(["LE features", info.leFeaturesNote ?? "unknown"])
             }
             print(TextTable.render(rows))
-        }
-    }
-}
-
-struct ScanCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "scan",
-        abstract: "Look for nearby watches (devices advertising the watch service).",
-        discussion: "Prints each watch as it is found, with name, address and signal strength. --all shows every LE device.")
-    @Option(help: "Seconds to scan.")
-    var timeout: Int = 10
-    @Flag(help: "Show every LE device, not only watches.")
-    var all = false
-    @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
-    var adapter: String?
-    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired, dialects}; dialects: those whose service the device advertises.")
-    var json = false
-
-    func validate() throws {
-        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds, got \(timeout)") }
-    }
-
-    func run() async throws {
-        try await withBlueZ { bluez in
-            let found = try await bluez.adapter(adapter)
-            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : WatchDialects.all.compactMap { $0.gatt?.service.lowercased() }, duration: .seconds(timeout))
-            if !json { print("scanning on \(found.name) for \(timeout) s…") }
-            var seen = Set<String>()
-            for await device in devices where seen.insert(device.address).inserted {
-                if json {
-                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String] }
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
-                                                                                dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue))), as: UTF8.self))
-                } else {
-                    let dialect = DialectResolution.hint(device.uuids).map { "  \($0)" } ?? ""
-                    print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")\(dialect)")
-                }
-                fflush(nil)
-            }
-            if !json && seen.isEmpty { print(all ? "no devices found" : "no watches found; is the watch awake and near? (--all shows every device)") }
         }
     }
 }

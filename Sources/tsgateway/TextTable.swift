@@ -1,20 +1,4 @@
 import Foundation
-import TSModels
-
-extension AlarmText {
-    /// The table `alarms get` prints; the smart-wake column only when an alarm has a window.
-    static func table(_ alarms: [Alarm]) -> String {
-        guard !alarms.isEmpty else { return "no alarms" }
-        let smart = alarms.contains { $0.smartWindow > 0 }
-        var rows = [["slot", "time", "repeat", "on", "snooze"] + (smart ? ["smart"] : []) + ["label", "remark"]]
-        for alarm in alarms.sorted(by: { $0.slot < $1.slot }) {
-            let window = alarm.smartWindow > 0 ? "\(alarm.smartWindow) min" : "–"
-            rows.append([String(alarm.slot), formatTime(hour: alarm.hour, minute: alarm.minute), describeRepeat(alarm.repeatDays),
-                         alarm.isEnabled ? "yes" : "no", alarm.snoozeAllowed ? "yes" : "no"] + (smart ? [window] : []) + [alarm.label, alarm.remark])
-        }
-        return TextTable.render(rows)
-    }
-}
 
 /// Left-aligned columns separated by two spaces, aligned by terminal display width.
 enum TextTable {
@@ -52,14 +36,5 @@ enum TextTable {
              0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD: true
         default: false
         }
-    }
-}
-
-/// Pretty, key-sorted JSON on standard output.
-enum JSONOutput {
-    static func print<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

@@ -1,0 +1,33 @@
+import Foundation
+import TSModels
+import TSProtocol
+
+/// Timeouts and policies of the central side (wire-protocol.md §4).
+public struct WatchConfiguration: Sendable {
+    public var requestTimeout: Duration = .milliseconds(2000)
+    /// Retransmissions of a request after the first attempt.
+    public var requestRetries = 3
+    /// Sleep pages in flight asked for in SLEEP_QUERY.
+    public var window: UInt8 = 8
+    /// With no page for this long, ask for a retransmission.
+    public var pageIdleTimeout: Duration = .milliseconds(2000)
+    public var pageIdleRetries = 5
+    public var syncTimeOnConnect = true
+    /// The protocol v1.1 features asked for in EXTENSIONS when the watch offers it; empty: behave
+    /// as a version-1 central (send no EXTENSIONS).
+    public var extensions: ExtensionFeatures = .version1_1
+    public var timeZone: TimeZone = .current
+    /// The wall clock used for TIME_SET (tests fix it so captures replay byte for byte).
+    public var now: @Sendable () -> Date = { Date() }
+    /// This connect pairs: it asks the watch to accept the gateway (NPK: a bind, 03/01), which
+    /// the wearer may have to confirm on the watch. Otherwise a central logs in as paired before.
+    public var pairing = false
+    /// The secret the watch takes for pairing, for a dialect that takes one
+    /// (`WatchDialect.credential`: NPK's auth code, Huami's auth key).
+    public var pairingSecret: PairingSecret?
+    /// Told, with what the wearer should do, when the watch may be waiting for the wearer to
+    /// confirm a pairing.
+    public var confirmationNeeded: (@Sendable (String) -> Void)?
+
+    public init() {}
+}
