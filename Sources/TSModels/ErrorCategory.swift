@@ -25,21 +25,8 @@ public enum ErrorCategory: String, Sendable, Hashable, CaseIterable, Codable {
     /// Anything else.
     case failed = "Failed"
 
-    /// The `tsgateway` exit status for this category; values follow sysexits(3) where one fits.
-    public var exitStatus: Int32 {
-        switch self {
-        case .unavailable: 69
-        case .deviceNotFound: 80
-        case .notPaired: 81
-        case .timeout: 75
-        case .protocolError: 76
-        case .invalidInput: 65
-        case .notSupported: 79
-        case .storage: 74
-        case .permission: 77
-        case .cancelled, .failed: 1
-        }
-    }
+    /// The `tsgateway` exit status for this category (the table: `ExitStatus`).
+    public var exitStatus: Int32 { ExitStatus(self).rawValue }
 }
 
 /// An error that knows its category. Errors of every layer conform, so no layer above has to

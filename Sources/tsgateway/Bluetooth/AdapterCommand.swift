@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSHCI
+import TSModels
 
 struct AdapterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
