@@ -151,8 +151,8 @@ public struct BlueZ: Sendable {
     /// reports that advertiser again in the same scan (seen with fast controllers).
     public func scan(adapter: AdapterInfo, serviceUUIDs: [String], duration: Duration, restartEvery: Duration = .seconds(3)) async throws -> AsyncStream<DiscoveredDevice> {
         guard adapter.powered else { throw BlueZError.adapterPoweredOff(adapter.name) }
-        let added = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
-        let changed = try await bus.signals(SignalMatch(sender: Self.service, pathNamespace: adapter.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let added = try await bus.signals(SignalMatch(sender: Self.service, interface: StandardBusNames.objectManager, member: "InterfacesAdded"))
+        let changed = try await bus.signals(SignalMatch(sender: Self.service, pathNamespace: adapter.path, interface: StandardBusNames.properties, member: "PropertiesChanged"))
         let existing = try await managedObjects()
         do {
             var filter: DBusProperties = ["Transport": .string("le")]

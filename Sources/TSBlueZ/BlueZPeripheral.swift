@@ -34,7 +34,7 @@ public final class BlueZPeripheral: @unchecked Sendable {
         try await register()
         // A peripheral keeps advertising whatever happens to the stack: when bluetoothd comes
         // back, register again (its registrations died with it).
-        let owners = try await bluez.bus.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        let owners = try await bluez.bus.signals(SignalMatch(sender: StandardBusNames.bus, interface: StandardBusNames.bus, member: "NameOwnerChanged"))
         let watcher = Task { [weak self] in
             for await signal in owners where signal.arguments.count == 3 && signal.arguments[0].stringValue == BlueZ.service {
                 guard let self, let owner = signal.arguments[2].stringValue, !owner.isEmpty else { continue }
@@ -96,7 +96,7 @@ extension BlueZ {
     /// The devices under `adapter` whose link goes down (BlueZ reports Connected = false), as
     /// it happens: how a peripheral learns that its central left.
     public func disconnections(on adapter: AdapterInfo) async throws -> AsyncStream<DeviceHandle> {
-        let changes = try await bus.signals(SignalMatch(sender: Self.service, pathNamespace: adapter.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, pathNamespace: adapter.path, interface: StandardBusNames.properties, member: "PropertiesChanged"))
         return AsyncStream { continuation in
             let work = Task {
                 for await signal in changes where signal.arguments.first?.stringValue == BlueZInterface.device && signal.arguments.count > 1 {

@@ -50,8 +50,8 @@ extension BlueZ {
     /// `linkUp` is called once the link is up, before the wait for the services.
     public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500),
                         linkUp: (@Sendable () -> Void)? = nil) async throws {
-        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: StandardBusNames.properties, member: "PropertiesChanged"))
+        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: StandardBusNames.objectManager, member: "InterfacesRemoved"))
         let state = try await deviceProperties(device)
         if state["Connected"]?.boolValue == true && state["ServicesResolved"]?.boolValue == true { return }
         if state["Connected"]?.boolValue != true {
@@ -131,10 +131,10 @@ extension BlueZ {
     public func linkLoss(of device: DeviceHandle, grace: Duration = linkLossGrace, shutdownGrace: Duration = linkLossShutdownGrace) async throws -> AsyncStream<String> {
         let adapterPath = String(device.path[..<(device.path.lastIndex(of: "/") ?? device.path.endIndex)])
         let adapterName = adapterPath.split(separator: "/").last.map(String.init) ?? "the adapter"
-        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let adapterChanges = try await bus.signals(SignalMatch(sender: Self.service, path: adapterPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
-        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
-        let owners = try await bus.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+        let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: StandardBusNames.properties, member: "PropertiesChanged"))
+        let adapterChanges = try await bus.signals(SignalMatch(sender: Self.service, path: adapterPath, interface: StandardBusNames.properties, member: "PropertiesChanged"))
+        let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: StandardBusNames.objectManager, member: "InterfacesRemoved"))
+        let owners = try await bus.signals(SignalMatch(sender: StandardBusNames.bus, interface: StandardBusNames.bus, member: "NameOwnerChanged"))
         let (events, sink) = AsyncStream.makeStream(of: LinkEvent.self)
         let sources = [
             Task {

@@ -96,7 +96,7 @@ extension BlueZ {
     /// it again does not duplicate deliveries.
     public func notifications(of characteristic: GattCharacteristic) async throws -> AsyncStream<[UInt8]> {
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: characteristic.path,
-                                                        interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+                                                        interface: StandardBusNames.properties, member: "PropertiesChanged"))
         do {
             _ = try await bus.call(destination: Self.service, path: characteristic.path, interface: BlueZInterface.gattCharacteristic, member: "StartNotify", timeout: .seconds(10))
         } catch let error as BusError where error.name != BlueZErrorName.inProgress {

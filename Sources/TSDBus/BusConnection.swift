@@ -190,16 +190,16 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Asks the bus for a well-known name; fails if another connection owns it.
     public func requestName(_ name: String) async throws {
-        let reply = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+        let reply = try await call(destination: StandardBusNames.bus, path: StandardBusNames.busPath, interface: StandardBusNames.bus,
                                    member: "RequestName", [.string(name), .uint32(UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE))])
         guard reply.first?.uint32Value == UInt32(DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) || reply.first?.uint32Value == UInt32(DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER) else {
-            throw BusError(name: "org.freedesktop.DBus.Error.AddressInUse", message: "the name \(name) is owned by another process")
+            throw BusError(name: BusError.addressInUse, message: "the name \(name) is owned by another process")
         }
     }
 
     /// Whether a name currently has an owner on the bus.
     public func nameHasOwner(_ name: String) async throws -> Bool {
-        let reply = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+        let reply = try await call(destination: StandardBusNames.bus, path: StandardBusNames.busPath, interface: StandardBusNames.bus,
                                    member: "NameHasOwner", [.string(name)])
         return reply.first?.boolValue ?? false
     }

@@ -27,6 +27,8 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
     public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
     public static let noMemory = "org.freedesktop.DBus.Error.NoMemory"
+    public static let addressInUse = "org.freedesktop.DBus.Error.AddressInUse"
+    public static let propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
 
     static let outOfMemory = BusError(name: noMemory, message: "libdbus ran out of memory")
 

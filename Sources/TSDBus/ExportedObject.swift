@@ -101,13 +101,13 @@ struct ExportedObjects {
         let arguments = (try? message.arguments()) ?? []
 
         switch (interfaceName, member) {
-        case ("org.freedesktop.DBus.Introspectable", "Introspect"):
+        case (StandardBusNames.introspectable, "Introspect"):
             reply([.string(Introspection.xml(for: path, in: snapshot))])
             return true
-        case ("org.freedesktop.DBus.Peer", "Ping"):
+        case (StandardBusNames.peer, "Ping"):
             reply([])
             return true
-        case ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects") where snapshot.managers.contains(path):
+        case (StandardBusNames.objectManager, "GetManagedObjects") where snapshot.managers.contains(path):
             let below = snapshot.objects.filter { $0.key != path && (path == "/" || $0.key.hasPrefix(path + "/")) }
             reply([ManagedObjects.value(below)])
             return true
@@ -115,7 +115,7 @@ struct ExportedObjects {
             break
         }
         guard let interfaces = snapshot.objects[path] else { return false }
-        if interfaceName == "org.freedesktop.DBus.Properties" {
+        if interfaceName == StandardBusNames.properties {
             handleProperties(member, arguments, message.signature, interfaces, reply: reply, fail: fail, connection: connection, path: path)
             return true
         }
@@ -168,7 +168,7 @@ struct ExportedObjects {
                 return fail(BusError(name: BusError.unknownProperty, message: "no property \(interfaceName).\(name) on \(path)"))
             }
             guard let setter = property.set else {
-                return fail(BusError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interfaceName).\(name) is read-only"))
+                return fail(BusError(name: BusError.propertyReadOnly, message: "\(interfaceName).\(name) is read-only"))
             }
             let value = arguments[2].unwrapped
             guard value.signature == property.signature else {
@@ -211,7 +211,7 @@ extension BusConnection {
             return objects.manager(for: path)
         }
         if let manager {
-            try emitSignal(path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded",
+            try emitSignal(path: manager, interface: StandardBusNames.objectManager, member: "InterfacesAdded",
                            [.objectPath(path), ManagedObjects.interfacesValue(interfaces)])
         }
     }
@@ -222,7 +222,7 @@ extension BusConnection {
             (objects.objects.removeValue(forKey: path), objects.manager(for: path))
         }
         if let removed, let manager {
-            try? emitSignal(path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved",
+            try? emitSignal(path: manager, interface: StandardBusNames.objectManager, member: "InterfacesRemoved",
                             [.objectPath(path), .strings(removed.map(\.name))])
         }
     }
@@ -233,7 +233,7 @@ extension BusConnection {
     }
 
     public func emitPropertiesChanged(path: String, interface: String, changed: DBusProperties, invalidated: [String] = []) throws(BusError) {
-        try emitSignal(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+        try emitSignal(path: path, interface: StandardBusNames.properties, member: "PropertiesChanged",
                        [.string(interface), .properties(changed), .strings(invalidated)])
     }
 }

@@ -3,10 +3,10 @@ enum Introspection {
     static func xml(for path: String, in exported: ExportedObjects) -> String {
         var xml = #"<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">"#
         xml += "\n<node>\n"
-        xml += "  <interface name=\"org.freedesktop.DBus.Introspectable\"><method name=\"Introspect\"><arg name=\"xml\" type=\"s\" direction=\"out\"/></method></interface>\n"
-        xml += "  <interface name=\"org.freedesktop.DBus.Peer\"><method name=\"Ping\"/></interface>\n"
+        xml += "  <interface name=\"\(StandardBusNames.introspectable)\"><method name=\"Introspect\"><arg name=\"xml\" type=\"s\" direction=\"out\"/></method></interface>\n"
+        xml += "  <interface name=\"\(StandardBusNames.peer)\"><method name=\"Ping\"/></interface>\n"
         if let interfaces = exported.objects[path] {
-            xml += "  <interface name=\"org.freedesktop.DBus.Properties\">"
+            xml += "  <interface name=\"\(StandardBusNames.properties)\">"
             xml += "<method name=\"Get\"><arg type=\"s\" direction=\"in\"/><arg type=\"s\" direction=\"in\"/><arg type=\"v\" direction=\"out\"/></method>"
             xml += "<method name=\"GetAll\"><arg type=\"s\" direction=\"in\"/><arg type=\"a{sv}\" direction=\"out\"/></method>"
             xml += "<method name=\"Set\"><arg type=\"s\" direction=\"in\"/><arg type=\"s\" direction=\"in\"/><arg type=\"v\" direction=\"in\"/></method>"
@@ -37,7 +37,7 @@ enum Introspection {
             }
         }
         if exported.managers.contains(path) {
-            xml += "  <interface name=\"org.freedesktop.DBus.ObjectManager\"><method name=\"GetManagedObjects\"><arg type=\"a{oa{sa{sv}}}\" direction=\"out\"/></method>"
+            xml += "  <interface name=\"\(StandardBusNames.objectManager)\"><method name=\"GetManagedObjects\"><arg type=\"a{oa{sa{sv}}}\" direction=\"out\"/></method>"
             xml += "<signal name=\"InterfacesAdded\"><arg type=\"o\"/><arg type=\"a{sa{sv}}\"/></signal><signal name=\"InterfacesRemoved\"><arg type=\"o\"/><arg type=\"as\"/></signal></interface>\n"
         }
         let prefix = path == "/" ? "/" : path + "/"

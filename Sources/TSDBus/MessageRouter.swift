@@ -84,7 +84,7 @@ final class MessageRouter: @unchecked Sendable {
         switch message.type {
         case DBUS_MESSAGE_TYPE_SIGNAL:
             let path = message.path ?? "", interface = message.interface ?? "", member = message.member ?? ""
-            if interface == "org.freedesktop.DBus.Local" && member == "Disconnected" {
+            if interface == StandardBusNames.local && member == "Disconnected" {
                 finishAll()
                 return true
             }
@@ -109,7 +109,7 @@ extension BusConnection {
     public func signals(_ match: SignalMatch) async throws -> AsyncStream<DBusSignal> {
         let (id, stream) = router.subscribe(match)
         do {
-            _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            _ = try await call(destination: StandardBusNames.bus, path: StandardBusNames.busPath, interface: StandardBusNames.bus,
                                member: "AddMatch", [.string(match.rule)])
         } catch {
             _ = router.unsubscribe(id)
@@ -123,7 +123,7 @@ extension BusConnection {
             continuation.onTermination = { [weak self] _ in
                 task.cancel()
                 guard let self, let match = self.router.unsubscribe(id), !self.isClosed else { return }
-                Task { _ = try? await self.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                Task { _ = try? await self.call(destination: StandardBusNames.bus, path: StandardBusNames.busPath, interface: StandardBusNames.bus,
                                                   member: "RemoveMatch", [.string(match.rule)]) }
             }
         }

@@ -88,7 +88,7 @@ public final class GatewayClient: Sendable {
         let signals: AsyncStream<DBusSignal>, owner: AsyncStream<DBusSignal>
         do {
             signals = try await connection.signals(match)
-            owner = try await connection.signals(SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged"))
+            owner = try await connection.signals(SignalMatch(sender: StandardBusNames.bus, interface: StandardBusNames.bus, member: "NameOwnerChanged"))
         } catch let error as BusError {
             throw GatewayBusAPI.failure(error)
         }

@@ -31,7 +31,7 @@ public final class GatewayBusService: Sendable {
         }
         do {
             try await connection.requestName(GatewayBusAPI.busName)
-        } catch let error as BusError where error.name == "org.freedesktop.DBus.Error.AddressInUse" {
+        } catch let error as BusError where error.name == BusError.addressInUse {
             throw BusError(name: error.name, message: "another process owns \(GatewayBusAPI.busName): is `tsgateway serve` already running? (systemctl status tsgateway)")
         }
     }

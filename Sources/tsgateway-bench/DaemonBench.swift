@@ -73,10 +73,10 @@ private func callsPerSecond(bus: BenchBus) async throws {
         return Double(total) / (ContinuousClock.now - started).timeInterval
     }
     let ping = try await rate("Ping") { connection, _ in
-        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.rootPath, interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.rootPath, interface: StandardBusNames.peer, member: "Ping")
     }
     let property = try await rate("Get") { connection, _ in
-        _ = try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: StandardBusNames.properties, member: "Get",
                                       [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)])
     }
     let alarms = try await rate("GetAlarms") { connection, index in
@@ -122,9 +122,9 @@ private final class ServedGateway {
             var ready = 0
             for index in 1...watches {
                 let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:0\(index)")
-                let connected = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                let connected = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: StandardBusNames.properties,
                                                       member: "Get", [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)]).first?.boolValue
-                let lastSync = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                let lastSync = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: StandardBusNames.properties,
                                                      member: "Get", [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.lastSync.rawValue)]).first?.int64Value
                 if connected == true, (lastSync ?? 0) > 0 { ready += 1 }
             }
