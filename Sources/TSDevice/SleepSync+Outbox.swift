@@ -107,9 +107,7 @@ public enum SleepNightUpload {
                       end_time: rfc3339(item.end), duration_minutes: minutes(item.end - item.start))
             },
             heart_rate: night.heartRate.map { HeartRate(min_bpm: $0.minimum, avg_bpm: $0.average, max_bpm: $0.maximum, sample_count: $0.samples) })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(body), as: UTF8.self)
+        return String(decoding: try JSONCoding.encoder().encode(body), as: UTF8.self)
     }
 
     // The wire names are the API's.

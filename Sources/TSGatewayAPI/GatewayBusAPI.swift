@@ -265,12 +265,7 @@ public enum GatewayBusAPI {
 
     // MARK: JSON
 
-    public static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    public static let encoder = JSONCoding.encoder(iso8601Dates: true)
 
     public static func json<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)

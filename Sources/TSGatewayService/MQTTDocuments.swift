@@ -130,11 +130,7 @@ struct MQTTCommandReply: Encodable, Sendable, Hashable {
 }
 
 enum MQTTJSON {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    static let encoder = JSONCoding.encoder()
 
     /// The JSON text of `value`; these documents hold only strings, numbers and booleans, which always encode.
     static func text(_ value: some Encodable) -> String {

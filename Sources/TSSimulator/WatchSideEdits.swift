@@ -22,9 +22,7 @@ public struct WatchSideEdit: Sendable, Hashable, Encodable {
 
     /// The edit as the ground truth holds it: one JSON object, keys sorted.
     func json() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try encoder.encode(self)
+        try JSONCoding.recordEncoder().encode(self)
     }
 }
 

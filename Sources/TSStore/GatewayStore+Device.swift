@@ -13,7 +13,7 @@ extension GatewayStore {
     /// Records what is known of a watch after connecting.
     public func saveWatch(id: String, name: String?, info: DeviceInfo) async throws {
         let now = Int64(Date().timeIntervalSince1970)
-        let capabilities = String(decoding: try JSONEncoder().encode(info.capabilities), as: UTF8.self)
+        let capabilities = String(decoding: try JSONCoding.recordEncoder(sortedKeys: false).encode(info.capabilities), as: UTF8.self)
         try await write { db in
             try Self.ensureWatch(db, id: id, now: now)
             try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, dialect = COALESCE(?, dialect), lastSeen = ? WHERE id = ?",
@@ -52,9 +52,7 @@ extension GatewayStore {
     @discardableResult
     public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: AlarmTableOrigin) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let json = String(decoding: try encoder.encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
+        let json = String(decoding: try JSONCoding.recordEncoder().encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
         return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             let latest = try Row.fetchOne(db, sql: "SELECT id, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
@@ -86,7 +84,7 @@ extension GatewayStore {
 
     public func saveMonitorConfig(_ config: MonitorConfig, watch: String) async throws {
         let now = Int64(Date().timeIntervalSince1970)
-        let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
+        let json = String(decoding: try JSONCoding.recordEncoder(sortedKeys: false).encode(config), as: UTF8.self)
         try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
             try db.execute(sql: """

@@ -38,14 +38,18 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
 
 public enum CaptureFile {
     public static func write(_ entries: [CaptureEntry], to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        try lines(entries).write(to: url, options: .atomic)
+    }
+
+    /// The file's text: one JSON object a line, keys sorted.
+    public static func lines(_ entries: [CaptureEntry]) throws -> Data {
+        let encoder = JSONCoding.recordEncoder()
         var text = Data()
         for entry in entries {
             text.append(try encoder.encode(entry))
             text.append(0x0A)
         }
-        try text.write(to: url, options: .atomic)
+        return text
     }
 
     public static func read(from url: URL) throws -> [CaptureEntry] {

@@ -12,7 +12,7 @@ func runSleepBenchmarks() throws {
     }
     for (label, days, repetitions) in [("1 year", 365, 5), ("10 years", 3_650, 3)] {
         let items = minuteGrainedItems(days: days)
-        let json = try JSONEncoder().encode(items)
+        let json = try JSONCoding.recordEncoder(sortedKeys: false).encode(items)
         let csv = Data(("stage,start,duration\n" + items.map { "\($0.stage.name),\($0.start),\($0.duration)\n" }.joined()).utf8)
         let isoCSV = Data(("stage,start,duration\n" + items.map { "\($0.stage.name),\(isoText($0.start)),\($0.duration)\n" }.joined()).utf8)
         let count = Double(items.count)

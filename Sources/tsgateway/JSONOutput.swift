@@ -1,10 +1,9 @@
 import Foundation
+import TSModels
 
 /// Pretty, key-sorted JSON on standard output.
 enum JSONOutput {
     static func print<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        Swift.print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        Swift.print(String(decoding: try JSONCoding.encoder(pretty: true).encode(value), as: UTF8.self))
     }
 }

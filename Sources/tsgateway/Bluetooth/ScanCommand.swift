@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSDevice
+import TSModels
 
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,9 +31,7 @@ struct ScanCommand: AsyncParsableCommand {
             for await device in devices where seen.insert(device.address).inserted {
                 if json {
                     struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String] }
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
+                    print(String(decoding: try JSONCoding.encoder().encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
                                                                                 dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue))), as: UTF8.self))
                 } else {
                     let dialect = DialectResolution.hint(device.uuids).map { "  \($0)" } ?? ""

@@ -224,9 +224,7 @@ extension AlarmsCommand {
                 for try await change in changesUntilLoss {
                     if json {
                         struct Output: Encodable { var origin: AlarmTableOrigin; var alarms: [Alarm] }
-                        let encoder = JSONEncoder()
-                        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                        print(String(decoding: try encoder.encode(Output(origin: change.origin, alarms: change.alarms)), as: UTF8.self))
+                        print(String(decoding: try JSONCoding.encoder().encode(Output(origin: change.origin, alarms: change.alarms)), as: UTF8.self))
                     } else {
                         print("alarms changed (\(change.origin.rawValue)):")
                         print(AlarmText.table(change.alarms))

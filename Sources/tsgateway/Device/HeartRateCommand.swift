@@ -59,12 +59,7 @@ struct HeartRateLine: Encodable {
         rrIntervals = sample.rrIntervals
     }
 
-    static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
+    static func encoder() -> JSONEncoder { JSONCoding.encoder(iso8601Dates: true) }
 
     func json(_ encoder: JSONEncoder) throws -> String {
         GatewayEvent(.heartRate(HeartRateSample(time: time, bpm: bpm, sensorContact: sensorContact, energyExpended: energyExpended, rrIntervals: rrIntervals)),

@@ -1,15 +1,12 @@
 import Foundation
 import TSProtocol
+import TSModels
 
 /// Prints reassembler events for `protocol decode`, as text or JSON lines.
 struct DecodePrinter {
     let json: Bool
     private(set) var frames = 0
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private let encoder = JSONCoding.encoder()
 
     init(json: Bool) { self.json = json }
 

@@ -101,14 +101,7 @@ extension ProtocolCommand.Decode {
             for event in reassembler.flush() { try printer.print(event, context: context) }
         }
         if let toCapture {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            var text = Data()
-            for entry in exchange.captureEntries {
-                text.append(try encoder.encode(entry))
-                text.append(0x0A)
-            }
-            try PrivateFile.write(text, to: toCapture)
+            try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture)
         }
         if printer.frames == 0 {
             throw CLIFailure("no frame found in the watch-service values of \(path)", status: .dataError)

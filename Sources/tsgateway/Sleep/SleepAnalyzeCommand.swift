@@ -38,10 +38,8 @@ struct SleepAnalyzeCommand: ParsableCommand {
         }
         if json {
             let document = SleepAnalysisDocument(statisticsRule: statisticsRule, timeZone: timeZone.identifier, input: report, days: days)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             do {
-                print(String(decoding: try encoder.encode(document), as: UTF8.self))
+                print(String(decoding: try JSONCoding.encoder(pretty: true).encode(document), as: UTF8.self))
             } catch {
                 throw CLIFailure("cannot encode the report as JSON: \(error)", status: .software)
             }

@@ -79,8 +79,6 @@ struct SleepExportCommand: AsyncParsableCommand {
     }
 
     private static func encode<T: Encodable>(_ value: T) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(value) + Data("\n".utf8)
+        return try JSONCoding.encoder(pretty: true).encode(value) + Data("\n".utf8)
     }
 }
