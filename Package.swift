@@ -74,8 +74,11 @@ let package = Package(
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
+        // What is uploaded: the final nights of a sync, their outbox events and the HTTP body (`/api/v1/sleep`);
+        // enqueued by TSDevice's SleepSync, POSTed by TSGatewayService's UploadOutbox. Pure.
+        .target(name: "TSUpload", dependencies: ["TSModels", "TSSleep", "TSStore"]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk", "TSQRing",
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
