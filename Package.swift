@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // glibc's malloc tuning and statistics (mallopt, malloc_trim, mallinfo2); part of libc, nothing to link.
         .systemLibrary(name: "CMalloc"),
+        // The kernel's clock status (adjtimex), read to decide whether the system clock may set a watch's.
+        .systemLibrary(name: "CTimex"),
         // Typed BlueZ on TSDBus, every BlueZ D-Bus name in BlueZNames.swift. Central side: adapters,
         // discovery, devices, pairing agent, GATT client. Peripheral side: GATT application and LE advertisement.
         .target(name: "TSBlueZ", dependencies: ["TSModels", "TSDBus"]),
@@ -75,7 +77,7 @@ let package = Package(
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport",
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect

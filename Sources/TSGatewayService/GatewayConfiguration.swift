@@ -58,6 +58,8 @@ public struct GatewayConfiguration: Sendable {
     public var timeZone: TimeZone = .current
     public var syncInterval: Duration = .seconds(3600)
     public var timeSyncInterval: Duration = .seconds(86_400)
+    /// While the system clock is not trusted (`ClockTrust`), how often it is looked at again.
+    public var clockCheckInterval: Duration = .seconds(15)
     public var batteryInterval: Duration = .seconds(1800)
     /// How long heart-rate samples are kept; older ones are deleted.
     public var heartRateRetention: Duration = .seconds(30 * 86_400)

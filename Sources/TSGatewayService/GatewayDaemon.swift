@@ -22,10 +22,13 @@ public final class GatewayDaemon: Service {
     public let events = EventFanOut<GatewayEvent>(buffer: 1024)
     /// Called once the objects are exported and the name is owned (tests, readiness).
     let onReady: (@Sendable () -> Void)?
+    /// Whether the system clock may set the watches' (tests give their own); nil: this machine's (`ClockDiscipline.system`).
+    let clockDiscipline: ClockDiscipline?
 
-    public init(configuration: GatewayConfiguration, logger: Logger, onReady: (@Sendable () -> Void)? = nil) {
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: ClockDiscipline? = nil, onReady: (@Sendable () -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.clockDiscipline = clock
         self.onReady = onReady
     }
 
@@ -107,6 +110,9 @@ public final class GatewayDaemon: Service {
 
     func makeSupervisors(store: GatewayStore) async throws -> [WatchSupervisor] {
         var bluez: BlueZ?
+        // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
+        do { _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment) } catch { throw CategorizedFailure(.invalidInput, "\(error)") }
+        let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
         var supervisors: [WatchSupervisor] = []
         for entry in configuration.watches {
@@ -141,7 +147,7 @@ public final class GatewayDaemon: Service {
                 }
             }
             supervisors.append(WatchSupervisor(entry: entry, watch: central, store: store, settings: configuration,
-                                               simulated: simulated?.night, logger: logger, publish: publish))
+                                               simulated: simulated?.night, clock: clock, logger: logger, publish: publish))
         }
         return supervisors
     }

@@ -95,6 +95,9 @@ public enum HomeAssistantDiscovery {
                unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse"),
         Entity(component: "binary_sensor", key: "asleep", name: "Asleep", field: "asleep",
                valueTemplate: "{{ 'ON' if value_json.asleep else 'OFF' }}", icon: "mdi:sleep"),
+        // Off while the gateway does not trust the system clock and holds the watch's (the reason is clock_reason and the clock event's).
+        Entity(component: "binary_sensor", key: "clock_trusted", name: "Clock trusted", field: "clock_trusted",
+               valueTemplate: "{{ 'ON' if value_json.clock_trusted else 'OFF' }}", category: "diagnostic", icon: "mdi:clock-check-outline"),
         Entity(component: "event", key: "night", name: "Night", field: "event_type", valueTemplate: "",
                icon: "mdi:weather-night", eventTypes: NightEvent.Name.allCases.map(\.rawValue)),
         Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",

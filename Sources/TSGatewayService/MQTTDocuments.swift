@@ -35,6 +35,10 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
     var asleep: Bool
     var nextAlarm: String?
     var night: LastNightFigures
+    /// False while the gateway does not trust the system clock and so holds the watch's clock
+    /// and scheduled syncs; `clockReason` says why (null when trusted).
+    var clockTrusted = true
+    var clockReason: String?
 
     enum CodingKeys: String, CodingKey {
         case watch, name, dialect, connected, battery, batteryState = "battery_state", lastSync = "last_sync", session
@@ -42,6 +46,7 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         case nightDate = "night_date", nightSleepMinutes = "night_sleep_minutes", nightQuality = "night_quality"
         case nightDeepShare = "night_deep_share", nightDeepMinutes = "night_deep_minutes", nightEfficiency = "night_efficiency"
         case nightHeartRate = "night_heart_rate", naps, napMinutes = "nap_minutes"
+        case clockTrusted = "clock_trusted", clockReason = "clock_reason"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -67,6 +72,8 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         try container.encode(night.heartRate, forKey: .nightHeartRate)
         try container.encode(night.naps, forKey: .naps)
         try container.encode(night.napMinutes, forKey: .napMinutes)
+        try container.encode(clockTrusted, forKey: .clockTrusted)
+        try container.encode(clockReason, forKey: .clockReason)
     }
 }
 

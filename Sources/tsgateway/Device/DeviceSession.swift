@@ -72,7 +72,13 @@ struct DeviceSession {
             let remembered = stored.first { $0.id == link.address }?.info?.dialect
             let (dialect, reason) = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: options.dialect, remembered: remembered)
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
-            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name) { step in PhaseLog.log(step.rawValue, to: logger) }
+            // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
+            var configuration = WatchConfiguration()
+            if let distrust = try await ClockCheck.trust(databasePath: store.path, simulate: false).distrust {
+                configuration.syncTimeOnConnect = false
+                logger.info("the watch's clock is not set at connect: \(distrust.why)")
+            }
+            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name, configuration: configuration) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
         }
