@@ -111,7 +111,7 @@ public final class GatewayDaemon: Service {
     func makeSupervisors(store: GatewayStore) async throws -> [WatchSupervisor] {
         var bluez: BlueZ?
         // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
-        do { _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment) } catch { throw CategorizedFailure(.invalidInput, "\(error)") }
+        _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
         let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
         var supervisors: [WatchSupervisor] = []
