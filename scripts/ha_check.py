@@ -64,6 +64,8 @@ ENTITIES = [
     # No heart-rate samples during the simulated nights: not known, which Home Assistant calls unknown.
     ("night_heart_rate", "sensor", "Night heart rate", None, "bpm", "measurement", None, ("unknown",)),
     ("asleep", "binary_sensor", "Asleep", None, None, None, None, ("on", "off")),
+    # The gateway trusts the build machine's clock: nothing will ever synchronise it (docs/service.md, "The clock at boot").
+    ("clock_trusted", "binary_sensor", "Clock trusted", None, None, None, "diagnostic", ("on",)),
     ("night", "event", "Night", None, None, None, None, "event"),
 ]
 
