@@ -130,6 +130,8 @@ public actor WatchSupervisor {
 
     public func run() async {
         await restoreKnownStatus()
+        // Whether the watch's clock will be held is known (and said) before the first connect.
+        await lookAtTheClock()
         do {
             try await sessions.recover()
             let latest = try await sessions.latest()
