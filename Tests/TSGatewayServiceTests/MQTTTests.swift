@@ -116,6 +116,35 @@ struct MQTTTests {
         await daemon.cleanUp()
     }
 
+    @Test("an untrusted system clock: the state says clock_trusted false with the reason, a clock event says it once, no scheduled sync runs; trusted after a restart")
+    func untrustedClock() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker, watches: [DaemonTests.twoWatches[0]])
+        daemon.extraEnvironment = ["TSGATEWAY_CLOCK": "untrusted"]
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        let stateTopic = "home/gw1/watch/\(Self.watchKey)/state"
+        #expect(try await eventually { subscriber.json(stateTopic)?["connected"] as? Bool == true && subscriber.json(stateTopic)?["clock_trusted"] as? Bool == false },
+                "\(subscriber.json(stateTopic) ?? [:])")
+        let state = try #require(subscriber.json(stateTopic))
+        #expect((state["clock_reason"] as? String)?.contains("TSGATEWAY_CLOCK=untrusted says the system clock") == true)
+        #expect(try await eventually { !subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/clock").isEmpty })
+        // Long enough for a scheduled sync and many looks at the clock.
+        try await Task.sleep(for: .seconds(2))
+        let events = subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/clock").map { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+        #expect(events.count == 1 && events.first??["trusted"] as? Bool == false && events.first??["type"] as? String == "clock")
+        #expect(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/sleep_synced").isEmpty)
+        #expect(subscriber.json(stateTopic)?["last_sync"] is NSNull)
+        #expect(daemon.log().contains("no watch's clock is set from it"))
+        await daemon.stop()
+
+        daemon.extraEnvironment = ["TSGATEWAY_CLOCK": "trusted"]
+        try await daemon.start()
+        #expect(try await eventually { subscriber.json(stateTopic)?["clock_trusted"] as? Bool == true && subscriber.json(stateTopic)?["last_sync"] is String })
+        #expect(subscriber.json(stateTopic)?["clock_reason"] is NSNull)
+        await daemon.cleanUp()
+    }
+
     /// Every path to a JSON null in `value` ("device.sw_version", "options[2]"); Home Assistant
     /// refuses a discovery config with any null in it.
     static func nullPaths(_ value: Any, _ path: String = "") -> [String] {
