@@ -17,14 +17,21 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
         .target(name: "TSModels"),
+        // Personal data on disk: the one writer of private files (0600 unless asked, atomic, errors that say what to check).
+        .target(name: "TSFiles", dependencies: ["TSModels"]),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"]),
+        // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
+        // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
+        // (swift-crypto's single-block AES for the auth challenge).
+        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
         .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -61,7 +68,7 @@ let package = Package(
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -70,7 +77,7 @@ let package = Package(
         // The simulated watches (protocol v1, NPK, QRing) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
-        .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -80,10 +87,10 @@ let package = Package(
             "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect
-        // and its simulated device. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator"]),
+        // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
+        // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing",
+                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),
@@ -92,7 +99,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
                 "TSWatchService", "TSFamilies", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -180,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
@@ -191,6 +198,10 @@ let package = Package(
         .testTarget(
             name: "TSQRingTests",
             dependencies: ["TSModels", "TSQRing"]
+        ),
+        .testTarget(
+            name: "TSHuamiTests",
+            dependencies: ["TSModels", "TSHuami"]
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -8,7 +8,8 @@ import TSTransport
 extension WatchFamily {
     /// TopStep's NPK dialect: the simulated TopStep watch holds the same nights as protocol v1's
     /// for the same seed, alarms as NPK holds them and the heart rate it measured over its history.
-    public static let npk = WatchFamily(dialect: .npk, simulated: SimulatedFamily { options in try SimulatedNpkDevice.open(options) })
+    public static let npk = WatchFamily(dialect: .npk, simulated: SimulatedFamily { options in try SimulatedNpkDevice.open(options) },
+                                       peripheral: .npk)
 }
 
 /// The simulated TopStep watch as a simulated device.

@@ -6,7 +6,8 @@ import TSTransport
 
 extension WatchFamily {
     /// QRing smart rings: the simulated ring stages its own nights and keeps a heart-rate log from the same seed; it has no alarms.
-    public static let qring = WatchFamily(dialect: .qring, simulated: SimulatedFamily { options in try SimulatedQRingDevice.open(options) })
+    public static let qring = WatchFamily(dialect: .qring, simulated: SimulatedFamily { options in try SimulatedQRingDevice.open(options) },
+                                         peripheral: .qring)
 }
 
 /// The simulated ring as a simulated device.

@@ -14,10 +14,13 @@ public struct WatchFamily: Sendable {
     public var dialect: WatchDialect
     /// Its simulated device, in-process over the loopback transport; nil: it has none.
     public var simulated: SimulatedFamily?
+    /// Its simulated device as a BlueZ peripheral (`tsgateway simulate`); nil: it has none.
+    public var peripheral: SimulatedPeripheralFamily?
 
-    public init(dialect: WatchDialect, simulated: SimulatedFamily? = nil) {
+    public init(dialect: WatchDialect, simulated: SimulatedFamily? = nil, peripheral: SimulatedPeripheralFamily? = nil) {
         self.dialect = dialect
         self.simulated = simulated
+        self.peripheral = peripheral
     }
 
     public var name: Dialect { dialect.name }
@@ -85,7 +88,7 @@ public struct SimulatedWatchOptions: Sendable {
     public var monitors: [MonitorConfig] = []
     public var protocolVersion: SimulatedProtocol = .version1_1
     /// Protocol v1's service; false: a band with the standard services only.
-    public var protocolV1 = true
+    public var servesProtocolV1 = true
     /// Device Information, Battery, Current Time and Heart Rate beside protocol v1.
     public var standardServices = true
     public var packetDelay: Duration = .zero

@@ -31,7 +31,7 @@ public struct GatewayConfiguration: Sendable {
         /// Current Time, Heart Rate) beside protocol v1.
         public var standardServices = true
         /// False: the simulated watch is a band with the standard services only.
-        public var protocolV1 = true
+        public var servesProtocolV1 = true
         /// The protocol the simulated watch speaks (`protocol: 1.0` makes it a version-1 watch,
         /// without smart windows, RING or alarm alerts).
         public var simulatedProtocol: SimulatedProtocol = .version1_1

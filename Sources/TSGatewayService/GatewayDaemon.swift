@@ -183,7 +183,7 @@ extension GatewayConfiguration.WatchEntry {
         options.timeZone = timeZone
         options.historyDays = historyDays
         options.protocolVersion = simulatedProtocol
-        options.protocolV1 = protocolV1
+        options.servesProtocolV1 = servesProtocolV1
         options.standardServices = standardServices
         options.packetDelay = packetDelay
         options.disconnectEvery = disconnectEvery

@@ -175,7 +175,13 @@ struct DiscoveryConfig: Encodable, Sendable, Hashable {
 
     var name: String
     var uniqueId: String
+    /// The entity id's object part (`tsgateway_bedroom_battery`): what Home Assistant before 2025.10
+    /// makes the entity id from (it drops `default_entity_id`, unknown to it).
     var objectId: String
+    /// The whole entity id (`sensor.tsgateway_bedroom_battery`): what Home Assistant 2025.10 and
+    /// later make it from. With it present they take `object_id` for nothing and log no warning;
+    /// `object_id` alone makes 2025.10 … 2026.3 warn that it stops working in 2026.4.
+    var defaultEntityId: String
     var stateTopic: String
     var valueTemplate: String?
     var device: Device
@@ -194,7 +200,7 @@ struct DiscoveryConfig: Encodable, Sendable, Hashable {
     var options: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case name, uniqueId = "unique_id", objectId = "object_id", stateTopic = "state_topic", valueTemplate = "value_template"
+        case name, uniqueId = "unique_id", objectId = "object_id", defaultEntityId = "default_entity_id", stateTopic = "state_topic", valueTemplate = "value_template"
         case device, origin, eventTypes = "event_types", availabilityTopic = "availability_topic"
         case payloadAvailable = "payload_available", payloadNotAvailable = "payload_not_available"
         case payloadOn = "payload_on", payloadOff = "payload_off", deviceClass = "device_class"

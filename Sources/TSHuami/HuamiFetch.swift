@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the central writes to the fetch-control characteristic (`…0004…`) (protocol-spec/huami.md §7).
 public enum HuamiFetchRequest: Sendable, Hashable {
     /// `[01, type]` + the short time (8 bytes): "send me data of `type` since `since`".
@@ -12,6 +14,14 @@ public enum HuamiFetchRequest: Sendable, Hashable {
     public static let startOpcode: UInt8 = 0x01
     public static let fetchDataOpcode: UInt8 = 0x02
     public static let acknowledgeOpcode: UInt8 = 0x03
+
+    /// The activity fetch from the minute that holds `unixSeconds`, in the band's zone: byte 6 of
+    /// the short time is 0, as Gadgetbridge writes it.
+    public static func activity(since unixSeconds: Int64, zone: TimeZone) -> HuamiFetchRequest {
+        var since = HuamiTime(unixSeconds: unixSeconds, zone: zone)
+        since.second = 0
+        return .start(type: activityType, since: since)
+    }
 
     public var bytes: [UInt8] {
         switch self {

@@ -33,6 +33,26 @@ public struct HuamiSample: Sendable, Hashable {
         self.rem = rem
     }
 
+    /// A minute a simulated band writes for `stage` (§9 read backwards): 4-byte kind 9 light, 11
+    /// deep (REM, which the 4-byte form lacks, as light), kind 1 awake; 8-byte kind 120 with deep
+    /// 60 or REM 70 over the thresholds, kind 1 awake. `heartRate` nil writes 255 (none).
+    public static func minute(_ stage: SleepStage, format: HuamiSampleFormat, heartRate: UInt8? = nil) -> HuamiSample {
+        let bpm = heartRate ?? 255
+        switch (format, stage) {
+        case (.fourByte, .deep): return HuamiSample(kind: 11, intensity: 5, heartRate: bpm)
+        case (.fourByte, .light), (.fourByte, .rem): return HuamiSample(kind: 9, intensity: 10, heartRate: bpm)
+        case (.eightByte, .light): return HuamiSample(kind: HuamiSleepReader.asleepKind8, intensity: 10, heartRate: bpm, sleep: 30, deep: 10, rem: 10)
+        case (.eightByte, .deep): return HuamiSample(kind: HuamiSleepReader.asleepKind8, intensity: 5, heartRate: bpm, sleep: 30, deep: 60, rem: 10)
+        case (.eightByte, .rem): return HuamiSample(kind: HuamiSleepReader.asleepKind8, intensity: 15, heartRate: bpm, sleep: 30, deep: 10, rem: 70)
+        case (_, .awake): return HuamiSample(kind: 1, intensity: 40, steps: 2, heartRate: bpm)
+        }
+    }
+
+    /// A minute off the wrist (4-byte kind 3, 8-byte kind 115): no data.
+    public static func notWorn(format: HuamiSampleFormat) -> HuamiSample {
+        HuamiSample(kind: format == .fourByte ? 3 : HuamiSleepReader.notWornKind8, heartRate: 255)
+    }
+
     /// The beats per minute measured in this minute, nil for 0 and 255 (none).
     public var bpm: Int? { heartRate == 0 || heartRate == 255 ? nil : Int(heartRate) }
 

@@ -81,11 +81,12 @@ import Testing
             (["--dialect", "qring", "--ring-fault", "melt"], "\"melt\" is not a fault; use wrong-checksum:COMMAND"),
             (["--dialect", "qring", "--ring-fault", "drop-log-packet:24"], "packet index 0…23"),
             (["--dialect", "qring", "--ring-fault", "wrong-checksum:0xZZ"], "needs a command byte"),
-            (["--dialect", "qring", "--live-stage-interval", "5"], "a QRing ring takes --ring-fault"),
-            (["--dialect", "qring", "--sleep-fault", "drop-day:1"], "are for --dialect npk"),
-            (["--ring-fault", "wrong-crc"], "are for --dialect qring"),
-            (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "are for --dialect qring"),
-            (["--steps-truth", "steps.json"], "--steps-truth are for --dialect qring"),
+            (["--dialect", "qring", "--live-stage-interval", "5"], "--live-stage-interval is for --dialect v1, not --dialect qring"),
+            // --sleep-fault and --ring-fault are names of --fault: the ring's own faults decide.
+            (["--dialect", "qring", "--sleep-fault", "drop-day:1"], "--fault \"drop-day:1\" is not a fault; use wrong-checksum:COMMAND"),
+            (["--ring-fault", "wrong-crc"], "--fault is for --dialect npk or --dialect qring, not --dialect v1"),
+            (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "--heart-rate-truth is for --dialect qring, not --dialect npk"),
+            (["--steps-truth", "steps.json"], "--steps-truth is for --dialect qring, not --dialect v1"),
         ]
         for (arguments, message) in cases {
             // No D-Bus address reaches a bluetoothd: a run that got past validation would fail otherwise (69), not 64.

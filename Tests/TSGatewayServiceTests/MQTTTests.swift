@@ -86,6 +86,7 @@ struct MQTTTests {
         let gateway = try #require(subscriber.json("homeassistant/binary_sensor/tsgateway_gateway_gw1/online/config"))
         #expect(gateway["state_topic"] as? String == "home/gw1/status" && gateway["payload_on"] as? String == "online" && gateway["payload_off"] as? String == "offline")
         #expect((gateway["device"] as? [String: Any])?["identifiers"] as? [String] == ["tsgateway_gateway_gw1"])
+        #expect(gateway["default_entity_id"] as? String == "binary_sensor.tsgateway_gateway_gw1_online" && gateway["object_id"] as? String == "tsgateway_gateway_gw1_online")
         // Retained: a client that subscribes later gets the configs from the broker.
         let late = try Subscriber(port: broker.port, pattern: "homeassistant/#")
         #expect(try await eventually { late.last(battery)?.retain == true })
@@ -225,6 +226,7 @@ struct MQTTTests {
     @Test("discovery configs carry state classes, units and categories as Home Assistant expects, an entity per state field, and readable object ids")
     func discoveryEntities() throws {
         var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
+        var components: [String: String] = [:]  // entity key: the component of its config topic
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
                                                            nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status,
@@ -234,7 +236,9 @@ struct MQTTTests {
                 let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
                 #expect(Self.nullPaths(config).isEmpty, "\(message.topic): \(message.text)")
                 #expect(message.retain)
-                result[message.topic.split(separator: "/").dropLast().last.map(String.init) ?? ""] = config
+                let parts = message.topic.split(separator: "/").map(String.init)
+                result[parts.dropLast().last ?? ""] = config
+                components[parts.dropLast().last ?? ""] = parts.count > 1 ? parts[1] : ""
             }
             return result
         }
@@ -294,7 +298,11 @@ struct MQTTTests {
             #expect(config["entity_category"] as? String == category, "\(key): entity_category")
             // Unique ids as before; entity ids from the configured name.
             #expect(config["unique_id"] as? String == "tsgateway_\(Self.watchKey)_\(key)")
-            #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
+            // The entity id twice: whole for Home Assistant 2025.10 and later, its object part for the releases before.
+            let domain = ["connected": "binary_sensor", "asleep": "binary_sensor", "night": "event"][key] ?? "sensor"
+            #expect(components[key] == domain, "\(key): config topic's component")
+            #expect(config["default_entity_id"] as? String == "\(domain).tsgateway_bedroom_watch_\(key)", "\(key): default_entity_id")
+            #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)", "\(key): object_id")
             if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
         }
         // Every entity is available exactly while the gateway is online: a value not known yet

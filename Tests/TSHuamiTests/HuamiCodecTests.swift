@@ -21,6 +21,15 @@ import TSHuami
         #expect(HuamiModel.gtr.sampleFormat(firmware: "unknown") == .fourByte)
     }
 
+    @Test func theActivityFetchAsksFromAWholeMinuteInTheBandsZone() throws {
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        // 2025-11-23 19:00:42 UTC is 20:00:42 in Berlin (CET, +4 quarter-hours)
+        let request = HuamiFetchRequest.activity(since: 1_763_924_442, zone: berlin)
+        #expect(request.bytes == [0x01, 0x01, 0xE9, 0x07, 11, 23, 20, 0, 0, 4])
+        guard case let .start(_, since) = try HuamiFetchRequest(bytes: request.bytes) else { Issue.record("not a start"); return }
+        #expect(since.unixSeconds == 1_763_924_400)
+    }
+
     @Test func crc32CheckValue() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
         #expect(CRC32.checksum([]) == 0)
@@ -183,6 +192,21 @@ import TSHuami
             let second = reader.read(HuamiActivity(start: start + Int64(cut) * 60, format: .fourByte, samples: Array(samples[cut...])))
             #expect(joined(first + second) == expected, "cut at minute \(cut)")
             #expect(reader.state == whole.state)
+        }
+    }
+
+    /// What a simulated band writes for a stage reads back as that stage (REM as light in the 4-byte form).
+    @Test func theSimulatedBandsMinutesReadBackAsTheirStages() {
+        for format in HuamiSampleFormat.allCases {
+            for stage in SleepStage.allCases {
+                var carried: UInt8? = nil
+                let read = HuamiSleepReader.minute(HuamiSample.minute(stage, format: format, heartRate: 60), format: format, carriedKind: &carried)
+                let expected: HuamiMinute = stage == .awake ? .awake : .asleep(format == .fourByte && stage == .rem ? .light : stage)
+                #expect(read == expected, "\(format) \(stage)")
+            }
+            var carried: UInt8? = nil
+            #expect(HuamiSleepReader.minute(HuamiSample.notWorn(format: format), format: format, carriedKind: &carried) == .noData)
+            #expect(HuamiSample.minute(.light, format: format).bpm == nil)
         }
     }
 

@@ -3,6 +3,7 @@ import Logging
 import TSBlueZ
 import TSDevice
 import TSFamilies
+import TSFiles
 import TSModels
 import TSNpkSimulator
 import TSSimulator
@@ -198,9 +199,7 @@ struct SimulatedWatchMemory: Codable {
     func save(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let url = URL(fileURLWithPath: path)
-        try encoder.encode(self).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        do { try PrivateFile.write(try encoder.encode(self), to: path) } catch { throw CLIFailure.from(error) }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSDevice
 import TSModels
 import TSStore
 
@@ -62,7 +63,7 @@ struct InfoCommand: AsyncParsableCommand {
         if output.dialect != .standard || caps != .none {
             let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
             rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes\(remarks)"])
-            if output.dialect == .protocolV1 {
+            if Self.presentation(of: output.dialect).reportsSleepRule {
                 rows.append(["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"])
             }
             rows += [
@@ -84,12 +85,18 @@ struct InfoCommand: AsyncParsableCommand {
         if caps.supportsRing { parts.append("rings on command") }
         if caps.reportsAlarmAlerts { parts.append("reports rings") }
         guard parts.isEmpty else { return parts.joined(separator: ", ") }
-        return dialect == .protocolV1 ? "no (protocol v1 without the v1.1 alarm extensions)" : "no"
+        return presentation(of: dialect).noSmartWake
+    }
+
+    /// What the dialect's coordinator says `info` should show of its watches (nothing special for one this build does not know).
+    static func presentation(of dialect: Dialect) -> DialectPresentation {
+        (try? WatchDialects.named(dialect))?.presentation ?? DialectPresentation()
     }
 
     /// The dialect's own service (protocol v1's is one of `services`), then the standard ones.
     static func services(_ services: ServiceSet, dialect: Dialect) -> String {
-        let own = dialect == .protocolV1 || dialect == .standard ? [] : ["\(dialect) (its own service)"]
+        let known = try? WatchDialects.named(dialect)
+        let own = known?.gatt == nil || known?.presentation.serviceListedByTransport == true ? [] : ["\(dialect) (its own service)"]
         let titles = own + services.sorted.map(\.title)
         return titles.isEmpty ? "none" : titles.joined(separator: ", ")
     }
