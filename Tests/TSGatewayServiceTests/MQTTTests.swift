@@ -299,7 +299,7 @@ struct MQTTTests {
             // Unique ids as before; entity ids from the configured name.
             #expect(config["unique_id"] as? String == "tsgateway_\(Self.watchKey)_\(key)")
             // The entity id twice: whole for Home Assistant 2025.10 and later, its object part for the releases before.
-            let domain = ["connected": "binary_sensor", "asleep": "binary_sensor", "night": "event"][key] ?? "sensor"
+            let domain = ["connected": "binary_sensor", "asleep": "binary_sensor", "clock_trusted": "binary_sensor", "night": "event"][key] ?? "sensor"
             #expect(components[key] == domain, "\(key): config topic's component")
             #expect(config["default_entity_id"] as? String == "\(domain).tsgateway_bedroom_watch_\(key)", "\(key): default_entity_id")
             #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)", "\(key): object_id")
