@@ -44,7 +44,10 @@ public final class GatewayDaemon: Service {
 
     private func serve() async throws {
         let store = try GatewayStore(path: configuration.database)
-        let supervisors = try await makeSupervisors(store: store)
+        // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
+        _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
+        let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
+        let supervisors = try await makeSupervisors(store: store, clock: clock)
         let bus: BusConnection
         do {
             bus = try BusConnection(configuration.bus == .system ? .system : .session)
@@ -80,7 +83,7 @@ public final class GatewayDaemon: Service {
                 group.addTask { await service.forward(forwarded) }
                 group.addTask { await nudges.run() }
                 let retention = self.configuration.heartRateRetention, logger = self.logger
-                group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, logger: logger) }
+                group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, clock: clock, logger: logger) }
                 group.addTask { await DaemonHeap.trimPeriodically() }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
@@ -95,9 +98,11 @@ public final class GatewayDaemon: Service {
         logger.notice("stopped")
     }
 
-    /// Until cancelled: every hour, deletes the heart-rate samples older than `retention`.
-    static func pruneHeartRate(store: GatewayStore, keeping retention: Duration, logger: Logger) async {
+    /// Until cancelled: every hour, deletes the heart-rate samples older than `retention` — not
+    /// while the system clock is not trusted (a clock ahead would delete samples still kept).
+    static func pruneHeartRate(store: GatewayStore, keeping retention: Duration, clock: ClockDiscipline, logger: Logger) async {
         repeat {
+            guard await clock.check().isTrusted else { continue }
             do {
                 let removed = try await store.pruneHeartRate(before: Date() - retention.timeInterval)
                 if removed > 0 { logger.info("deleted \(removed) heart-rate sample\(removed == 1 ? "" : "s") older than the heart-rate-retention") }
@@ -108,11 +113,8 @@ public final class GatewayDaemon: Service {
         } while (try? await Task.sleep(for: .seconds(3600))) != nil
     }
 
-    func makeSupervisors(store: GatewayStore) async throws -> [WatchSupervisor] {
+    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline) async throws -> [WatchSupervisor] {
         var bluez: BlueZ?
-        // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
-        _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
-        let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
         var supervisors: [WatchSupervisor] = []
         for entry in configuration.watches {
