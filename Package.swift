@@ -109,7 +109,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
+                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

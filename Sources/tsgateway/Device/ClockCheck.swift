@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSModels
+import TSDBus
 import TSStore
 import TSWatchService
 
@@ -9,11 +10,14 @@ import TSWatchService
 /// database the command uses.
 enum ClockCheck {
     /// `simulate`: timedated is not asked (the simulated watch is a test's or a demo's, and the
-    /// host's system bus is not theirs).
+    /// host's system bus is not theirs). Otherwise it is asked where BlueZ is: the system bus, or
+    /// `TSGATEWAY_DBUS_ADDRESS` (tests, development).
     static func trust(databasePath: String?, simulate: Bool) async throws -> ClockTrust {
         let store = databasePath.flatMap { try? GatewayStore(path: $0) }
+        let environment = ProcessInfo.processInfo.environment
+        let bus: BusConnection.Bus? = simulate ? nil : environment["TSGATEWAY_DBUS_ADDRESS"].flatMap { $0.isEmpty ? nil : .address($0) } ?? .system
         do {
-            return try await SystemClockEvidence(store: store, timedatedBus: simulate ? nil : .system).trust()
+            return try await SystemClockEvidence(store: store, timedatedBus: bus, environment: environment).trust()
         } catch {
             throw CLIFailure("\(error)", status: .usage)
         }
