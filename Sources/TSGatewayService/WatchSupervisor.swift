@@ -434,6 +434,10 @@ public actor WatchSupervisor {
     /// Syncs as `request` asks (the watch service's policy fills what it leaves open). Waits
     /// for a sync already running, then runs its own.
     public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
+        // A range that ends "now" waits for a clock the gateway trusts (its cursor and night boundaries with it).
+        if request.to == nil, let clockHeld {
+            throw CategorizedFailure(.timeout, "\(clockHeld.why): a sync up to now waits until the clock is trusted, and then runs by itself; to sync now, give the range's end")
+        }
         while let running = syncTask {
             _ = try? await running.value
             if syncTask == running { syncTask = nil }

@@ -84,9 +84,15 @@ struct ClockDisciplineTests {
         #expect(serving.events.clock == [false], "said once: \(serving.events.clock)")
         #expect(supervisor.status.clockHeld?.contains("is not synchronised yet (systemd-timesyncd runs") == true, "\(supervisor.status.clockHeld ?? "nil")")
 
+        // Asked for, a sync up to "now" is refused with the reason (exit 75 through the CLI); one with its end given runs.
+        let refusal = await #expect(throws: CategorizedFailure.self) { _ = try await supervisor.syncSleep(SyncRequest()) }
+        #expect(refusal?.category == .timeout && refusal?.message.contains("a sync up to now waits until the clock is trusted") == true)
+        let now = Int64(Date().timeIntervalSince1970)
+        _ = try await supervisor.syncSleep(SyncRequest(from: now - 86_400, to: now))
+
         // NTP answers.
         evidence.set { $0.kernelSynchronized = true }
-        let released = await Self.eventually(within: 60) { await serving.simulator.timeSets == 1 && supervisor.status.lastSync != nil }
+        let released = await Self.eventually(within: 60) { await serving.simulator.timeSets == 1 && serving.events.syncs == 2 }
         #expect(released, "the watch's clock and the sync did not follow the synchronised clock")
         #expect(serving.events.clock == [false, true])
         #expect(supervisor.status.clockHeld == nil)
