@@ -46,6 +46,8 @@ public struct SystemClockEvidence: ClockEvidenceSource {
 
     public func evidence() async throws -> ClockEvidence {
         let asserted = try Self.assertion(environment)
+        // Said by the person running the gateway: nothing else is asked (no kernel, no bus).
+        if let asserted { return ClockEvidence(asserted: asserted, kernelSynchronized: nil, timeSync: .none, now: now()) }
         let kernel = asksKernel ? Self.kernelSynchronized() : nil
         var timeSync = TimeSyncState.none
         if let timedatedBus { timeSync = await Self.timedated(on: timedatedBus) ?? .none }
