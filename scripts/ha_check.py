@@ -654,7 +654,8 @@ watches:
                     say("    " + problem.replace("\n", "\n    ")[:1200])
                 issues = (await ha.websocket({"type": "repairs/list_issues"}))[0]["issues"]
                 mine = [issue for issue in issues if re.search(r"tsgateway|mqtt", json.dumps(issue), re.IGNORECASE)]
-                say(f"repair issues: {len(issues)}, {len(mine)} about tsgateway or MQTT" + (":" if mine else ""))
+                listed = ", ".join(f"{issue.get('domain')}/{issue.get('issue_id')}" for issue in issues)
+                say(f"repair issues: {len(issues)}{f' ({listed})' if issues else ''}, {len(mine)} about tsgateway or MQTT" + (":" if mine else ""))
                 for issue in mine[:20]:
                     say(f"    {json.dumps(issue)[:400]}")
                 if problems or mine:
