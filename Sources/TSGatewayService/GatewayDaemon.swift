@@ -113,7 +113,9 @@ public final class GatewayDaemon: Service {
         } while (try? await Task.sleep(for: .seconds(3600))) != nil
     }
 
-    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline) async throws -> [WatchSupervisor] {
+    /// `clock`: what `serve` shares among its supervisors; nil: this daemon's own (`ClockDiscipline.system`).
+    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline? = nil) async throws -> [WatchSupervisor] {
+        let clock = clock ?? clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         var bluez: BlueZ?
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
         var supervisors: [WatchSupervisor] = []
