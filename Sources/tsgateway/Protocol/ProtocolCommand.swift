@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSFiles
 import TSModels
 import TSProtocol
 import TSSnoop
@@ -101,7 +102,7 @@ extension ProtocolCommand.Decode {
             for event in reassembler.flush() { try printer.print(event, context: context) }
         }
         if let toCapture {
-            try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture)
+            do { try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {
             throw CLIFailure("no frame found in the watch-service values of \(path)", status: .dataError)
