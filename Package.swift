@@ -22,6 +22,8 @@ let package = Package(
     targets: [
         // Value types shared by every layer: sleep items, alarms, monitor configs, capabilities. No I/O.
         .target(name: "TSModels"),
+        // Personal data on disk: the one writer of private files (0600 unless asked, atomic, errors that say what to check).
+        .target(name: "TSFiles", dependencies: ["TSModels"]),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
@@ -47,6 +49,8 @@ let package = Package(
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // glibc's malloc tuning and statistics (mallopt, malloc_trim, mallinfo2); part of libc, nothing to link.
         .systemLibrary(name: "CMalloc"),
+        // The kernel's clock status (adjtimex), read to decide whether the system clock may set a watch's.
+        .systemLibrary(name: "CTimex"),
         // Typed BlueZ on TSDBus, every BlueZ D-Bus name in BlueZNames.swift. Central side: adapters,
         // discovery, devices, pairing agent, GATT client. Peripheral side: GATT application and LE advertisement.
         .target(name: "TSBlueZ", dependencies: ["TSModels", "TSDBus"]),
@@ -64,7 +68,7 @@ let package = Package(
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -73,14 +77,14 @@ let package = Package(
         // The simulated watches (protocol v1, NPK, QRing) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
         .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
-        .target(name: "TSStore", dependencies: ["TSModels", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport",
+            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
@@ -95,7 +99,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -104,8 +108,8 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
+                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -183,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

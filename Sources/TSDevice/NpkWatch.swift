@@ -62,12 +62,12 @@ public struct NpkRefusal: CategorizedError, Sendable, Hashable, CustomStringConv
 
 /// TopStep's NPK dialect behind the seam: frames of TSNpk over any `WatchTransport`, one request
 /// in flight, answers matched by cmd, key and sequence, everything else routed as a notification.
-public actor NpkWatch: WatchCentral {
+public actor NpkWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
     public nonisolated let options: NpkWatchOptions
     public private(set) var info: DeviceInfo?
-    public private(set) var connectTimings = ConnectTimings()
+    public internal(set) var connectTimings = ConnectTimings()
     /// Bytes the reassembler dropped on the current link, by reason.
     public var streamDrops: NpkStreamDropCounts { reassembler.drops }
     /// Requests sent again after getting no answer in time, since this actor was made.
@@ -83,15 +83,14 @@ public actor NpkWatch: WatchCentral {
     public internal(set) var rejectedHeartRateReadings = 0
 
     var connection: (any TransportConnection)?
-    private var connectionGeneration = 0
+    var connectionGeneration = 0
     private var reassembler = NpkReassembler()
     private var matcher = NpkRequestMatcher()
     private var answer: (token: Int, continuation: CheckedContinuation<NpkFrame?, any Error>)?
     private var answerTokens = 0
     /// An answer that came while its request was still being written (an in-process watch answers at once).
     private var earlyAnswer: NpkFrame?
-    private var requestBusy = false
-    private var requestQueue: [CheckedContinuation<Void, Never>] = []
+    var requestTurns = RequestTurns()
     var sleepSink: SleepSink?
     var heartRateSink: HeartRateSink?
     var retiredSyncSequences: Set<UInt16> = []
@@ -127,24 +126,11 @@ public actor NpkWatch: WatchCentral {
     @discardableResult
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
-        let started = ContinuousClock.now
-        connectTimings = ConnectTimings()
-        let opening = try await LinkOpening.open(transport, started: started)
-        let opened = opening.connection
-        connectTimings.linkOpen = opening.linkOpen
-        connection = opened
-        connectionGeneration += 1
         reassembler = NpkReassembler()
         matcher.reset()
         retiredSyncSequences = []
-        let generation = connectionGeneration
-        LinkOpening.pumpEvents(of: opened) { [weak self] event in
-            switch event {
-            case let .notification(bytes): await self?.received(bytes, generation: generation, started: started)
-            case let .disconnected(reason): await self?.linkEnded(generation: generation, reason: reason)
-            }
-        } ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
-        do {
+        try await openLink()
+        return try await describing {
             try await authenticate()
             let peripheral = try await request(.deviceInfo).payload(as: TSMetaPeripheralInfo.self)
             // No standard service is read over this dialect; nil would read as protocol v1's service alone.
@@ -153,17 +139,10 @@ public actor NpkWatch: WatchCentral {
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
             return described
-        } catch {
-            await disconnect()
-            throw error
         }
     }
 
-    public func disconnect() async {
-        guard let open = connection else { return }
-        await open.close()
-        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
-    }
+    public func disconnect() async { await closeLink() }
 
     /// Login, or bind when configured to or when the watch says it is bound to another user id.
     private func authenticate() async throws {
@@ -195,9 +174,7 @@ public actor NpkWatch: WatchCentral {
         return NpkBindResult(rawValue: try answer.payload(as: TSMetaAuthRespond.self).result)
     }
 
-    private func linkEnded(generation: Int, reason: String) {
-        guard generation == connectionGeneration, connection != nil else { return }
-        connection = nil
+    func releaseLink(reason: String) {
         matcher.abandon()
         if let waiting = answer {
             answer = nil
@@ -215,8 +192,8 @@ public actor NpkWatch: WatchCentral {
     /// Sends one request and waits for its answer, resending it (same sequence, retransmission
     /// flag) when none comes in time; one request is in flight at a time.
     func request(_ command: NpkCommand, message: (any SwiftProtobuf.Message)? = nil, timeout: Duration? = nil) async throws -> NpkFrame {
-        await acquireRequestSlot()
-        defer { releaseRequestSlot() }
+        await takeTurn()
+        defer { endTurn() }
         guard let link = connection else { throw WatchError.notConnected }
         let payload: [UInt8] = try message?.serializedBytes() ?? []
         var frame = try matcher.request(command, payload: payload)
@@ -274,27 +251,10 @@ public actor NpkWatch: WatchCentral {
         waiting.continuation.resume(returning: nil)
     }
 
-    private func acquireRequestSlot() async {
-        guard requestBusy else {
-            requestBusy = true
-            return
-        }
-        await withCheckedContinuation { requestQueue.append($0) }
-    }
-
-    private func releaseRequestSlot() {
-        if requestQueue.isEmpty {
-            requestBusy = false
-        } else {
-            requestQueue.removeFirst().resume()
-        }
-    }
 
     // MARK: Receiving
 
-    private func received(_ bytes: [UInt8], generation: Int, started: ContinuousClock.Instant) {
-        guard generation == connectionGeneration else { return }
-        if connectTimings.firstByte == nil { connectTimings.firstByte = .now - started }
+    func received(_ bytes: [UInt8]) {
         for output in reassembler.feed(bytes) {
             if case let .frame(frame) = output { route(frame) }
         }

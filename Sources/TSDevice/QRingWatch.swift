@@ -28,11 +28,11 @@ public struct QRingDropCounts: Sendable, Hashable {
 /// on the command pair, one request in flight, each answer matched by its command byte; sleep as
 /// big-data frames on the second pair; Device Information over the standard service. The ring's
 /// clock runs on the gateway zone's wall-clock time (§7).
-public actor QRingWatch: WatchCentral {
+public actor QRingWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
     public private(set) var info: DeviceInfo?
-    public private(set) var connectTimings = ConnectTimings()
+    public internal(set) var connectTimings = ConnectTimings()
     /// What the set-time answer said: the ring sends sleep as big data. Nil until the clock was set.
     public internal(set) var newSleepProtocol: Bool?
     var dropped = QRingDropCounts()
@@ -42,13 +42,12 @@ public actor QRingWatch: WatchCentral {
     var bigData = BigDataReassembler()
 
     var connection: (any TransportConnection)?
-    private var connectionGeneration = 0
+    var connectionGeneration = 0
     private var answerSink: (command: UInt8, continuation: AsyncStream<Delivery>.Continuation)?
     var bigDataSink: AsyncStream<Delivery>.Continuation?
     /// When the last big-data bytes arrived (or the request went out).
     var bigDataProgress = ContinuousClock.now
-    private var requestBusy = false
-    private var requestQueue: [CheckedContinuation<Void, Never>] = []
+    var requestTurns = RequestTurns()
     var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
     var heartRateStreams: [UUID: HeartRateSubscriber] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
@@ -101,35 +100,19 @@ public actor QRingWatch: WatchCentral {
     @discardableResult
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
-        let started = ContinuousClock.now
-        connectTimings = ConnectTimings()
-        let opening = try await LinkOpening.open(transport, started: started)
-        let opened = opening.connection
-        connectTimings.linkOpen = opening.linkOpen
-        connection = opened
-        hasBigDataChannel = opened.secondChannelNotifications != nil
-        connectionGeneration += 1
         bigData.expire()
-        let generation = connectionGeneration
-        LinkOpening.pumpEvents(of: opened) { [weak self] event in
-            switch event {
-            case let .notification(bytes): await self?.received(bytes, generation: generation, started: started)
-            case let .disconnected(reason): await self?.linkEnded(generation: generation, reason: reason)
-            }
-        } ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
+        let (opened, generation, _) = try await openLink()
+        hasBigDataChannel = opened.secondChannelNotifications != nil
         if let bulk = opened.secondChannelNotifications {
             Task { [weak self] in
                 for await chunk in bulk { await self?.receivedBigData(chunk, generation: generation) }
             }
         }
-        do {
+        return try await describing {
             let described = try await describe(opened)
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
             return described
-        } catch {
-            await disconnect()
-            throw error
         }
     }
 
@@ -150,15 +133,9 @@ public actor QRingWatch: WatchCentral {
                           dialect: .qring)
     }
 
-    public func disconnect() async {
-        guard let open = connection else { return }
-        await open.close()
-        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
-    }
+    public func disconnect() async { await closeLink() }
 
-    private func linkEnded(generation: Int, reason: String) {
-        guard generation == connectionGeneration, connection != nil else { return }
-        connection = nil
+    func releaseLink(reason: String) {
         answerSink?.continuation.yield(.linkLost(reason))
         bigDataSink?.yield(.linkLost(reason))
         batteryStreams.values.forEach { $0.finish() }
@@ -175,8 +152,8 @@ public actor QRingWatch: WatchCentral {
     /// request with its `QRingError`.
     func exchange<Result: Sendable>(_ packet: QRingPacket, timeout: Duration? = nil,
                                     collect: ([UInt8]) throws -> Result?) async throws -> Result {
-        await acquireRequestSlot()
-        defer { releaseRequestSlot() }
+        await takeTurn()
+        defer { endTurn() }
         guard let link = connection else { throw WatchError.notConnected }
         let (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
         answerSink = (packet.command, continuation)
@@ -219,21 +196,6 @@ public actor QRingWatch: WatchCentral {
         try await link.write(packet.bytes)
     }
 
-    private func acquireRequestSlot() async {
-        guard requestBusy else {
-            requestBusy = true
-            return
-        }
-        await withCheckedContinuation { requestQueue.append($0) }
-    }
-
-    private func releaseRequestSlot() {
-        if requestQueue.isEmpty {
-            requestBusy = false
-        } else {
-            requestQueue.removeFirst().resume()
-        }
-    }
 
     static func name(of command: UInt8) -> String {
         let names: [UInt8: String] = [
@@ -246,9 +208,7 @@ public actor QRingWatch: WatchCentral {
 
     // MARK: Receiving
 
-    private func received(_ bytes: [UInt8], generation: Int, started: ContinuousClock.Instant) {
-        guard generation == connectionGeneration else { return }
-        if connectTimings.firstByte == nil { connectTimings.firstByte = .now - started }
+    func received(_ bytes: [UInt8]) {
         let command = (bytes.first ?? 0) & ~QRingPacket.errorBit
         if let sink = answerSink, sink.command == command, !bytes.isEmpty {
             sink.continuation.yield(.bytes(bytes))

@@ -6,16 +6,17 @@ import TSTransport
 /// A watch served through the Bluetooth SIG's standard services alone (the `.standard`
 /// dialect): Device Information, Battery, Current Time, Heart Rate. Everything else (alarms,
 /// monitors, sleep records, live stages) answers "not supported" at once.
-public actor StandardServicesWatch: WatchCentral {
+public actor StandardServicesWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
     public private(set) var info: DeviceInfo?
-    public private(set) var connectTimings = ConnectTimings()
+    public internal(set) var connectTimings = ConnectTimings()
     /// Heart Rate Measurement values refused as malformed since this actor was made.
     public private(set) var malformedHeartRateValues = 0
 
-    private var connection: (any TransportConnection)?
-    private var connectionGeneration = 0
+    var connection: (any TransportConnection)?
+    var connectionGeneration = 0
+    var requestTurns = RequestTurns()
     private let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
     public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
@@ -35,41 +36,23 @@ public actor StandardServicesWatch: WatchCentral {
     @discardableResult
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
-        let started = ContinuousClock.now
-        connectTimings = ConnectTimings()
-        let opening = try await LinkOpening.open(transport, started: started)
-        let opened = opening.connection
-        connectTimings.linkOpen = opening.linkOpen
-        connection = opened
-        connectionGeneration += 1
-        let generation = connectionGeneration
-        LinkOpening.pumpEvents(of: opened) { [weak self] event in
-            if case let .disconnected(reason) = event { await self?.linkEnded(generation: generation, reason: reason) }
-        } ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
-        do {
+        let (opened, _, _) = try await openLink()
+        return try await describing {
             let described = try await link().deviceInfo()
             info = described
             // Setting the clock on connect is a courtesy here; a watch whose Current Time is
             // read-only keeps its own.
             if configuration.syncTimeOnConnect && opened.standardCharacteristics.contains(.currentTime) { try? await syncTime() }
             return described
-        } catch {
-            await disconnect()
-            throw error
         }
     }
 
-    public func disconnect() async {
-        guard let open = connection else { return }
-        await open.close()
-        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
-    }
+    public func disconnect() async { await closeLink() }
 
-    private func linkEnded(generation: Int, reason: String) {
-        guard generation == connectionGeneration, connection != nil else { return }
-        connection = nil
-        fanOut.send(.linkLost(reason: reason))
-    }
+    /// Its standard characteristics are read and written, never notified on this link.
+    func received(_ bytes: [UInt8]) {}
+
+    func releaseLink(reason: String) { fanOut.send(.linkLost(reason: reason)) }
 
     private func link() throws -> StandardServicesLink {
         guard let connection else { throw WatchError.notConnected }

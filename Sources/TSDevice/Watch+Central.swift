@@ -95,3 +95,4 @@ extension AlarmAlertNotice {
         self.init(slot: Int(alert.slot), time: Int64(alert.time), kind: kind)
     }
 }
+extension Watch: LinkedCentral {}

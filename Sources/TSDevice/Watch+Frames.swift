@@ -128,19 +128,12 @@ extension Watch {
 
     // MARK: Incoming
 
-    func handle(_ event: TransportEvent, generation: Int) async {
-        guard generation == connectionGeneration else { return }
-        switch event {
-        case let .disconnected(reason):
-            linkEnded(generation: generation, reason: reason)
-        case let .notification(chunk):
-            if connectTimings.firstByte == nil, let connectStarted { connectTimings.firstByte = .now - connectStarted }
-            for received in reassembler.append(chunk, at: clock.now - epoch) {
-                switch received {
-                case let .frame(frame): await handle(frame)
-                case let .corrupt(corrupt): await handleCorrupt(corrupt)
-                case .garbage: break
-                }
+    func received(_ chunk: [UInt8]) async {
+        for received in reassembler.append(chunk, at: clock.now - epoch) {
+            switch received {
+            case let .frame(frame): await handle(frame)
+            case let .corrupt(corrupt): await handleCorrupt(corrupt)
+            case .garbage: break
             }
         }
     }

@@ -45,6 +45,7 @@ public actor Watch {
     var completedTransfer: (id: UInt16, pageCount: Int)?
     var pumpTask: Task<Void, Never>?
     var connectionGeneration = 0
+    var requestTurns = RequestTurns()
     let clock = ContinuousClock()
     let epoch = ContinuousClock.now
 
@@ -66,7 +67,6 @@ public actor Watch {
     /// How long the last connect took: until the transport was open, and until the watch's
     /// first byte arrived.
     public internal(set) var connectTimings = ConnectTimings()
-    var connectStarted: ContinuousClock.Instant?
 
     // MARK: Connection
 
@@ -75,23 +75,14 @@ public actor Watch {
     @discardableResult
     public func connect() async throws -> DeviceInfo {
         if connection != nil, let info { return info }
-        let started = ContinuousClock.now
-        connectStarted = started
-        connectTimings = ConnectTimings()
-        let opening = try await LinkOpening.open(transport, started: started)
-        let opened = opening.connection
-        connectTimings.linkOpen = opening.linkOpen
-        connection = opened
-        services = opened.services
-        connectionGeneration += 1
         reassembler = FrameReassembler()
         sequence = 0
         lastEvent = nil
         extensions = ExtensionsResponse(enabled: [], maxSmartWindow: 0)
-        let generation = connectionGeneration
-        pumpTask = LinkOpening.pumpEvents(of: opened) { [weak self] event in await self?.handle(event, generation: generation) }
-            ended: { [weak self] in await self?.linkEnded(generation: generation, reason: "the link closed") }
-        do {
+        let (opened, _, pump) = try await openLink()
+        pumpTask = pump
+        services = opened.services
+        return try await describing {
             guard opened.services.contains(.protocolV1) else {
                 let deviceInfo = try await standardDeviceInfo(opened)
                 info = deviceInfo
@@ -119,21 +110,12 @@ public actor Watch {
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
             return described
-        } catch {
-            await disconnect()
-            throw error
         }
     }
 
-    public func disconnect() async {
-        guard let open = connection else { return }
-        await open.close()
-        linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
-    }
+    public func disconnect() async { await closeLink() }
 
-    func linkEnded(generation: Int, reason: String) {
-        guard generation == connectionGeneration, connection != nil else { return }
-        connection = nil
+    func releaseLink(reason: String) {
         pumpTask = nil
         if let waiting = pending {
             pending = nil

@@ -18,6 +18,8 @@ public struct WatchDialect: Sendable {
     public var identifiedByService: Bool
     /// How its watches pair beyond Just Works: the secret they take (NPK: an auth code), nil for none.
     public var credential: PairingCredential?
+    /// What `info` says of its watches beyond their capabilities.
+    public var presentation = DialectPresentation()
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
     public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true, credential: PairingCredential? = nil,
@@ -34,14 +36,33 @@ public struct WatchDialect: Sendable {
     public var terms: DialectTerms { DialectTerms(name: name, credential: credential) }
 
     /// Protocol v1 and v1.1, this project's own protocol (the simulator speaks it).
-    public static let protocolV1 = WatchDialect(
-        name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
-        makeCentral: { Watch(transport: $0, configuration: $1) })
+    public static let protocolV1: WatchDialect = {
+        var dialect = WatchDialect(
+            name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
+            makeCentral: { Watch(transport: $0, configuration: $1) })
+        dialect.presentation.reportsSleepRule = true
+        dialect.presentation.serviceListedByTransport = true
+        dialect.presentation.noSmartWake = "no (protocol v1 without the v1.1 alarm extensions)"
+        return dialect
+    }()
 
     /// The Bluetooth SIG's standard services only.
     public static let standardServices = WatchDialect(
         name: .standard, summary: "the Bluetooth SIG's standard services only (device information, battery, current time, heart rate)", gatt: nil,
         makeCentral: { StandardServicesWatch(transport: $0, configuration: $1) })
+}
+
+/// What `info` says of a dialect's watches beyond their capabilities.
+public struct DialectPresentation: Sendable {
+    /// Its watches report a sleep statistics rule of their own, worth a row.
+    public var reportsSleepRule = false
+    /// Its own GATT service is among the services the transport names (protocol v1's), so `info`
+    /// need not add it.
+    public var serviceListedByTransport = false
+    /// What `info` says of smart wake when a watch has none of its parts.
+    public var noSmartWake = "no"
+
+    public init() {}
 }
 
 /// The dialects this build speaks.

@@ -7,7 +7,7 @@ import TSTransport
 extension WatchFamily {
     /// Protocol v1 and v1.1, this project's own protocol; its simulated watch serves the standard services beside it.
     public static let protocolV1 = WatchFamily(dialect: .protocolV1, simulated: SimulatedFamily { options in
-        try SimulatedProtocolV1Watch.open(options, speaksProtocolV1: options.protocolV1)
+        try SimulatedProtocolV1Watch.open(options, speaksProtocolV1: options.servesProtocolV1)
     }, peripheral: .protocolV1)
 
     /// The Bluetooth SIG's standard services only: protocol v1's simulated watch without its own service.
@@ -19,7 +19,7 @@ extension WatchFamily {
 extension SimulatedWatchOptions {
     /// The dialect a simulated watch speaks when none is asked for: a band with the standard
     /// services only (`protocol-v1: false`) speaks `standard`, any other protocol v1.
-    public var impliedDialect: Dialect { protocolV1 ? .protocolV1 : .standard }
+    public var impliedDialect: Dialect { servesProtocolV1 ? .protocolV1 : .standard }
 }
 
 /// Protocol v1's simulated watch (`SimulatedWatch`), its standard services and its live night.

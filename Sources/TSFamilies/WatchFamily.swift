@@ -88,7 +88,7 @@ public struct SimulatedWatchOptions: Sendable {
     public var monitors: [MonitorConfig] = []
     public var protocolVersion: SimulatedProtocol = .version1_1
     /// Protocol v1's service; false: a band with the standard services only.
-    public var protocolV1 = true
+    public var servesProtocolV1 = true
     /// Device Information, Battery, Current Time and Heart Rate beside protocol v1.
     public var standardServices = true
     public var packetDelay: Duration = .zero

@@ -25,6 +25,9 @@ public struct GatewayEvent: Sendable, Hashable {
         /// The gateway settled a ringing of an alarm with a gateway smart window: it made the
         /// watch ring at `stage`, or left the ring to the watch's alarm at its time.
         case smartWake(slot: Int, alarmTime: Date, outcome: SmartWakeOutcome, stage: SleepStage?)
+        /// The gateway does not trust the system clock (`reason`), so it holds the watch's clock
+        /// and its scheduled syncs; once per such spell. Then `trusted`: it sets them again.
+        case clock(trusted: Bool, reason: String?)
     }
 
     /// How a live session changed.
@@ -34,7 +37,7 @@ public struct GatewayEvent: Sendable, Hashable {
 
     /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
     public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
-        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake
+        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake, clock
     }
 
     public var watch: String
@@ -60,6 +63,7 @@ public struct GatewayEvent: Sendable, Hashable {
         case .session: .session
         case .night: .night
         case .smartWake: .smartWake
+        case .clock: .clock
         }
     }
 
@@ -73,6 +77,7 @@ extension GatewayEvent: Codable {
         case type, watch, time, connected, reason, alarms, origin, fetched, stored, battery, stage, liveKind, change, session
         case bpm, sensorContact, energyExpended, rrIntervals
         case event, alarmSlot, alarmTime, outcome
+        case trusted
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -115,6 +120,9 @@ extension GatewayEvent: Codable {
             try container.encode(alarmTime, forKey: .alarmTime)
             try container.encode(outcome, forKey: .outcome)
             try container.encodeIfPresent(stage, forKey: .stage)
+        case let .clock(trusted, reason):
+            try container.encode(trusted, forKey: .trusted)
+            try container.encodeIfPresent(reason, forKey: .reason)
         }
     }
 
@@ -151,6 +159,8 @@ extension GatewayEvent: Codable {
         case .smartWake:
             kind = .smartWake(slot: try container.decode(Int.self, forKey: .alarmSlot), alarmTime: try container.decode(Date.self, forKey: .alarmTime),
                               outcome: try container.decode(SmartWakeOutcome.self, forKey: .outcome), stage: try container.decodeIfPresent(SleepStage.self, forKey: .stage))
+        case .clock:
+            kind = .clock(trusted: try container.decode(Bool.self, forKey: .trusted), reason: try container.decodeIfPresent(String.self, forKey: .reason))
         }
     }
 }
@@ -175,6 +185,9 @@ public struct WatchStatus: Sendable, Codable, Hashable {
     public var sessionState: SessionState?
     /// The stage the watch last reported during the open live session; nil without one.
     public var sleepStage: SleepStage?
+    /// Why the gateway holds the watch's clock and scheduled syncs (it does not trust the system
+    /// clock); nil while it sets them.
+    public var clockHeld: String?
 
     public enum SessionState: String, Sendable, Codable, Hashable, CaseIterable {
         case open, interrupted, closed, complete

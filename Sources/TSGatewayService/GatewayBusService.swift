@@ -71,7 +71,7 @@ public final class GatewayBusService: Sendable {
             case let .liveStage(stage, kind):
                 try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.liveStage.rawValue,
                                           [.string(kind.rawValue), .string(stage.name), .int64(Int64(event.time.timeIntervalSince1970))])
-            case .fellAsleep, .wokeUp:
+            case .fellAsleep, .wokeUp, .clock:
                 break
             case let .session(change, session, _):
                 try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.sessionChanged.rawValue,

@@ -339,13 +339,13 @@ private struct Reader {
         if let node = entries["live-stage-interval"]?.value { watch.liveStageInterval = try duration(node, "live-stage-interval", minimum: .milliseconds(10)) }
         if let node = entries["heart-rate-interval"]?.value { watch.heartRateInterval = try duration(node, "heart-rate-interval", minimum: .milliseconds(10)) }
         if let node = entries["standard-services"]?.value { watch.standardServices = try bool(node, "standard-services") }
-        if let node = entries["protocol-v1"]?.value { watch.protocolV1 = try bool(node, "protocol-v1") }
+        if let node = entries["protocol-v1"]?.value { watch.servesProtocolV1 = try bool(node, "protocol-v1") }
         if let node = entries["ground-truth"]?.value {
             let path = try string(node, "ground-truth")
             guard path.hasPrefix("/") else { throw fail(node, "ground-truth must be an absolute path, got \"\(path)\"") }
             watch.groundTruth = path
         }
-        if !watch.protocolV1 && !watch.standardServices {
+        if !watch.servesProtocolV1 && !watch.standardServices {
             throw fail(entries["protocol-v1"]?.key, "a simulated watch needs protocol-v1 or standard-services (or both)")
         }
         if let node = entries["dialect"]?.value {

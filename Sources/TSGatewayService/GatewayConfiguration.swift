@@ -31,7 +31,7 @@ public struct GatewayConfiguration: Sendable {
         /// Current Time, Heart Rate) beside protocol v1.
         public var standardServices = true
         /// False: the simulated watch is a band with the standard services only.
-        public var protocolV1 = true
+        public var servesProtocolV1 = true
         /// The protocol the simulated watch speaks (`protocol: 1.0` makes it a version-1 watch,
         /// without smart windows, RING or alarm alerts).
         public var simulatedProtocol: SimulatedProtocol = .version1_1
@@ -58,6 +58,8 @@ public struct GatewayConfiguration: Sendable {
     public var timeZone: TimeZone = .current
     public var syncInterval: Duration = .seconds(3600)
     public var timeSyncInterval: Duration = .seconds(86_400)
+    /// While the system clock is not trusted (`ClockTrust`), how often it is looked at again.
+    public var clockCheckInterval: Duration = .seconds(15)
     public var batteryInterval: Duration = .seconds(1800)
     /// How long heart-rate samples are kept; older ones are deleted.
     public var heartRateRetention: Duration = .seconds(30 * 86_400)

@@ -22,10 +22,13 @@ public final class GatewayDaemon: Service {
     public let events = EventFanOut<GatewayEvent>(buffer: 1024)
     /// Called once the objects are exported and the name is owned (tests, readiness).
     let onReady: (@Sendable () -> Void)?
+    /// Whether the system clock may set the watches' (tests give their own); nil: this machine's (`ClockDiscipline.system`).
+    let clockDiscipline: ClockDiscipline?
 
-    public init(configuration: GatewayConfiguration, logger: Logger, onReady: (@Sendable () -> Void)? = nil) {
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: ClockDiscipline? = nil, onReady: (@Sendable () -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.clockDiscipline = clock
         self.onReady = onReady
     }
 
@@ -41,7 +44,10 @@ public final class GatewayDaemon: Service {
 
     private func serve() async throws {
         let store = try GatewayStore(path: configuration.database)
-        let supervisors = try await makeSupervisors(store: store)
+        // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
+        _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
+        let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
+        let supervisors = try await makeSupervisors(store: store, clock: clock)
         let bus: BusConnection
         do {
             bus = try BusConnection(configuration.bus == .system ? .system : .session)
@@ -77,7 +83,7 @@ public final class GatewayDaemon: Service {
                 group.addTask { await service.forward(forwarded) }
                 group.addTask { await nudges.run() }
                 let retention = self.configuration.heartRateRetention, logger = self.logger
-                group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, logger: logger) }
+                group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, clock: clock, logger: logger) }
                 group.addTask { await DaemonHeap.trimPeriodically() }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
@@ -92,9 +98,11 @@ public final class GatewayDaemon: Service {
         logger.notice("stopped")
     }
 
-    /// Until cancelled: every hour, deletes the heart-rate samples older than `retention`.
-    static func pruneHeartRate(store: GatewayStore, keeping retention: Duration, logger: Logger) async {
+    /// Until cancelled: every hour, deletes the heart-rate samples older than `retention` — not
+    /// while the system clock is not trusted (a clock ahead would delete samples still kept).
+    static func pruneHeartRate(store: GatewayStore, keeping retention: Duration, clock: ClockDiscipline, logger: Logger) async {
         repeat {
+            guard await clock.check().isTrusted else { continue }
             do {
                 let removed = try await store.pruneHeartRate(before: Date() - retention.timeInterval)
                 if removed > 0 { logger.info("deleted \(removed) heart-rate sample\(removed == 1 ? "" : "s") older than the heart-rate-retention") }
@@ -105,7 +113,9 @@ public final class GatewayDaemon: Service {
         } while (try? await Task.sleep(for: .seconds(3600))) != nil
     }
 
-    func makeSupervisors(store: GatewayStore) async throws -> [WatchSupervisor] {
+    /// `clock`: what `serve` shares among its supervisors; nil: this daemon's own (`ClockDiscipline.system`).
+    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline? = nil) async throws -> [WatchSupervisor] {
+        let clock = clock ?? clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         var bluez: BlueZ?
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
         var supervisors: [WatchSupervisor] = []
@@ -141,7 +151,7 @@ public final class GatewayDaemon: Service {
                 }
             }
             supervisors.append(WatchSupervisor(entry: entry, watch: central, store: store, settings: configuration,
-                                               simulated: simulated?.night, logger: logger, publish: publish))
+                                               simulated: simulated?.night, clock: clock, logger: logger, publish: publish))
         }
         return supervisors
     }
@@ -177,7 +187,7 @@ extension GatewayConfiguration.WatchEntry {
         options.timeZone = timeZone
         options.historyDays = historyDays
         options.protocolVersion = simulatedProtocol
-        options.protocolV1 = protocolV1
+        options.servesProtocolV1 = servesProtocolV1
         options.standardServices = standardServices
         options.packetDelay = packetDelay
         options.disconnectEvery = disconnectEvery

@@ -15,6 +15,12 @@ import TSMQTT
 /// the bridge publishes a watch's discovery once that is known, and again when it changes
 /// (`identity`).
 ///
+/// Entity ids: each config names its entity id twice, `default_entity_id` (`sensor.tsgateway_bedroom_battery`)
+/// for Home Assistant 2025.10 and later and `object_id` (`tsgateway_bedroom_battery`) for the releases
+/// before, which know only that one and drop the other. With both, 2025.10 … 2026.x use
+/// `default_entity_id` and log nothing (`object_id` alone: a deprecation warning per entity, "stops
+/// working in 2026.4"; `default_entity_id` alone: ids made from the names on releases before 2025.10).
+///
 /// A value of the state document that is not known yet (null) renders as "None" in a value
 /// template, which Home Assistant shows as unknown; unavailable stays what it means there: the
 /// gateway is offline.
@@ -95,6 +101,9 @@ public enum HomeAssistantDiscovery {
                unit: "bpm", stateClass: "measurement", icon: "mdi:heart-pulse"),
         Entity(component: "binary_sensor", key: "asleep", name: "Asleep", field: "asleep",
                valueTemplate: "{{ 'ON' if value_json.asleep else 'OFF' }}", icon: "mdi:sleep"),
+        // Off while the gateway does not trust the system clock and holds the watch's (the reason is clock_reason and the clock event's).
+        Entity(component: "binary_sensor", key: "clock_trusted", name: "Clock trusted", field: "clock_trusted",
+               valueTemplate: "{{ 'ON' if value_json.clock_trusted else 'OFF' }}", category: "diagnostic", icon: "mdi:clock-check-outline"),
         Entity(component: "event", key: "night", name: "Night", field: "event_type", valueTemplate: "",
                icon: "mdi:weather-night", eventTypes: NightEvent.Name.allCases.map(\.rawValue)),
         Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",
@@ -125,6 +134,7 @@ public enum HomeAssistantDiscovery {
         let device = DiscoveryConfig.Device(identifiers: [identifier], name: "tsgateway \(gatewayId)", manufacturer: "tsgateway project",
                                             model: "tsgateway", swVersion: version)
         var config = DiscoveryConfig(name: "Gateway", uniqueId: "\(identifier)_online", objectId: "\(identifier)_online",
+                                     defaultEntityId: "binary_sensor.\(identifier)_online",
                                      stateTopic: "\(base)/status", device: device, origin: .init(swVersion: version))
         config.payloadOn = "online"
         config.payloadOff = "offline"
@@ -166,7 +176,9 @@ public enum HomeAssistantDiscovery {
             connections: [["bluetooth", status.id.lowercased()]], viaDevice: gatewayIdentifier(gatewayId: gatewayId))
         let objectPrefix = objectPrefix(watchKey: watchKey, name: status.name)
         return entities.map { entity in
-            var config = DiscoveryConfig(name: entity.name, uniqueId: "tsgateway_\(watchKey)_\(entity.key)", objectId: "\(objectPrefix)_\(entity.key)",
+            let objectId = "\(objectPrefix)_\(entity.key)"
+            var config = DiscoveryConfig(name: entity.name, uniqueId: "tsgateway_\(watchKey)_\(entity.key)", objectId: objectId,
+                                         defaultEntityId: "\(entity.component).\(objectId)",
                                          stateTopic: stateTopic, valueTemplate: entity.valueTemplate, device: device, origin: .init(swVersion: version))
             if let eventTypes = entity.eventTypes {
                 // An event entity takes `event_type` (and the other keys as attributes) from each message's JSON.

@@ -19,7 +19,7 @@ import TSWatchService
 ///   P/status                               online | offline (retained; offline is the last will)
 ///   P/watch/W/state                        the state document (retained; after a heart-rate
 ///                                          sample at most every 15 s)
-///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session|smart_wake   (the event's JSON)
+///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session|smart_wake|clock   (the event's JSON)
 ///   P/watch/W/event/night                  {"event_type", "time", "stage"?, "alarm_slot"?} (NightEvent)
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
@@ -188,6 +188,7 @@ public actor MQTTBridge {
         case .sleepSynced: "sleep_synced"
         case .session: "session"
         case .smartWake: "smart_wake"
+        case .clock: "clock"
         case .connection, .battery, .heartRate, .liveStage, .night: nil
         }
         if let name {
@@ -233,7 +234,8 @@ public actor MQTTBridge {
             watch: supervisor.id, name: status.name, dialect: (status.dialect ?? status.info?.spokenDialect)?.rawValue, connected: status.connected, battery: status.batteryLevel,
             batteryState: status.batteryState?.rawValue, lastSync: status.lastSync.map { ISO8601DateFormatter().string(from: $0) },
             session: status.sessionState?.rawValue, heartRate: status.heartRate, asleep: status.sleepStage.map { $0 != .awake } ?? false,
-            nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night)
+            nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night,
+            clockTrusted: status.clockHeld == nil, clockReason: status.clockHeld)
         return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: MQTTJSON.text(document), qos: 1, retain: true)
     }
 

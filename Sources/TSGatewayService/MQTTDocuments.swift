@@ -35,6 +35,10 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
     var asleep: Bool
     var nextAlarm: String?
     var night: LastNightFigures
+    /// False while the gateway does not trust the system clock and so holds the watch's clock
+    /// and scheduled syncs; `clockReason` says why (null when trusted).
+    var clockTrusted = true
+    var clockReason: String?
 
     enum CodingKeys: String, CodingKey {
         case watch, name, dialect, connected, battery, batteryState = "battery_state", lastSync = "last_sync", session
@@ -42,6 +46,7 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         case nightDate = "night_date", nightSleepMinutes = "night_sleep_minutes", nightQuality = "night_quality"
         case nightDeepShare = "night_deep_share", nightDeepMinutes = "night_deep_minutes", nightEfficiency = "night_efficiency"
         case nightHeartRate = "night_heart_rate", naps, napMinutes = "nap_minutes"
+        case clockTrusted = "clock_trusted", clockReason = "clock_reason"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -67,6 +72,8 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         try container.encode(night.heartRate, forKey: .nightHeartRate)
         try container.encode(night.naps, forKey: .naps)
         try container.encode(night.napMinutes, forKey: .napMinutes)
+        try container.encode(clockTrusted, forKey: .clockTrusted)
+        try container.encode(clockReason, forKey: .clockReason)
     }
 }
 
@@ -168,7 +175,13 @@ struct DiscoveryConfig: Encodable, Sendable, Hashable {
 
     var name: String
     var uniqueId: String
+    /// The entity id's object part (`tsgateway_bedroom_battery`): what Home Assistant before 2025.10
+    /// makes the entity id from (it drops `default_entity_id`, unknown to it).
     var objectId: String
+    /// The whole entity id (`sensor.tsgateway_bedroom_battery`): what Home Assistant 2025.10 and
+    /// later make it from. With it present they take `object_id` for nothing and log no warning;
+    /// `object_id` alone makes 2025.10 … 2026.3 warn that it stops working in 2026.4.
+    var defaultEntityId: String
     var stateTopic: String
     var valueTemplate: String?
     var device: Device
@@ -187,7 +200,7 @@ struct DiscoveryConfig: Encodable, Sendable, Hashable {
     var options: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case name, uniqueId = "unique_id", objectId = "object_id", stateTopic = "state_topic", valueTemplate = "value_template"
+        case name, uniqueId = "unique_id", objectId = "object_id", defaultEntityId = "default_entity_id", stateTopic = "state_topic", valueTemplate = "value_template"
         case device, origin, eventTypes = "event_types", availabilityTopic = "availability_topic"
         case payloadAvailable = "payload_available", payloadNotAvailable = "payload_not_available"
         case payloadOn = "payload_on", payloadOff = "payload_off", deviceClass = "device_class"

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TSFiles
 import TSModels
 import TSGatewayAPI
 import TSReport
@@ -77,8 +78,8 @@ public actor ReportWriter {
             let report = try await supervisor.dailySleep(first: first, last: clock.adding(days: 1, to: today), timeZone: timeZone)
             let input = SleepReportInput(report, name: entry.name, first: first, last: max(today, report.days.last?.date ?? today),
                                          fallbackZone: timeZone, generated: moment)
-            try ReportFile.prepareDirectory(settings.directory, mode: settings.mode)
-            try ReportFile.write(SleepReportPage.html(input), to: path, mode: settings.mode)
+            try PrivateFile.prepareDirectory(settings.directory, mode: settings.mode)
+            try PrivateFile.write(SleepReportPage.html(input), to: path, mode: settings.mode)
             logger.debug("sleep report of \(entry.address) written to \(path)")
             return true
         } catch {
@@ -95,63 +96,4 @@ extension SleepReportInput {
                   rule: report.statisticsRule, first: first, last: last, days: report.days,
                   generated: generated.map { Int64($0.timeIntervalSince1970) })
     }
-}
-
-/// A file that is replaced atomically with a given mode: written to a temporary file beside it,
-/// flushed, then renamed over it. The mode is set explicitly, whatever the umask.
-public enum ReportFile {
-    public static func write(_ text: String, to path: String, mode: Int) throws(ReportFileError) {
-        let target = URL(fileURLWithPath: path)
-        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp").path
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ReportFileError(path: path, errno: errno) }
-        var renamed = false
-        defer { if !renamed { unlink(temporary) } }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: Data(text.utf8))
-        } catch {
-            throw ReportFileError(path: path, reason: "\((error as NSError).localizedDescription)", category: .storage)
-        }
-        guard fchmod(descriptor, mode_t(mode)) == 0, fsync(descriptor) == 0 else { throw ReportFileError(path: path, errno: errno) }
-        try? handle.close()
-        guard rename(temporary, path) == 0 else { throw ReportFileError(path: path, errno: errno) }
-        renamed = true
-    }
-
-    /// Creates `directory` when it is missing: 0700, or 0750 / 0755 when the files are for the group / everyone.
-    public static func prepareDirectory(_ directory: String, mode fileMode: Int) throws(ReportFileError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw ReportFileError(path: directory, reason: "it is a file, not a directory", category: .invalidInput) }
-            return
-        }
-        let mode = fileMode & 0o004 != 0 ? 0o755 : fileMode & 0o040 != 0 ? 0o750 : 0o700
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ReportFileError(path: directory, reason: "cannot create it (\((error as NSError).localizedDescription))", category: .storage)
-        }
-        guard chmod(directory, mode_t(mode)) == 0 else { throw ReportFileError(path: directory, errno: errno) }
-    }
-}
-
-public struct ReportFileError: CategorizedError, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var category: ErrorCategory
-
-    init(path: String, reason: String, category: ErrorCategory) {
-        self.path = path
-        self.reason = reason
-        self.category = category
-    }
-
-    init(path: String, errno code: Int32) {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        self.init(path: path, reason: "\(String(cString: strerror(code))); check that \(directory) exists and that this user may write there",
-                  category: code == EACCES || code == EPERM || code == EROFS ? .permission : .storage)
-    }
-
-    public var description: String { "cannot write \(path): \(reason)" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TSFiles
 import TSModels
 import TSSimulator
 
@@ -26,9 +27,7 @@ enum SimulatedGroundTruth {
                 data += Data(#","watchSideEdits":["#.utf8)
                 data += Data(try await simulator.allWatchSideEdits().joined(separator: Data(",".utf8)))
                 data += Data("]}".utf8)
-                guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-                }
+                try PrivateFile.write(data, to: path)
                 try? FileManager.default.removeItem(atPath: journalPath(path))
             } catch {
                 logger.error("\(supervisor.id): ground truth not written to \(path): \(error)")

@@ -93,7 +93,9 @@ public actor UploadOutbox {
         while !Task.isCancelled {
             let due: [OutboxEvent]
             do {
-                due = try await store.dueOutboxEvents(now: Date(), limit: 20)
+                // A retry set further ahead than the longest backoff was set before the clock stepped back.
+                let now = Date()
+                due = try await store.dueOutboxEvents(now: now, steppedBackAfter: now + settings.retryMaximum.timeInterval * 1.2 + 60, limit: 20)
             } catch {
                 logger.warning("upload outbox: cannot read the outbox: \(error)")
                 return attempts

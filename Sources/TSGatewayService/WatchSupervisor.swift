@@ -24,6 +24,8 @@ public actor WatchSupervisor {
     public let sessions: LiveSessionTracker
     nonisolated var store: GatewayStore { operations.store }
     let settings: GatewayConfiguration
+    /// Whether the system clock may set the watch's (shared by the daemon's supervisors).
+    let clock: ClockDiscipline
     let publish: @Sendable (GatewayEvent) -> Void
     let logger: Logger
     /// The watch side when the watch is simulated in-process (its live night is played from here).
@@ -35,6 +37,10 @@ public actor WatchSupervisor {
     private var connectTask: Task<DeviceInfo, any Error>?
     private var syncTask: Task<SleepSyncReport, any Error>?
     private var lastTimeSync: ContinuousClock.Instant?
+    /// While the system clock is not trusted: why (the watch's clock is held, scheduled syncs wait).
+    private var clockHeld: ClockDistrust?
+    /// When the system clock is looked at again while it is not trusted.
+    private var nextClockCheck: ContinuousClock.Instant?
     private var lastBatteryRead: ContinuousClock.Instant?
     /// The watch's alarm table as last read, written or announced (smart wake decides on it).
     var alarmTable: [Alarm] = []
@@ -59,10 +65,12 @@ public actor WatchSupervisor {
     }
 
     /// `watch`: the central `WatchOpener` made for `entry` with `watchConfiguration(settings)`.
+    /// `clock`: the daemon's `ClockDiscipline`; nil: this machine's evidence without timedated.
     public init(entry: GatewayConfiguration.WatchEntry, watch: any WatchCentral, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         self.entry = entry
+        self.clock = clock ?? ClockDiscipline(source: SystemClockEvidence(store: store, timedatedBus: nil), logger: logger)
         // A real watch's syncs shorten its connection interval where the daemon may (CAP_NET_RAW).
         let link = entry.simulated ? nil : BluetoothLink(adapter: entry.adapter, address: entry.address)
         operations = WatchOperations(watch: watch, store: store,
@@ -91,11 +99,11 @@ public actor WatchSupervisor {
 
     /// The central of the entry's dialect (`WatchDialects.fallback` when it names none) over `transport`.
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, logger: Logger,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? WatchDialects.fallback
         self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings, entry: entry)), store: store,
-                  settings: settings, simulated: simulated, logger: logger, publish: publish)
+                  settings: settings, simulated: simulated, clock: clock, logger: logger, publish: publish)
     }
 
     /// A snapshot for property getters; safe from any thread.
@@ -122,6 +130,8 @@ public actor WatchSupervisor {
 
     public func run() async {
         await restoreKnownStatus()
+        // Whether the watch's clock will be held is known (and said) before the first connect.
+        await lookAtTheClock()
         do {
             try await sessions.recover()
             let latest = try await sessions.latest()
@@ -228,8 +238,14 @@ public actor WatchSupervisor {
         var syncs = true
         if status.info != nil { syncs = await watch.capabilities.sleepSync != nil }
         while !Task.isCancelled {
-            let now = ContinuousClock.now
-            if syncs, now >= nextScheduledSync {
+            var now = ContinuousClock.now
+            let timeDue = lastTimeSync.map { now - $0 >= settings.timeSyncInterval } ?? true
+            // The clock is looked at when it matters: a sync's range and the watch's clock end at "now".
+            if (syncs && now >= nextScheduledSync) || timeDue, nextClockCheck.map({ now >= $0 }) ?? true {
+                await lookAtTheClock()
+                now = ContinuousClock.now
+            }
+            if syncs, now >= nextScheduledSync, clockHeld == nil {
                 nextScheduledSync = now + settings.syncInterval
                 do {
                     _ = try await syncSleep(SyncRequest())
@@ -240,7 +256,7 @@ public actor WatchSupervisor {
                     nextScheduledSync = ContinuousClock.now + min(settings.syncInterval, .seconds(60))
                 }
             }
-            if lastTimeSync.map({ now - $0 >= settings.timeSyncInterval }) ?? true {
+            if timeDue, clockHeld == nil {
                 do {
                     try await watch.syncTime()
                     lastTimeSync = now
@@ -260,8 +276,35 @@ public actor WatchSupervisor {
             await save("live session heartbeat") { [sessions] in try await sessions.heartbeat() }
             let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
             let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
-            let until = min(syncs ? nextScheduledSync : now + .seconds(60), nextBattery, nextTime, now + .seconds(60))
+            var until = min(nextBattery, now + .seconds(60))
+            if clockHeld == nil {
+                until = min(until, syncs ? nextScheduledSync : until, nextTime)
+            } else if let nextClockCheck {
+                // The held sync and clock are overdue: only the next look at the clock can release them.
+                until = min(until, nextClockCheck)
+            }
             do { try await Task.sleep(until: until, clock: .continuous) } catch { return }
+        }
+    }
+
+    /// Asks the daemon's `ClockDiscipline`. The first time the system clock is not trusted the
+    /// watch's clock is held: said once as a `clock` event and in the status (MQTT's state);
+    /// when it is trusted again, said again with `trusted`, and the duties set the clock.
+    private func lookAtTheClock() async {
+        switch await clock.check() {
+        case let .untrusted(distrust):
+            nextClockCheck = ContinuousClock.now + settings.clockCheckInterval
+            guard clockHeld == nil else { return }
+            clockHeld = distrust
+            updateStatus { $0.clockHeld = distrust.why }
+            logger.info("\(id): the watch's clock is not set, and scheduled syncs wait: \(distrust.why)")
+            publish(GatewayEvent(.clock(trusted: false, reason: distrust.why), watch: id))
+        case .trusted:
+            nextClockCheck = nil
+            guard clockHeld != nil else { return }
+            clockHeld = nil
+            updateStatus { $0.clockHeld = nil }
+            publish(GatewayEvent(.clock(trusted: true, reason: nil), watch: id))
         }
     }
 
@@ -391,6 +434,10 @@ public actor WatchSupervisor {
     /// Syncs as `request` asks (the watch service's policy fills what it leaves open). Waits
     /// for a sync already running, then runs its own.
     public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
+        // A range that ends "now" waits for a clock the gateway trusts (its cursor and night boundaries with it).
+        if request.to == nil, let clockHeld {
+            throw CategorizedFailure(.timeout, "\(clockHeld.why): a sync up to now waits until the clock is trusted, and then runs by itself; to sync now, give the range's end")
+        }
         while let running = syncTask {
             _ = try? await running.value
             if syncTask == running { syncTask = nil }

@@ -11,6 +11,8 @@ import TSTransport
 public actor SimulatedWatch: PeripheralEndpoint {
     public let configuration: SimulatorConfiguration
     public internal(set) var state: SimulatorState
+    /// How many times a central set the watch's clock (TIME_SET).
+    public private(set) var timeSets = 0
     /// Frames the watch received and sent, for tests that look at the conversation.
     public internal(set) var statistics = Statistics()
 
@@ -209,6 +211,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
         case .deviceInfoRequest:
             return .deviceInfoResponse(DeviceInfo(model: configuration.model, firmware: configuration.firmware, capabilities: caps))
         case let .timeSetRequest(time):
+            timeSets += 1
             state.utcOffset = time.utcOffset
             state.zone = time.zone
             return .timeSetResponse

@@ -1,4 +1,5 @@
 import Foundation
+import TSFiles
 import TSModels
 import TSProtocol
 
@@ -34,23 +35,20 @@ public struct WatchSideEdit: Sendable, Hashable, Encodable {
 /// would count as the gateway's). Only the watch's actor uses it.
 public final class WatchSideEditJournal: @unchecked Sendable {
     public let path: String
-    private let handle: FileHandle
+    private let file: PrivateFileAppender
 
     /// Creates (or empties) `path`, 0600.
     public init(path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: path)
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         self.path = path
-        self.handle = handle
+        file = try PrivateFile.appending(to: path)
     }
 
-    deinit { try? handle.close() }
+    deinit { file.close() }
 
     func append(_ edit: WatchSideEdit) throws {
         var line = try edit.json()
         line.append(0x0A)
-        try handle.write(contentsOf: line)
+        try file.append(line)
     }
 
     /// Every edit written so far, each as its JSON object, oldest first.

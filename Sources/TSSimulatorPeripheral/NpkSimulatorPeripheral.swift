@@ -20,10 +20,7 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     let chunking: NpkNotificationChunking
     private let lock = NSLock()
     private var peripheral: BlueZPeripheral?
-    private var central: DeviceHandle?
-    private var reportedMTU: Int?
-    private var largestNotification = 0
-    private var linkUp = false
+    private let link = PeripheralLink()
     private var disconnectWatcher: Task<Void, Never>?
     /// Called with a line for the operator whenever something about the link happens; set it
     /// before `start()`.
@@ -42,41 +39,36 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start() async throws {
         let simulator = self.simulator
+        let link = self.link
+        link.report(to: report)
         let notifyUUID = profile.notifyCharacteristic.lowercased()
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
             try? self?.registered?.notify(chunk, characteristic: notifyUUID)
-            self?.sent(chunk)
+            link.sent(chunk.count)
         }
         // A link lost by fault injection: the watch's side disconnects the central.
         await simulator.onLinkLoss { [weak self] in
-            guard let self, let device = self.lock.withLock({ self.central }) else { return }
+            guard let self, let device = link.central else { return }
             self.report("losing the link mid-sync after \(await simulator.statistics.sleepDaysSent) sleep days (fault injection)")
             try? await self.bluez.disconnect(device)
         }
-        let disconnections = try await bluez.disconnections(on: adapter)
-        disconnectWatcher = Task { [weak self] in
-            for await _ in disconnections {
-                guard let self, self.linkEnded() else { continue }
-                self.report("the central disconnected")
-                await simulator.centralDisconnected()
-            }
-        }
+        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let startMTU = ATTMTU.default
         let write = LocalGattCharacteristic(uuid: profile.writeCharacteristic.lowercased(), flags: ["write-without-response", "write"], write: { [weak self] bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
-            if let self, self.claimLinkStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
+            if link.claimStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
             if let self, let mtu = options.mtu {
                 // BlueZ tells a GATT server the link's ATT MTU with each write.
                 if let size = try? ATTMTU(self.chunking.effectiveMTU(reported: mtu)) { await simulator.linkMTUChanged(size) }
-                if self.noteLink(mtu: mtu, device: options.device) { self.report("the central's writes report ATT MTU \(mtu)") }
+                link.noteWrite(mtu: mtu, device: options.device)
             }
             await simulator.centralWrote(bytes)
         })
-        let notify = LocalGattCharacteristic(uuid: notifyUUID, flags: ["notify"], startNotify: { [weak self] in
-            if let self, self.claimLinkStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
-        }, stopNotify: { [weak self] in
-            if let self, self.linkEnded() { await simulator.centralDisconnected() }
+        let notify = LocalGattCharacteristic(uuid: notifyUUID, flags: ["notify"], startNotify: {
+            if link.claimStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
+        }, stopNotify: {
+            if link.end() { await simulator.centralDisconnected() }
         })
         let application = GattApplication(path: Self.applicationPath,
                                           services: [LocalGattService(uuid: profile.service.lowercased(), characteristics: [write, notify])])
@@ -85,17 +77,7 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [profile.service.lowercased()],
                                            localName: name, discoverable: true))
         lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case .bluetoothdReturned:
-                if self.linkEnded() { await simulator.centralDisconnected() }
-            case .registeredAgain:
-                self.report("bluetoothd restarted: GATT application and advertisement registered again")
-            case let .registeringAgainFailed(error):
-                self.report("bluetoothd restarted, but registering again failed: \(String(describing: error))")
-            }
-        }
+        try await peripheral.start(events: link.bluetoothdEvents { await simulator.centralDisconnected() })
     }
 
     /// Withdraws the advertisement and the application.
@@ -105,46 +87,8 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     }
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
-
-    /// Records the MTU and central of a write; true when the MTU is new.
-    private func noteLink(mtu: Int, device: DeviceHandle?) -> Bool {
-        lock.withLock {
-            if let device { central = device }
-            guard reportedMTU != mtu else { return false }
-            reportedMTU = mtu
-            return true
-        }
-    }
-
-    private func sent(_ chunk: [UInt8]) {
-        let newLargest: (size: Int, mtu: Int?)? = lock.withLock {
-            guard chunk.count > largestNotification else { return nil }
-            largestNotification = chunk.count
-            return (chunk.count, reportedMTU)
-        }
-        if let newLargest { report("largest notification so far: \(newLargest.size) bytes (ATT MTU \(newLargest.mtu.map(String.init) ?? "not reported"))") }
-    }
-
-    /// True for the first caller after the link went down (or at start).
-    private func claimLinkStart() -> Bool {
-        lock.withLock {
-            if linkUp { return false }
-            linkUp = true
-            return true
-        }
-    }
-
-    /// True when the link was up.
-    @discardableResult
-    private func linkEnded() -> Bool {
-        lock.withLock {
-            defer { linkUp = false }
-            return linkUp
-        }
-    }
 }
 
-/// How long the watch's notifications are for a link BlueZ reports at a given ATT MTU.
 public enum NpkNotificationChunking: String, Sendable, CaseIterable {
     /// MTU − 3, as TopStep's SDK cuts frames (an ATT Handle Value Notification's room).
     case handleValueNotification = "mtu-3"

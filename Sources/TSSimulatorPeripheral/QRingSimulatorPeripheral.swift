@@ -22,9 +22,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     public let adapter: AdapterInfo
     private let lock = NSLock()
     private var peripheral: BlueZPeripheral?
-    private var reportedMTU: Int?
-    private var largestBigDataNotification = 0
-    private var linkUp = false
+    private let link = PeripheralLink()
     private var disconnectWatcher: Task<Void, Never>?
     /// The adapter's own alias while it carries the ring's name.
     private var aliasToRestore: String?
@@ -41,34 +39,29 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start() async throws {
         let ring = self.ring
+        let link = self.link
+        link.report(to: report)
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] packet in
             try? self?.registered?.notify(packet, characteristic: QRingGATT.commandNotify)
         }
         let sendBigData: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
             try? self?.registered?.notify(chunk, characteristic: QRingGATT.bigDataNotify)
-            self?.sentBigData(chunk)
+            link.sent(chunk.count, kind: "big-data notification")
         }
         // The ring's side of a link starts at the central's first subscription or write on either
         // pair (a bonded central keeps its subscriptions across links and may only write).
         let linkStarts: @Sendable () async -> Void = { [weak self] in
-            guard let self, self.claimLinkStart() else { return }
+            guard let self, link.claimStart() else { return }
             self.report("a central is on the link")
             await ring.centralConnected(mtu: .default, send: send)
             await ring.centralConnectedSecondChannel(send: sendBigData)
         }
-        let disconnections = try await bluez.disconnections(on: adapter)
-        disconnectWatcher = Task { [weak self] in
-            for await _ in disconnections {
-                guard let self, self.linkEnded() else { continue }
-                self.report("the central disconnected")
-                await ring.centralDisconnected()
-            }
-        }
+        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await ring.centralDisconnected() }
         // BlueZ tells a GATT server the link's ATT MTU with each write; big-data replies are cut to it.
-        let noteWrite: @Sendable (GattWriteOptions) async -> Void = { [weak self] options in
-            guard let self, let mtu = options.mtu else { return }
+        let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
+            guard let mtu = options.mtu else { return }
             if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await ring.linkMTUChanged(room) }
-            if self.noteLink(mtu: mtu) { self.report("the central's writes report ATT MTU \(mtu)") }
+            link.noteWrite(mtu: mtu)
         }
         let commands = LocalGattService(uuid: QRingGATT.commandService, characteristics: [
             LocalGattCharacteristic(uuid: QRingGATT.commandWrite, flags: ["write-without-response", "write"], write: { bytes, options in
@@ -106,17 +99,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
             }
         }
         lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case .bluetoothdReturned:
-                if self.linkEnded() { await ring.centralDisconnected() }
-            case .registeredAgain:
-                self.report("bluetoothd restarted: GATT application and advertisement registered again")
-            case let .registeringAgainFailed(error):
-                self.report("bluetoothd restarted, but registering again failed: \(String(describing: error))")
-            }
-        }
+        try await peripheral.start(events: link.bluetoothdEvents { await ring.centralDisconnected() })
     }
 
     /// Starts the advertisement anew (see `BlueZPeripheral.advertiseAgain`).
@@ -132,40 +115,4 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     }
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
-
-    /// Records the MTU a write reported; true when it is new.
-    private func noteLink(mtu: Int) -> Bool {
-        lock.withLock {
-            guard reportedMTU != mtu else { return false }
-            reportedMTU = mtu
-            return true
-        }
-    }
-
-    private func sentBigData(_ chunk: [UInt8]) {
-        let newLargest: (size: Int, mtu: Int?)? = lock.withLock {
-            guard chunk.count > largestBigDataNotification else { return nil }
-            largestBigDataNotification = chunk.count
-            return (chunk.count, reportedMTU)
-        }
-        if let newLargest { report("largest big-data notification so far: \(newLargest.size) bytes (ATT MTU \(newLargest.mtu.map(String.init) ?? "not reported"))") }
-    }
-
-    /// True for the first caller after the link went down (or at start).
-    private func claimLinkStart() -> Bool {
-        lock.withLock {
-            if linkUp { return false }
-            linkUp = true
-            return true
-        }
-    }
-
-    /// True when the link was up.
-    @discardableResult
-    private func linkEnded() -> Bool {
-        lock.withLock {
-            defer { linkUp = false }
-            return linkUp
-        }
-    }
 }

@@ -32,20 +32,12 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private var standardTasks: [Task<Void, Never>] = []
     private var beating: Task<Void, Never>?
     private var peripheral: BlueZPeripheral?
-    private var central: DeviceHandle?
-    private var linkStatistics = LinkStatistics()
+    private let link = PeripheralLink()
     private var dropped = false
-    private var linkUp = false
     private var disconnectWatcher: Task<Void, Never>?
     /// Called with a line for the operator whenever something about the link happens; set it
     /// before `start()`.
     public var report: @Sendable (String) -> Void = { _ in }
-
-    /// What the peripheral saw: the MTU BlueZ last reported and the largest notification sent.
-    struct LinkStatistics {
-        var mtu: Int?
-        var largestNotification = 0
-    }
 
     public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
                 advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil,
@@ -64,38 +56,33 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start(mtu: Int = 247) async throws {
         let simulator = self.simulator
+        let link = self.link
+        link.report(to: report)
         let attMTU = (try? ATTMTU(mtu)) ?? .default
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
             try? self?.registered?.notify(chunk, characteristic: WatchGATT.notifyCharacteristic)
             await self?.sent(chunk)
         }
         // The watch's side of a link ends when BlueZ reports the central disconnected.
-        let disconnections = try await bluez.disconnections(on: adapter)
-        disconnectWatcher = Task { [weak self] in
-            for await _ in disconnections {
-                guard let self, self.linkEnded() else { continue }
-                self.report("the central disconnected")
-                await simulator.centralDisconnected()
-            }
-        }
+        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: ["write", "write-without-response"], write: { [weak self] bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
-            if let self, self.claimLinkStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
-            if let self, let mtu = options.mtu {
+            if link.claimStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
+            if let mtu = options.mtu {
                 // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it,
                 // less the 2 bytes a Multiple Handle Value Notification entry adds (BlueZ
                 // batches notifications that way on EATT and cuts longer values).
                 if let attMTU = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await simulator.linkMTUChanged(attMTU) }
-                if self.noteLink(mtu: mtu, device: options.device) { self.report("the central's writes report ATT MTU \(mtu)") }
+                link.noteWrite(mtu: mtu, device: options.device)
             }
             await simulator.centralWrote(bytes)
         })
-        let notify = LocalGattCharacteristic(uuid: WatchGATT.notifyCharacteristic, flags: ["notify"], startNotify: { [weak self] in
-            _ = self?.claimLinkStart()
+        let notify = LocalGattCharacteristic(uuid: WatchGATT.notifyCharacteristic, flags: ["notify"], startNotify: {
+            _ = link.claimStart()
             await simulator.centralConnected(mtu: attMTU, send: send)
-        }, stopNotify: { [weak self] in
-            self?.linkEnded()
+        }, stopNotify: {
+            link.end()
             await simulator.centralDisconnected()
         })
         var services = [LocalGattService(uuid: WatchGATT.service, characteristics: [write, notify])]
@@ -108,17 +95,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             application: GattApplication(path: Self.applicationPath, services: services),
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [advertisedService], localName: name, discoverable: true))
         lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start { [weak self] event in
-            guard let self else { return }
-            switch event {
-            case .bluetoothdReturned:
-                if self.linkEnded() { await simulator.centralDisconnected() }
-            case .registeredAgain:
-                self.report("bluetoothd restarted: GATT application and advertisement registered again")
-            case let .registeringAgainFailed(error):
-                self.report("bluetoothd restarted, but registering again failed: \(String(describing: error))")
-            }
-        }
+        try await peripheral.start(events: link.bluetoothdEvents { await simulator.centralDisconnected() })
     }
 
     /// Withdraws the advertisement and the application.
@@ -163,25 +140,10 @@ public final class SimulatorPeripheral: @unchecked Sendable {
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
 
-    /// Records the MTU and central of a write; true when the MTU is new for this link.
-    private func noteLink(mtu: Int, device: DeviceHandle?) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        if let device { central = device }
-        guard linkStatistics.mtu != mtu else { return false }
-        linkStatistics.mtu = mtu
-        return true
-    }
-
     private func sent(_ chunk: [UInt8]) async {
-        let newLargest: (size: Int, mtu: Int?)? = lock.withLock {
-            guard chunk.count > linkStatistics.largestNotification else { return nil }
-            linkStatistics.largestNotification = chunk.count
-            return (chunk.count, linkStatistics.mtu)
-        }
-        // BlueZ keeps a bonded central's subscription across links, so there is no per-link
-        // StartNotify to hang statistics on; a new largest size is reported as it happens.
-        if let newLargest { report("largest notification so far: \(newLargest.size) bytes (ATT MTU \(newLargest.mtu.map(String.init) ?? "not reported"))") }
+        link.sent(chunk.count)
         guard let limit = dropLinkAfterPages, await simulator.statistics.pagesAcknowledged >= limit else { return }
+        let central = link.central
         let device: DeviceHandle? = lock.withLock {
             if dropped { return nil }
             dropped = true
@@ -190,23 +152,5 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         guard let device else { return }
         report("dropping the link after \(limit) acknowledged sleep pages (fault injection)")
         try? await bluez.disconnect(device)
-    }
-
-    /// True for the first caller after the link went down (or at start).
-    private func claimLinkStart() -> Bool {
-        lock.withLock {
-            if linkUp { return false }
-            linkUp = true
-            return true
-        }
-    }
-
-    /// True when the link was up.
-    @discardableResult
-    private func linkEnded() -> Bool {
-        lock.withLock {
-            defer { linkUp = false }
-            return linkUp
-        }
     }
 }

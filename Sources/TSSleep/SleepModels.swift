@@ -147,21 +147,21 @@ public struct SleepSummary: Sendable, Hashable, Codable {
     }
 }
 
-/// Seconds per stage, keyed by stage name in JSON (`awake`, `light`, `deep`, `rem`).
-public struct StageDurations: Sendable, Hashable, Codable {
-    public var awake: Int64
-    public var light: Int64
-    public var deep: Int64
-    public var rem: Int64
+/// One value per sleep stage, keyed by stage name in JSON (`awake`, `light`, `deep`, `rem`).
+public struct PerStage<Value: Sendable & Hashable & Codable & AdditiveArithmetic>: Sendable, Hashable, Codable {
+    public var awake: Value
+    public var light: Value
+    public var deep: Value
+    public var rem: Value
 
-    public init(awake: Int64 = 0, light: Int64 = 0, deep: Int64 = 0, rem: Int64 = 0) {
+    public init(awake: Value = .zero, light: Value = .zero, deep: Value = .zero, rem: Value = .zero) {
         self.awake = awake
         self.light = light
         self.deep = deep
         self.rem = rem
     }
 
-    public subscript(stage: SleepStage) -> Int64 {
+    public subscript(stage: SleepStage) -> Value {
         get {
             switch stage {
             case .awake: awake
@@ -180,6 +180,9 @@ public struct StageDurations: Sendable, Hashable, Codable {
         }
     }
 }
+
+/// Seconds per stage.
+public typealias StageDurations = PerStage<Int64>
 
 /// Metrics other sleep products report, computed from the same segments.
 public struct SleepMetrics: Sendable, Hashable, Codable {

@@ -149,28 +149,4 @@ public struct StageTally: Sendable, Hashable {
 }
 
 /// Episode counts per stage.
-public struct StageCounts: Sendable, Hashable {
-    public var awake = 0
-    public var light = 0
-    public var deep = 0
-    public var rem = 0
-
-    public subscript(stage: SleepStage) -> Int {
-        get {
-            switch stage {
-            case .awake: awake
-            case .light: light
-            case .deep: deep
-            case .rem: rem
-            }
-        }
-        set {
-            switch stage {
-            case .awake: awake = newValue
-            case .light: light = newValue
-            case .deep: deep = newValue
-            case .rem: rem = newValue
-            }
-        }
-    }
-}
+public typealias StageCounts = PerStage<Int>

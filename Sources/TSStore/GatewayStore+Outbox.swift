@@ -101,12 +101,15 @@ extension GatewayStore {
     }
 
     /// Pending events due at `now`, oldest first.
-    public func dueOutboxEvents(now: Date = Date(), limit: Int = 20) async throws -> [OutboxEvent] {
+    ///
+    /// `steppedBackAfter`: a next attempt later than this was set by a clock that has since been
+    /// stepped back (no backoff reaches that far): due as well, rather than months from now.
+    public func dueOutboxEvents(now: Date = Date(), steppedBackAfter: Date? = nil, limit: Int = 20) async throws -> [OutboxEvent] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT * FROM uploadOutbox WHERE status = 'pending' AND (nextAttemptAt IS NULL OR nextAttemptAt <= ?)
+                SELECT * FROM uploadOutbox WHERE status = 'pending' AND (nextAttemptAt IS NULL OR nextAttemptAt <= ? OR nextAttemptAt > ?)
                 ORDER BY id LIMIT ?
-                """, arguments: [now.timeIntervalSince1970, limit]).map(Self.outboxEvent)
+                """, arguments: [now.timeIntervalSince1970, (steppedBackAfter ?? .distantFuture).timeIntervalSince1970, limit]).map(Self.outboxEvent)
         }
     }
 

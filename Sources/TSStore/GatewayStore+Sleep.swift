@@ -61,6 +61,21 @@ extension GatewayStore {
         }
     }
 
+    /// The latest time this gateway's own clock stamped on anything stored: a sleep record's
+    /// arrival, a watch last seen, a heart-rate sample's arrival; nil with an empty store. The
+    /// system clock is not trusted when it is earlier than this (`ClockTrust`).
+    public func newestStamp() async throws -> Date? {
+        try await pool.read { db in
+            let seconds = try Int64.fetchOne(db, sql: """
+                SELECT MAX(stamp) FROM (
+                    SELECT MAX(receivedAt) AS stamp FROM sleepRecord
+                    UNION ALL SELECT MAX(lastSeen) FROM watch
+                    UNION ALL SELECT MAX(timeMs) / 1000 FROM heartRateSample)
+                """)
+            return seconds.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        }
+    }
+
     public func countSleepRecords(watch: String, start: Int64, end: Int64) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sleepRecord WHERE watchId = ? AND start >= ? AND start < ?",

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import TSFiles
 import TSModels
 
 /// The gateway's SQLite database (WAL, synchronous = FULL so a commit survives power loss).
@@ -87,12 +88,8 @@ public final class GatewayStore: Sendable {
     /// (StoreConcurrencyTests saw it in about one run in ten whenever timing moved, first
     /// blamed on the page-cache pragma that moved it).
     private static func createIfAbsent(path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor >= 0 {
-            close(descriptor)
-        } else if errno != EEXIST {
-            let reason = String(cString: strerror(errno))
-            throw StoreError.cannotOpen(path: path, reason: "cannot create the file: \(reason) (is the directory writable?)")
+        do { try PrivateFile.createIfAbsent(path) } catch {
+            throw StoreError.cannotOpen(path: path, reason: "cannot create the file: \(error.reason)")
         }
     }
 

@@ -163,6 +163,27 @@ final class BridgedWatch: @unchecked Sendable {
         #expect(missing.stderr.contains("no device 11:22:33:44:55:66 is known to BlueZ"))
     }
 
+    /// A device command sets a Bluetooth watch's clock at connect only from a clock tsgateway
+    /// trusts (`time sync` refuses then, exit 75, unless --force).
+    @Test func theCLISetsNoWatchClockAtConnectFromAnUntrustedClock() async throws {
+        _ = try CLI.requireBinary()
+        let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 0, label: "Work", hour: 6, minute: 45)]))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 247); defer { fake.stop() }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bluez-clock-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let database = ["--device", "AA:BB:CC:DD:EE:09", "--db", home.appendingPathComponent("db.sqlite").path]
+        let untrusted = ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address, "TSGATEWAY_CLOCK": "untrusted"]
+        let alarms = try await CLI.runOnceDetached(["alarms", "get"] + database, environment: untrusted)
+        #expect(alarms.status == 0, "\(alarms.stderr)")
+        #expect(await simulator.timeSets == 0, "the watch's clock was set at connect from an untrusted clock")
+        let refused = try await CLI.runOnceDetached(["time", "sync"] + database, environment: untrusted)
+        #expect(refused.status == 75 && refused.stderr.contains("TSGATEWAY_CLOCK=untrusted"), "\(refused)")
+        #expect(await simulator.timeSets == 0)
+        let trusted = try await CLI.runOnceDetached(["alarms", "get"] + database, environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address, "TSGATEWAY_CLOCK": "trusted"])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(await simulator.timeSets == 1, "a trusted clock sets the watch's at connect")
+    }
+
     @Test func pairUsesTheAgentTrustsTheWatchAndMakesItTheDefault() async throws {
         _ = try CLI.requireBinary()
         let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 0, label: "Paired", hour: 7, minute: 5)]))

@@ -19,6 +19,8 @@ final class DaemonProcess: @unchecked Sendable {
     let simulatorNow: Date
     private(set) var process: Process?
     private(set) var logPath: String
+    /// Set in the daemon's environment besides the usual (`TSGATEWAY_CLOCK`).
+    var extraEnvironment: [String: String] = [:]
 
     /// The executable beside the test bundle in the build directory.
     static let binary: URL? = CLI.binary
@@ -54,7 +56,7 @@ final class DaemonProcess: @unchecked Sendable {
         environment["TSGATEWAY_SIMULATOR_NOW"] = ISO8601DateFormatter().string(from: simulatorNow)
         environment["XDG_DATA_HOME"] = directory.appendingPathComponent("cli-data").path
         environment["TZ"] = "UTC"
-        return environment
+        return environment.merging(extraEnvironment) { $1 }
     }
 
     /// Starts the daemon and waits until it owns its name.

@@ -16,13 +16,15 @@ struct MQTTDocumentTests {
         let object = try Self.object(MQTTJSON.text(unknown))
         let keys = ["watch", "name", "dialect", "connected", "battery", "battery_state", "last_sync", "session", "heart_rate", "asleep", "next_alarm",
                     "night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes", "night_efficiency",
-                    "night_heart_rate", "naps", "nap_minutes"]
+                    "night_heart_rate", "naps", "nap_minutes", "clock_trusted", "clock_reason"]
         #expect(Set(object.keys) == Set(keys))
-        for key in keys where !["watch", "connected", "asleep"].contains(key) {
+        for key in keys where !["watch", "connected", "asleep", "clock_trusted"].contains(key) {
             #expect(object[key] is NSNull, "\(key): \(object[key] ?? "missing")")
         }
-        // Every field of the document but the watch's identity (id, name, dialect) has an entity that shows it.
-        for key in keys where !["watch", "name", "dialect"].contains(key) {
+        #expect(object["clock_trusted"] as? Bool == true)
+        // Every field of the document but the watch's identity (id, name, dialect) and the reason
+        // behind clock_trusted (too long for an entity's state: the clock event carries it) has an entity that shows it.
+        for key in keys where !["watch", "name", "dialect", "clock_reason"].contains(key) {
             #expect(HomeAssistantDiscovery.entities.contains { $0.valueTemplate.contains("value_json.\(key) ") }, "no entity shows \(key)")
         }
 
@@ -35,6 +37,12 @@ struct MQTTDocumentTests {
         #expect(filled["battery"] as? Int == 80 && filled["night_efficiency"] as? Int == 88 && filled["night_heart_rate"] as? Double == 56.7)
         #expect(filled["next_alarm"] as? String == "2026-11-24T06:45:00+01:00" && filled["asleep"] as? Bool == true)
         #expect(filled["dialect"] as? String == "npk")
+
+        var held = known
+        held.clockTrusted = false
+        held.clockReason = "the system clock (2026-01-01T00:00:00Z) is not synchronised yet (systemd-timesyncd runs and has not synchronised it)"
+        let heldObject = try Self.object(MQTTJSON.text(held))
+        #expect(heldObject["clock_trusted"] as? Bool == false && heldObject["clock_reason"] as? String == held.clockReason)
     }
 
     @Test("a night message: event_type and time, stage and alarm_slot only where the event has them")

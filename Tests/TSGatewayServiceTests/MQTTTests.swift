@@ -86,6 +86,7 @@ struct MQTTTests {
         let gateway = try #require(subscriber.json("homeassistant/binary_sensor/tsgateway_gateway_gw1/online/config"))
         #expect(gateway["state_topic"] as? String == "home/gw1/status" && gateway["payload_on"] as? String == "online" && gateway["payload_off"] as? String == "offline")
         #expect((gateway["device"] as? [String: Any])?["identifiers"] as? [String] == ["tsgateway_gateway_gw1"])
+        #expect(gateway["default_entity_id"] as? String == "binary_sensor.tsgateway_gateway_gw1_online" && gateway["object_id"] as? String == "tsgateway_gateway_gw1_online")
         // Retained: a client that subscribes later gets the configs from the broker.
         let late = try Subscriber(port: broker.port, pattern: "homeassistant/#")
         #expect(try await eventually { late.last(battery)?.retain == true })
@@ -113,6 +114,35 @@ struct MQTTTests {
         #expect(try await eventually { subscriber.last("home/gw1/status")?.text == "online" })
         daemon.signal(SIGKILL)
         #expect(try await eventually(timeout: .seconds(90)) { subscriber.last("home/gw1/status")?.text == "offline" })
+        await daemon.cleanUp()
+    }
+
+    @Test("an untrusted system clock: the state says clock_trusted false with the reason, a clock event says it once, no scheduled sync runs; trusted after a restart")
+    func untrustedClock() async throws {
+        let broker = try Broker()
+        let daemon = try Self.daemon(broker: broker, watches: [DaemonTests.twoWatches[0]])
+        daemon.extraEnvironment = ["TSGATEWAY_CLOCK": "untrusted"]
+        let subscriber = try Subscriber(port: broker.port)
+        try await daemon.start()
+        let stateTopic = "home/gw1/watch/\(Self.watchKey)/state"
+        #expect(try await eventually { subscriber.json(stateTopic)?["connected"] as? Bool == true && subscriber.json(stateTopic)?["clock_trusted"] as? Bool == false },
+                "\(subscriber.json(stateTopic) ?? [:])")
+        let state = try #require(subscriber.json(stateTopic))
+        #expect((state["clock_reason"] as? String)?.contains("TSGATEWAY_CLOCK=untrusted says the system clock") == true)
+        #expect(try await eventually { !subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/clock").isEmpty })
+        // Long enough for a scheduled sync and many looks at the clock.
+        try await Task.sleep(for: .seconds(2))
+        let events = subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/clock").map { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+        #expect(events.count == 1 && events.first??["trusted"] as? Bool == false && events.first??["type"] as? String == "clock")
+        #expect(subscriber.messages("home/gw1/watch/\(Self.watchKey)/event/sleep_synced").isEmpty)
+        #expect(subscriber.json(stateTopic)?["last_sync"] is NSNull)
+        #expect(daemon.log().contains("no watch's clock is set from it"))
+        await daemon.stop()
+
+        daemon.extraEnvironment = ["TSGATEWAY_CLOCK": "trusted"]
+        try await daemon.start()
+        #expect(try await eventually { subscriber.json(stateTopic)?["clock_trusted"] as? Bool == true && subscriber.json(stateTopic)?["last_sync"] is String })
+        #expect(subscriber.json(stateTopic)?["clock_reason"] is NSNull)
         await daemon.cleanUp()
     }
 
@@ -196,6 +226,7 @@ struct MQTTTests {
     @Test("discovery configs carry state classes, units and categories as Home Assistant expects, an entity per state field, and readable object ids")
     func discoveryEntities() throws {
         var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
+        var components: [String: String] = [:]  // entity key: the component of its config topic
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
                                                            nightTopic: "tsgateway/gw/watch/00005e005401/event/night", watchKey: Self.watchKey, status: status,
@@ -205,7 +236,9 @@ struct MQTTTests {
                 let config = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
                 #expect(Self.nullPaths(config).isEmpty, "\(message.topic): \(message.text)")
                 #expect(message.retain)
-                result[message.topic.split(separator: "/").dropLast().last.map(String.init) ?? ""] = config
+                let parts = message.topic.split(separator: "/").map(String.init)
+                result[parts.dropLast().last ?? ""] = config
+                components[parts.dropLast().last ?? ""] = parts.count > 1 ? parts[1] : ""
             }
             return result
         }
@@ -229,7 +262,7 @@ struct MQTTTests {
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
-                      "night_deep_share", "night_deep_minutes", "night_efficiency", "night_heart_rate", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep"]
+                      "night_deep_share", "night_deep_minutes", "night_efficiency", "night_heart_rate", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep", "clock_trusted"]
         for field in fields {
             #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
         }
@@ -253,6 +286,7 @@ struct MQTTTests {
             "night_efficiency": (nil, "%", "measurement", nil),
             "night_heart_rate": (nil, "bpm", "measurement", nil),
             "asleep": (nil, nil, nil, nil),
+            "clock_trusted": (nil, nil, nil, "diagnostic"),
             "night": (nil, nil, nil, nil),
         ]
         #expect(Set(all.keys) == Set(expected.keys))
@@ -264,7 +298,11 @@ struct MQTTTests {
             #expect(config["entity_category"] as? String == category, "\(key): entity_category")
             // Unique ids as before; entity ids from the configured name.
             #expect(config["unique_id"] as? String == "tsgateway_\(Self.watchKey)_\(key)")
-            #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)")
+            // The entity id twice: whole for Home Assistant 2025.10 and later, its object part for the releases before.
+            let domain = ["connected": "binary_sensor", "asleep": "binary_sensor", "clock_trusted": "binary_sensor", "night": "event"][key] ?? "sensor"
+            #expect(components[key] == domain, "\(key): config topic's component")
+            #expect(config["default_entity_id"] as? String == "\(domain).tsgateway_bedroom_watch_\(key)", "\(key): default_entity_id")
+            #expect(config["object_id"] as? String == "tsgateway_bedroom_watch_\(key)", "\(key): object_id")
             if deviceClass == "enum" { #expect((config["options"] as? [String])?.isEmpty == false, "\(key): an enum needs its options") }
         }
         // Every entity is available exactly while the gateway is online: a value not known yet

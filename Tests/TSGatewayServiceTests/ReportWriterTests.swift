@@ -1,5 +1,6 @@
 import Foundation
 @testable import TSGatewayAPI
+import TSFiles
 import TSGatewayService
 import TSModels
 import TSTestSupport
@@ -31,13 +32,13 @@ struct ReportWriterTests {
         let reader = directory.appendingPathComponent("reader.html").path
         try FileManager.default.linkItem(atPath: path, toPath: reader)
 
-        try ReportFile.write("new page", to: path, mode: 0o600)
+        try PrivateFile.write("new page", to: path, mode: 0o600)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "new page")
         #expect(try String(contentsOfFile: reader, encoding: .utf8) == "old page")
         #expect(try Self.mode(path) == 0o600)
         #expect(try Self.leftovers(directory).isEmpty)
 
-        try ReportFile.write("shared page", to: path, mode: 0o644)
+        try PrivateFile.write("shared page", to: path, mode: 0o644)
         #expect(try Self.mode(path) == 0o644)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "shared page")
     }
@@ -46,14 +47,14 @@ struct ReportWriterTests {
     func unwritable() throws {
         let directory = try Self.scratch(); defer { try? FileManager.default.removeItem(at: directory) }
         let missing = directory.appendingPathComponent("missing/sleep.html").path
-        let error = try #require(throws: ReportFileError.self) { try ReportFile.write("page", to: missing, mode: 0o600) }
+        let error = try #require(throws: FileWriteError.self) { try PrivateFile.write("page", to: missing, mode: 0o600) }
         #expect(error.category == .storage)
         #expect(error.description == "cannot write \(missing): No such file or directory; check that \(directory.path)/missing exists and that this user may write there")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
 
         let file = directory.appendingPathComponent("plain").path
         try Data().write(to: URL(fileURLWithPath: file))
-        let notDirectory = try #require(throws: ReportFileError.self) { try ReportFile.prepareDirectory(file, mode: 0o600) }
+        let notDirectory = try #require(throws: FileWriteError.self) { try PrivateFile.prepareDirectory(file, mode: 0o600) }
         #expect(notDirectory.description == "cannot write \(file): it is a file, not a directory")
     }
 
@@ -61,10 +62,10 @@ struct ReportWriterTests {
     func createsDirectory() throws {
         let directory = try Self.scratch(); defer { try? FileManager.default.removeItem(at: directory) }
         let private_ = directory.appendingPathComponent("private/reports").path
-        try ReportFile.prepareDirectory(private_, mode: 0o600)
+        try PrivateFile.prepareDirectory(private_, mode: 0o600)
         #expect(try Self.mode(private_) == 0o700)
         let shared = directory.appendingPathComponent("shared").path
-        try ReportFile.prepareDirectory(shared, mode: 0o644)
+        try PrivateFile.prepareDirectory(shared, mode: 0o644)
         #expect(try Self.mode(shared) == 0o755)
     }
 

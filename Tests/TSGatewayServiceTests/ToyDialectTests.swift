@@ -123,7 +123,7 @@ enum ToyWire {
 actor ToyBandPeripheral: PeripheralEndpoint {
     private var send: (@Sendable ([UInt8]) async -> Void)?
     private var battery: UInt8
-    private let alarms: [Alarm]
+    let alarms: [Alarm]
 
     init(battery: UInt8, alarms: [Alarm]) {
         self.battery = battery

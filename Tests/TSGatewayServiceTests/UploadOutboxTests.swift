@@ -411,6 +411,25 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         #expect(try server.requests().count == count)
     }
 
+    @Test func aRetrySetBeforeTheClockSteppedBackIsNotPutOffByTheStep() async throws {
+        let rig = try OutboxRig(days: 2)
+        defer { rig.cleanUp() }
+        try await rig.store.enqueueOutboxEvents([OutboxEventDraft(sourceId: "step:1", watchId: "sim", kind: "sleepNight", payload: "{}"),
+                                                 OutboxEventDraft(sourceId: "step:2", watchId: "sim", kind: "sleepNight", payload: "{}")])
+        let events = try await rig.store.outboxEvents()
+        let ahead = try #require(events.first { $0.sourceId == "step:1" }), near = try #require(events.first { $0.sourceId == "step:2" })
+        // step:1's retry was set a minute ahead by a clock a year fast, which NTP then stepped back;
+        // step:2's is a real backoff, 30 s ahead.
+        try await rig.store.markOutboxRetry(id: ahead.id, httpStatus: 500, error: "HTTP 500", nextAttemptAt: Date() + 365 * 86_400 + 60)
+        try await rig.store.markOutboxRetry(id: near.id, httpStatus: 500, error: "HTTP 500", nextAttemptAt: Date() + 30)
+        let server = try ScriptedServer(script: ["then": 201])
+        var options = settings(server.endpoint)
+        options.retryMaximum = .seconds(3600)
+        #expect(await rig.outbox(options).uploadDue() == 1)
+        #expect(try await rig.store.outboxEvent(sourceId: "step:1")?.status == .synced)
+        #expect(try await rig.store.outboxEvent(sourceId: "step:2")?.status == .pending)
+    }
+
     @Test func backoffDoublesUpToTheMaximumWithJitter() {
         let minimum = Duration.milliseconds(50), maximum = Duration.milliseconds(400)
         let plain = (1...6).map { UploadOutbox.backoff(attempts: $0, minimum: minimum, maximum: maximum, jitter: 1) }

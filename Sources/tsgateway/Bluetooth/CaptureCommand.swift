@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Synchronization
+import TSFiles
 import TSHCI
 import TSModels
 import TSSnoop
@@ -54,9 +55,10 @@ struct CaptureCommand: ParsableCommand {
                 filter.track(ConnectionKey(index: index, handle: handle))
             }
         }
-        let file = try PrivateFile.open(out)
-        defer { try? file.close() }
-        try file.append(BTSnoop.header(datalink: .monitor))
+        let file: PrivateFileAppender
+        do { file = try PrivateFile.appending(to: out) } catch { throw CLIFailure.from(error) }
+        defer { file.close() }
+        do { try file.append(BTSnoop.header(datalink: .monitor)) } catch { throw CLIFailure.from(error) }
         StopSignals.install()
         FileHandle.standardError.write(Data("tsgateway: capturing\(adapter.map { " on \($0)" } ?? "")\(device.map { " for \($0)" } ?? "") into \(out); Ctrl-C stops\n".utf8))
         let deadline = duration.map { ContinuousClock.now.advanced(by: .milliseconds(Int($0 * 1000))) }
@@ -68,7 +70,7 @@ struct CaptureCommand: ParsableCommand {
             guard let packet else { continue }
             seen += 1
             guard filter.keep(packet) else { continue }
-            try file.append(BTSnoop.encode(packet.monitorRecord))
+            do { try file.append(BTSnoop.encode(packet.monitorRecord)) } catch { throw CLIFailure.from(error) }
             kept += 1
         }
         FileHandle.standardError.write(Data("tsgateway: wrote \(kept) of \(seen) HCI record(s) to \(out)\n".utf8))

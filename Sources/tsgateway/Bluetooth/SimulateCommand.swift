@@ -3,6 +3,7 @@ import Foundation
 import TSBlueZ
 import TSFamilies
 import TSDevice
+import TSFiles
 import TSModels
 import TSSimulator
 

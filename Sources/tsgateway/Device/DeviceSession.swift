@@ -3,6 +3,7 @@ import Logging
 import TSBlueZ
 import TSDevice
 import TSFamilies
+import TSFiles
 import TSModels
 import TSNpkSimulator
 import TSSimulator
@@ -72,7 +73,13 @@ struct DeviceSession {
             let remembered = stored.first { $0.id == link.address }?.info?.dialect
             let (dialect, reason) = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: options.dialect, remembered: remembered)
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
-            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name) { step in PhaseLog.log(step.rawValue, to: logger) }
+            // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
+            var configuration = WatchConfiguration()
+            if let distrust = try await ClockCheck.trust(databasePath: store.path, simulate: false).distrust {
+                configuration.syncTimeOnConnect = false
+                logger.info("the watch's clock is not set at connect: \(distrust.why)")
+            }
+            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name, configuration: configuration) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
         }
@@ -192,9 +199,7 @@ struct SimulatedWatchMemory: Codable {
     func save(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let url = URL(fileURLWithPath: path)
-        try encoder.encode(self).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        do { try PrivateFile.write(try encoder.encode(self), to: path) } catch { throw CLIFailure.from(error) }
     }
 }
 

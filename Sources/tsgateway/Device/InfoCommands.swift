@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSDevice
 import TSModels
 import TSStore
 
@@ -62,7 +63,7 @@ struct InfoCommand: AsyncParsableCommand {
         if output.dialect != .standard || caps != .none {
             let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
             rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes\(remarks)"])
-            if output.dialect == .protocolV1 {
+            if Self.presentation(of: output.dialect).reportsSleepRule {
                 rows.append(["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"])
             }
             rows += [
@@ -84,12 +85,18 @@ struct InfoCommand: AsyncParsableCommand {
         if caps.supportsRing { parts.append("rings on command") }
         if caps.reportsAlarmAlerts { parts.append("reports rings") }
         guard parts.isEmpty else { return parts.joined(separator: ", ") }
-        return dialect == .protocolV1 ? "no (protocol v1 without the v1.1 alarm extensions)" : "no"
+        return presentation(of: dialect).noSmartWake
+    }
+
+    /// What the dialect's coordinator says `info` should show of its watches (nothing special for one this build does not know).
+    static func presentation(of dialect: Dialect) -> DialectPresentation {
+        (try? WatchDialects.named(dialect))?.presentation ?? DialectPresentation()
     }
 
     /// The dialect's own service (protocol v1's is one of `services`), then the standard ones.
     static func services(_ services: ServiceSet, dialect: Dialect) -> String {
-        let own = dialect == .protocolV1 || dialect == .standard ? [] : ["\(dialect) (its own service)"]
+        let known = try? WatchDialects.named(dialect)
+        let own = known?.gatt == nil || known?.presentation.serviceListedByTransport == true ? [] : ["\(dialect) (its own service)"]
         let titles = own + services.sorted.map(\.title)
         return titles.isEmpty ? "none" : titles.joined(separator: ", ")
     }
@@ -99,11 +106,16 @@ struct TimeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "time", abstract: "The watch's clock.", subcommands: [Sync.self])
 
     struct Sync: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set the watch's clock and time zone from this computer's.")
+        static let configuration = CommandConfiguration(
+            abstract: "Set the watch's clock and time zone from this computer's.",
+            discussion: "Refused (exit 75, with the reason) while this computer's clock is not trusted: a time-sync service runs and has not synchronised it yet, or it is earlier than this build or than the newest data stored. Nothing to wait for where no time-sync service runs. TSGATEWAY_CLOCK=trusted|untrusted overrides the judgement.")
         @OptionGroup var connection: ConnectionOptions
+        @Flag(help: "Set the watch's clock even though this computer's clock is not trusted.")
+        var force = false
 
         func run() async throws {
             let zone = TimeZone.current
+            try await ClockCheck.requireTrusted(connection, force: force)
             try await WatchAccessor.run(connection) { watch in try await watch.syncTime() }
             print("set the watch's clock to \(Date().formatted(date: .omitted, time: .standard)) \(zone.identifier)")
         }

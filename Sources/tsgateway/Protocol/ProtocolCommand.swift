@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSFiles
 import TSModels
 import TSProtocol
 import TSSnoop
@@ -108,7 +109,7 @@ extension ProtocolCommand.Decode {
                 text.append(try encoder.encode(entry))
                 text.append(0x0A)
             }
-            try PrivateFile.write(text, to: toCapture)
+            do { try PrivateFile.write(text, to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {
             throw CLIFailure("no frame found in the watch-service values of \(path)", status: .dataError)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSFiles
 import TSModels
 import TSSleep
 import TSStore
@@ -74,7 +75,7 @@ struct SleepExportCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(data)
             return
         }
-        try PrivateFile.write(data, to: out)
+        do { try PrivateFile.write(data, to: out) } catch { throw CLIFailure.from(error) }
         FileHandle.standardError.write(Data("exported \(records.count) records to \(out)\n".utf8))
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSFiles
 import TSGatewayAPI
 import TSGatewayService
 import TSModels
@@ -83,7 +84,7 @@ struct SleepReportCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(page.utf8))
             return
         }
-        do { try ReportFile.write(page, to: out, mode: 0o600) } catch { throw CLIFailure.from(error) }
+        do { try PrivateFile.write(page, to: out) } catch { throw CLIFailure.from(error) }
         let nights = report.days.filter { !$0.nightSleeps.isEmpty }.count
         FileHandle.standardError.write(Data("wrote the sleep report of \(first) to \(shownLast) (\(nights) night\(nights == 1 ? "" : "s")) to \(out)\n".utf8))
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSDevice
+import TSFiles
 import TSModels
 import TSSleep
 import TSGatewayAPI
@@ -97,7 +98,7 @@ extension SleepShowCommand {
             throw CLIFailure("no night sleep for \(report.watch) \(date.map { "on \($0)" } ?? "in that range") to draw; "
                              + "run `tsgateway sleep sync --since 7d\(source.simulate ? " --simulate" : "")` first", status: .failure)
         }
-        do { try ReportFile.write(document, to: path, mode: 0o600) } catch { throw CLIFailure.from(error) }
+        do { try PrivateFile.write(document, to: path) } catch { throw CLIFailure.from(error) }
         FileHandle.standardError.write(Data("wrote the hypnogram of the night to \(night.date) to \(path)\n".utf8))
     }
 }
