@@ -2,7 +2,7 @@
 # (the only one on PyPI) has no get-steps CLI command, but it ships the steps request
 # (steps.GET_TODAY_STEPS_PACKET, command 0x43) and its parser (steps.SportDetailParser), which its
 # Client dispatches through COMMAND_HANDLERS. This driver, written for tsgateway's e2e suite
-# (scripts/e2e/qring-steps), puts a parser instance of its own in that table, sends the request and
+# (scripts/e2e/journeys/qring), puts a parser instance of its own in that table, sends the request and
 # prints what the library parsed as JSON. Run with the colmi venv's python:
 #
 #   colmi_steps.py ADDRESS [SECONDS]   # {"quarters": [{"year":…, "time_index":…, "steps":…}, …]}

@@ -1,4 +1,4 @@
-# Shared by the guest init and the suites it runs (sourced, bash: scripts/e2e/suite, figures-suite
+# Shared by the guest init and the suites it runs (sourced, bash: scripts/e2e/suite, its journeys, figures-suite
 # and what they source): the BlueZ stack's processes, the simulated peripheral's, and the bounded
 # steps. Everything a suite writes goes to $OUT (the host-visible share).
 
@@ -114,3 +114,7 @@ reap() {
   kill -KILL $(process_tree "$pid") 2>/dev/null; wait "$pid" 2>/dev/null
   return 124
 }
+
+# The status a journey (scripts/e2e/journeys/*) exits with when it does not apply (a mode it does
+# not run in, a peer that could not be installed): the runner (scripts/e2e/suite) lists it skipped.
+E2E_SKIPPED=75
