@@ -14,14 +14,13 @@ and come back byte for byte, invalid ones fail with the code they carry, streams
 same whatever the chunking.
 """
 
-import argparse
 import base64
-import json
 import os
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vector_files  # noqa: E402  (writing and --check of the vector files)
 import npk_codec as npk  # noqa: E402
 
 VECTOR_DIR = os.path.join(npk.ROOT, "protocol-spec", "vectors", "npk")
@@ -405,8 +404,7 @@ def build_stream():
 
 # --------------------------------------------------------------------------- output
 
-def render(obj):
-    return json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
+render = vector_files.render
 
 
 def generate():
@@ -415,32 +413,8 @@ def generate():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 if the files on disk differ")
-    args = parser.parse_args(argv)
-    files = generate()
-    if args.check:
-        stale = []
-        for name, text in files.items():
-            try:
-                with open(os.path.join(VECTOR_DIR, name), encoding="utf-8") as f:
-                    on_disk = f.read()
-            except OSError:
-                on_disk = None
-            if on_disk != text:
-                stale.append(name)
-        if stale:
-            print("NPK vectors out of date: %s (run scripts/npk-python scripts/gen-npk-vectors.py)" % ", ".join(stale),
-                  file=sys.stderr)
-            return 1
-        print("NPK vectors up to date")
-        return 0
-    os.makedirs(VECTOR_DIR, exist_ok=True)
-    for name, text in files.items():
-        with open(os.path.join(VECTOR_DIR, name), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        print("wrote protocol-spec/vectors/npk/%s (%d vectors)" % (name, len(json.loads(text))))
-    return 0
+    return vector_files.run(__doc__.splitlines()[0], VECTOR_DIR, generate, "NPK vectors",
+                            "scripts/npk-python scripts/gen-npk-vectors.py", argv)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ the reassembler's timeout for the streams; version 1.1's in valid_vectors_v11 /
 invalid_vectors_v11), and the writer.
 """
 
-import argparse
-import json
 import os
 import random
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vector_files  # noqa: E402  (writing and --check of the vector files)
 from protocol_v1 import *  # noqa: E402,F401,F403  (the codec's names, as the vectors use them)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1002,7 +1001,7 @@ def build_stream():
 # --------------------------------------------------------------------------- output
 
 def render(obj):
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    return vector_files.render(obj, indent=2)
 
 
 def generate():
@@ -1014,34 +1013,8 @@ def generate():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate in memory; exit 1 if the files on disk differ")
-    args = parser.parse_args(argv)
-    files = generate()
-    if args.check:
-        stale = []
-        for name, text in files.items():
-            path = os.path.join(VECTOR_DIR, name)
-            try:
-                with open(path, encoding="utf-8") as f:
-                    on_disk = f.read()
-            except OSError:
-                on_disk = None
-            if on_disk != text:
-                stale.append(name)
-        if stale:
-            print("out of date: %s (run scripts/gen-vectors.py)" % ", ".join(stale),
-                  file=sys.stderr)
-            return 1
-        print("vectors up to date")
-        return 0
-    os.makedirs(VECTOR_DIR, exist_ok=True)
-    for name, text in files.items():
-        with open(os.path.join(VECTOR_DIR, name), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        print("wrote protocol-spec/vectors/%s (%d vectors)" % (name, len(json.loads(text))))
-    return 0
+    return vector_files.run(__doc__.splitlines()[0], VECTOR_DIR, generate, "vectors",
+                            "scripts/gen-vectors.py", argv)
 
 
 if __name__ == "__main__":

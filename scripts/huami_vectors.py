@@ -13,12 +13,11 @@ Every vector is produced by running huami_codec on its input; the asserts pin th
 states by hand (FIPS-197's AES example, the auth bytes of the sources, the Berlin times).
 """
 
-import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vector_files  # noqa: E402  (writing and --check of the vector files)
 import huami_codec as h  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -494,8 +493,7 @@ def alarm_table_vectors():
 
 # --------------------------------------------------------------------------- output
 
-def render(obj):
-    return json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
+render = vector_files.render
 
 
 def generate():
@@ -511,32 +509,8 @@ def generate():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="regenerate in memory; exit 1 if the files on disk differ")
-    args = parser.parse_args(argv)
-    files = generate()
-    if args.check:
-        stale = []
-        for name, text in files.items():
-            try:
-                with open(os.path.join(VECTOR_DIR, name), encoding="utf-8") as f:
-                    on_disk = f.read()
-            except OSError:
-                on_disk = None
-            if on_disk != text:
-                stale.append(name)
-        if stale:
-            print("out of date: huami/%s (run scripts/huami_vectors.py)" % ", huami/".join(stale), file=sys.stderr)
-            return 1
-        print("huami vectors up to date")
-        return 0
-    os.makedirs(VECTOR_DIR, exist_ok=True)
-    for name, text in files.items():
-        with open(os.path.join(VECTOR_DIR, name), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        n = json.loads(text)
-        print("wrote protocol-spec/vectors/huami/%s (%d vectors)" % (name, len(n) if isinstance(n, list) else sum(len(v) for v in n.values())))
-    return 0
+    return vector_files.run(__doc__.splitlines()[0], VECTOR_DIR, generate, "huami vectors",
+                            "scripts/huami_vectors.py", argv)
 
 
 if __name__ == "__main__":

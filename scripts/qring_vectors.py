@@ -14,7 +14,6 @@ what the codec computed, and the asserts below pin the facts the spec states by 
 real request frames, a DST night's first instant, the error codes).
 """
 
-import argparse
 import json
 import os
 import struct
@@ -22,6 +21,7 @@ import sys
 from datetime import date, datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vector_files  # noqa: E402  (writing and --check of the vector files)
 import qring_codec as q  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -400,8 +400,7 @@ def sleep_vectors():
 
 # --------------------------------------------------------------------------- output
 
-def render(obj):
-    return json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
+render = vector_files.render
 
 
 def generate():
@@ -487,37 +486,13 @@ def capture_mismatches():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate in memory; exit 1 if the files on disk differ")
-    args = parser.parse_args(argv)
-    mismatched = capture_mismatches()
-    if mismatched:
-        print("qring_codec reads real rings' bytes otherwise than colmi_r02_client: %s" % "; ".join(mismatched),
-              file=sys.stderr)
-        return 1
-    files = generate()
-    if args.check:
-        stale = []
-        for name, text in files.items():
-            try:
-                with open(os.path.join(VECTOR_DIR, name), encoding="utf-8") as f:
-                    on_disk = f.read()
-            except OSError:
-                on_disk = None
-            if on_disk != text:
-                stale.append(name)
-        if stale:
-            print("out of date: qring/%s (run scripts/qring_vectors.py)" % ", qring/".join(stale), file=sys.stderr)
-            return 1
-        print("qring vectors up to date")
-        return 0
-    os.makedirs(VECTOR_DIR, exist_ok=True)
-    for name, text in files.items():
-        with open(os.path.join(VECTOR_DIR, name), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        print("wrote protocol-spec/vectors/qring/%s (%d vectors)" % (name, len(json.loads(text))))
-    return 0
+    def real_rings_read_alike():
+        mismatched = capture_mismatches()
+        if mismatched:
+            return "qring_codec reads real rings' bytes otherwise than colmi_r02_client: %s" % "; ".join(mismatched)
+        return None
+    return vector_files.run(__doc__.splitlines()[0], VECTOR_DIR, generate, "qring vectors",
+                            "scripts/qring_vectors.py", argv, before=real_rings_read_alike)
 
 
 if __name__ == "__main__":

@@ -20,24 +20,16 @@ the result and monotonic timings in ms from the start of the connect (phases: se
 mtuAcquired, notificationsAcquired, firstByte, ready, firstPage, lastPage, committed).
 """
 
-import argparse
 import asyncio
 import calendar
-import json
 import os
-import sqlite3
 import sys
 import time
-from importlib import metadata
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import npk_codec as npk  # noqa: E402
 
-from bleak import BleakClient  # noqa: E402
-from bleak.backends.device import BLEDevice  # noqa: E402
-from peer_deadline import within  # noqa: E402
-
-PEER_DEADLINE = 180  # seconds; below the harness's E2E_PEER_TIMEOUT, so a hung peer says where it waits
+from bleak_peer_base import PeerLink, ProtocolFailure, Run, acquire_mtu, connect_known, main, open_store  # noqa: E402
 # protocol-spec/topstep-npk.md section 1.
 SERVICE = "000001ff-3c17-d293-8e48-14fe2e4da212"
 WRITE = "0000ff02-0000-1000-8000-00805f9b34fb"
@@ -49,33 +41,12 @@ DAY_TIMEOUT = 5.0
 T2000 = calendar.timegm((2000, 1, 1, 0, 0, 0))
 
 
-class ProtocolFailure(Exception):
-    pass
-
-
-class Link:
+class Link(PeerLink):
     """NPK over one bleak connection: frames reassembled from notifications (resynchronising on
     0xAB), one request at a time matched by cmd, key and sequence, everything else queued."""
 
     def __init__(self, client, mtu, started):
-        self.client = client
-        self.mtu = mtu
-        self.started = started
-        self.reassembler = npk.Reassembler()
-        self.frames = asyncio.Queue()
-        self.sequence = 0
-        self.first_byte = None
-
-    def elapsed_ms(self):
-        return round((time.monotonic() - self.started) * 1000, 1)
-
-    def notified(self, _characteristic, data):
-        if self.first_byte is None:
-            self.first_byte = self.elapsed_ms()
-        self.reassembler.feed(bytes(data))
-        for frame in self.reassembler.frames:
-            self.frames.put_nowait(npk.decode_frame(frame))
-        self.reassembler.frames.clear()
+        super().__init__(client, mtu, started, npk.Reassembler(), npk.decode_frame)
 
     def next_sequence(self):
         self.sequence = self.sequence % 0xFFFF + 1
@@ -115,37 +86,14 @@ def time_model():
     return {"timestamp": t2000(now), "zone_offset": time.localtime(now).tm_gmtoff}
 
 
-def open_store(path):
-    store = sqlite3.connect(path, isolation_level=None)
-    store.execute("PRAGMA journal_mode = WAL")
-    store.execute("PRAGMA synchronous = FULL")
-    store.execute("CREATE TABLE IF NOT EXISTS sleep (start INTEGER NOT NULL, stage INTEGER NOT NULL, "
-                  "duration INTEGER NOT NULL, UNIQUE (start, stage))")
-    store.execute("CREATE TABLE IF NOT EXISTS heart_rate (time INTEGER NOT NULL UNIQUE, bpm INTEGER NOT NULL)")
-    return store
-
-
 async def run(arguments):
-    result = {"command": arguments.command, "bleak": metadata.version("bleak"), "phases": {}}
-    started = time.monotonic()
-    phases = result["phases"]
-
-    def phase(name):
-        phases[name] = round((time.monotonic() - started) * 1000, 1)
-
-    address = arguments.address.upper()
-    path = f"/org/bluez/{arguments.adapter}/dev_{address.replace(':', '_')}"
-    device = BLEDevice(address, None, {"path": path, "props": {}})
-    client = BleakClient(device, bluez={"adapter": arguments.adapter})
-    await client.connect()
-    phase("servicesResolved")
+    timing = Run(arguments.command)
+    result, phases, phase, started = timing.result, timing.phases, timing.phase, timing.started
+    client = await connect_known(arguments, timing)
     try:
         if client.services.get_characteristic(WRITE) is None:
             raise ProtocolFailure("the watch does not offer the NPK service")
-        # The negotiated MTU, as bleak_peer.py takes it (bleak's _acquire_mtu).
-        await client._backend._acquire_mtu()
-        mtu = client.mtu_size
-        phase("mtuAcquired")
+        mtu = await acquire_mtu(client, timing)
         link = Link(client, mtu, started)
         await client.start_notify(NOTIFY, link.notified)
         phase("notificationsAcquired")
@@ -214,7 +162,7 @@ async def list_transfer(link, sync_type, element_command, start, end, store_elem
 
 
 async def sync(link, arguments, result, phase):
-    store = open_store(arguments.db)
+    store = open_store(arguments.db, heart_rate=True)
     end = int(time.time()) + 1
     start = end - 1 - arguments.since_days * 86_400
     counts = {"heartRate": 0, "fetched": 0}
@@ -252,24 +200,5 @@ async def sync(link, arguments, result, phase):
     store.close()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--adapter", default="hci0")
-    parser.add_argument("--address", required=True)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info")
-    sync_parser = sub.add_parser("sync")
-    sync_parser.add_argument("--since-days", type=int, default=7)
-    sync_parser.add_argument("--db", required=True)
-    arguments = parser.parse_args()
-    try:
-        result = asyncio.run(within(PEER_DEADLINE, run(arguments)))
-    except (ProtocolFailure, npk.NpkError) as error:
-        print(f"bleak NPK peer: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__.splitlines()[0], run, [npk.NpkError], "bleak NPK peer"))

@@ -17,23 +17,15 @@ the connect (phases: connected, servicesResolved, notificationsAcquired, firstBy
 firstPage, lastPage, committed).
 """
 
-import argparse
 import asyncio
-import json
 import os
-import sqlite3
 import sys
 import time
-from importlib import metadata
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import protocol_v1 as v1  # noqa: E402
 
-from bleak import BleakClient  # noqa: E402
-from bleak.backends.device import BLEDevice  # noqa: E402
-from peer_deadline import within  # noqa: E402
-
-PEER_DEADLINE = 180  # seconds; below the harness's E2E_PEER_TIMEOUT, so a hung peer says where it waits
+from bleak_peer_base import PeerLink, ProtocolFailure, Run, acquire_mtu, connect_known, main, open_store  # noqa: E402
 SERVICE = "54530001-6777-4e3b-9c2a-7473676174e5"
 WRITE = "54530002-6777-4e3b-9c2a-7473676174e5"
 NOTIFY = "54530003-6777-4e3b-9c2a-7473676174e5"
@@ -44,33 +36,12 @@ RESPONSE_TIMEOUT = 2.0
 PAGE_TIMEOUT = 2.0
 
 
-class ProtocolFailure(Exception):
-    pass
-
-
-class Link:
+class Link(PeerLink):
     """Protocol v1 over one bleak connection: requests one at a time with retransmission,
     frames reassembled from notifications, event acknowledgements."""
 
     def __init__(self, client, mtu, started):
-        self.client = client
-        self.mtu = mtu
-        self.started = started
-        self.reassembler = v1.Reassembler()
-        self.frames = asyncio.Queue()
-        self.sequence = 0
-        self.first_byte = None
-
-    def elapsed_ms(self):
-        return round((time.monotonic() - self.started) * 1000, 1)
-
-    def notified(self, _characteristic, data):
-        if self.first_byte is None:
-            self.first_byte = self.elapsed_ms()
-        self.reassembler.feed(bytes(data))
-        for frame in self.reassembler.frames:
-            self.frames.put_nowait(frame)
-        self.reassembler.frames.clear()
+        super().__init__(client, mtu, started, v1.Reassembler())
 
     def next_sequence(self):
         sequence = self.sequence
@@ -115,39 +86,15 @@ class Link:
         raise ProtocolFailure(f"{kind}: no response after 4 attempts")
 
 
-def open_store(path):
-    store = sqlite3.connect(path, isolation_level=None)
-    store.execute("PRAGMA journal_mode = WAL")
-    store.execute("PRAGMA synchronous = FULL")
-    store.execute("CREATE TABLE IF NOT EXISTS sleep (start INTEGER NOT NULL, stage INTEGER NOT NULL, "
-                  "duration INTEGER NOT NULL, UNIQUE (start, stage))")
-    return store
-
-
 async def run(arguments):
-    result = {"command": arguments.command, "bleak": metadata.version("bleak"), "phases": {}}
-    started = time.monotonic()
-    phases = result["phases"]
-
-    def phase(name):
-        phases[name] = round((time.monotonic() - started) * 1000, 1)
-
-    address = arguments.address.upper()
-    path = f"/org/bluez/{arguments.adapter}/dev_{address.replace(':', '_')}"
-    device = BLEDevice(address, None, {"path": path, "props": {}})
-    client = BleakClient(device, bluez={"adapter": arguments.adapter})
-    await client.connect()
-    phase("servicesResolved")
+    timing = Run(arguments.command)
+    result, phases, phase, started = timing.result, timing.phases, timing.phase, timing.started
+    client = await connect_known(arguments, timing)
     link = None
     try:
         if client.services.get_characteristic(WRITE) is None:
             raise ProtocolFailure("the watch does not offer protocol v1")
-        # The negotiated MTU, from AcquireWrite as tsgateway takes it: right after the connect
-        # BlueZ's MTU property may still say 23, and HELLO tells the watch the central's MTU.
-        # bleak's BlueZ backend has this as _acquire_mtu (its mtu_size warning points to it).
-        await client._backend._acquire_mtu()
-        mtu = client.mtu_size
-        phase("mtuAcquired")
+        mtu = await acquire_mtu(client, timing)  # HELLO tells the watch the central's MTU
         link = Link(client, mtu, started)
         await client.start_notify(NOTIFY, link.notified)
         phase("notificationsAcquired")
@@ -240,24 +187,5 @@ async def sync(link, arguments, result, phase):
     store.close()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--adapter", default="hci0")
-    parser.add_argument("--address", required=True)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info")
-    sync_parser = sub.add_parser("sync")
-    sync_parser.add_argument("--since-days", type=int, default=7)
-    sync_parser.add_argument("--db", required=True)
-    arguments = parser.parse_args()
-    try:
-        result = asyncio.run(within(PEER_DEADLINE, run(arguments)))
-    except (ProtocolFailure, v1.DecodeError) as error:
-        print(f"bleak peer: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__.splitlines()[0], run, [v1.DecodeError], "bleak peer"))
