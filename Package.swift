@@ -96,7 +96,7 @@ let package = Package(
                                                    "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
-        .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),
+        .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them (its API and client are TSGatewayAPI), the YAML configuration, the MQTT bridge.
         .target(

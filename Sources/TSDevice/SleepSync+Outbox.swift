@@ -47,12 +47,7 @@ extension SleepSync {
     /// The events to enqueue with the cursor that marks `cursor` stored; `earliestQuery` is
     /// where this run began fetching, `rangeEnd` up to where the watch has handed over everything.
     func outboxEvents(_ policy: OutboxPolicy, cursor: SyncCursor, earliestQuery: Int64, rangeEnd: Int64) async throws -> [OutboxEventDraft] {
-        let rule: StatisticsRule
-        if let chosen = policy.statisticsRule {
-            rule = chosen
-        } else {
-            rule = await watch.info?.capabilities.statisticsRule ?? .withNap
-        }
+        let rule = StatisticsRule.resolved(configured: policy.statisticsRule, watch: await watch.info?.capabilities.statisticsRule)
         let lookbackSeconds = SleepNightUpload.lookback + max(SleepOperations.splittingAwakeSeconds, Int64(policy.settle.components.seconds))
         // Never looked at: the whole complete range. Else: around what this run fetched, and
         // around where the last look ended (nights that were not final then).

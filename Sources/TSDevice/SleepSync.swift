@@ -10,9 +10,17 @@ public struct SleepSyncProgress: Sendable, Hashable {
     public var received: Int
     public var total: Int
     public var reconnects: Int
+
+    public init(received: Int, total: Int, reconnects: Int) {
+        self.received = received
+        self.total = total
+        self.reconnects = reconnects
+    }
 }
 
-public struct SleepSyncReport: Sendable, Hashable {
+/// What a sleep sync did: the one result the CLI (`sleep sync`, `--json` in this shape), D-Bus
+/// (SyncSleep's result dictionary), MQTT's `sleep/sync` command and the uploads read.
+public struct SleepSyncReport: Sendable, Hashable, Codable {
     /// Records received from the watch (a record received twice counts twice).
     public var fetched: Int
     /// Records that were not in the store before.
@@ -31,6 +39,24 @@ public struct SleepSyncReport: Sendable, Hashable {
     /// Why the heart-rate history could not be had, when the watch refused it (the sleep records
     /// were synced all the same).
     public var heartRateError: String?
+
+    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, committed: Range<Int64>? = nil, enqueued: Int = 0,
+                heartRateFetched: Int = 0, heartRateStored: Int = 0, heartRateError: String? = nil) {
+        self.fetched = fetched
+        self.stored = stored
+        self.deletedOnWatch = deletedOnWatch
+        self.reconnects = reconnects
+        self.committed = committed
+        self.enqueued = enqueued
+        self.heartRateFetched = heartRateFetched
+        self.heartRateStored = heartRateStored
+        self.heartRateError = heartRateError
+    }
+
+    /// The committed range is the sync's own business (where its cursor went), not a result shown.
+    enum CodingKeys: String, CodingKey {
+        case fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored, heartRateError
+    }
 }
 
 /// Syncs raw sleep records of one watch, in any dialect, into the store, resuming after a

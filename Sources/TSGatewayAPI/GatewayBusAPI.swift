@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+import TSDevice
 import TSModels
 import TSStore
 import TSWatchService
@@ -221,7 +222,7 @@ public enum GatewayBusAPI {
 
     /// SyncSleep's result: `Fetched`, `Stored`, `DeletedOnWatch`, `Reconnects`, `Enqueued`,
     /// `HeartRateFetched`, `HeartRateStored` (u), and `HeartRateError` (s) when the watch refused its heart-rate history.
-    public static func dictionary(_ result: SyncResult) -> DBusProperties {
+    public static func dictionary(_ result: SleepSyncReport) -> DBusProperties {
         let counts: [SyncSleepResultKey: Int] = [.fetched: result.fetched, .stored: result.stored, .deletedOnWatch: result.deletedOnWatch,
                                                  .reconnects: result.reconnects, .enqueued: result.enqueued,
                                                  .heartRateFetched: result.heartRateFetched, .heartRateStored: result.heartRateStored]
@@ -230,11 +231,11 @@ public enum GatewayBusAPI {
         return values
     }
 
-    public static func syncResult(_ values: DBusProperties) -> SyncResult? {
+    public static func syncResult(_ values: DBusProperties) -> SleepSyncReport? {
         func count(_ key: SyncSleepResultKey) -> Int? { values[key.rawValue]?.uint32Value.map(Int.init) }
         guard let fetched = count(.fetched), let stored = count(.stored), let deleted = count(.deletedOnWatch),
               let reconnects = count(.reconnects) else { return nil }
-        return SyncResult(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0,
+        return SleepSyncReport(fetched: fetched, stored: stored, deletedOnWatch: deleted, reconnects: reconnects, enqueued: count(.enqueued) ?? 0,
                           heartRateFetched: count(.heartRateFetched) ?? 0, heartRateStored: count(.heartRateStored) ?? 0,
                           heartRateError: values[SyncSleepResultKey.heartRateError.rawValue]?.stringValue)
     }

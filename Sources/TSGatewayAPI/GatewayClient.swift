@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+import TSDevice
 import TSModels
 import TSSleep
 import TSWatchService
@@ -158,12 +159,12 @@ public struct RemoteWatch: Sendable {
     }
 
     /// Syncs through the daemon; `progress` gets its SyncProgress signals.
-    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> SyncResult {
+    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
         let updates = try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.syncProgress.rawValue)) { signal in
             signal.arguments.count == 2 ? (signal.arguments[0].uint32Value, signal.arguments[1].uint32Value) : nil
         }
         let forward = Task {
-            for try await case let (received?, total?) in updates { progress?(Int(received), Int(total)) }
+            for try await case let (received?, total?) in updates { progress?(SleepSyncProgress(received: Int(received), total: Int(total), reconnects: 0)) }
         }
         defer { forward.cancel() }
         let reply = try await client.value(path, GatewayBusAPI.watchInterface, WatchMethod.syncSleep.rawValue, [.properties(GatewayBusAPI.syncOptions(request))],
@@ -175,7 +176,7 @@ public struct RemoteWatch: Sendable {
     }
 
     /// Daily reports from the daemon's database; nil zone and rule: the configured ones (or the watch's own rule).
-    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone?, rule: StatisticsRule?) async throws -> DailySleepReport {
+    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone? = nil, rule: StatisticsRule? = nil) async throws -> DailySleepReport {
         try GatewayBusAPI.decode(DailySleepReport.self, json: try await string(
             WatchMethod.dailySleep.rawValue, [.string(first.description), .string(last.description), .properties(GatewayBusAPI.dailySleepOptions(timeZone: timeZone, rule: rule))]))
     }

@@ -148,7 +148,7 @@ public final class GatewayBusService: Sendable {
                         try? connection.emitSignal(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.syncProgress.rawValue,
                                                    [.uint32(UInt32(clamping: progress.received)), .uint32(UInt32(clamping: progress.total))])
                     }
-                    return [.properties(GatewayBusAPI.dictionary(SyncResult(report)))]
+                    return [.properties(GatewayBusAPI.dictionary(report))]
                 }),
                 DBusMethod(WatchMethod.syncTime.rawValue, call { _ in
                     try await supervisor.syncTime()

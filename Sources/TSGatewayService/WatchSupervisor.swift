@@ -414,7 +414,7 @@ public actor WatchSupervisor {
 
     public func setAlarms(_ alarms: [Alarm]) async throws {
         try await ensureConnected()
-        let changed = try await operations.setAlarms(alarms)
+        let changed = try await operations.writeAlarms(alarms)
         alarmTable = alarms
         if changed {
             publish(GatewayEvent(.alarmsChanged(alarms: alarms, origin: .gateway), watch: id))

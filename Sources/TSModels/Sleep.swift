@@ -88,4 +88,11 @@ public enum StatisticsRule: UInt8, Sendable, Hashable, CaseIterable, Codable {
     case longestNight = 2
     /// Rule 3: the longest continuous segment only, night or day.
     case longestOnly = 3
+
+    /// The rule nights are cut by, wherever they are (reports, uploads, MQTT, the CLI): the one
+    /// asked for, else the configured one, else the watch's own, else rule 1 (a watch never
+    /// reached yet, or one whose dialect has no rule).
+    public static func resolved(asked: StatisticsRule? = nil, configured: StatisticsRule?, watch: StatisticsRule?) -> StatisticsRule {
+        asked ?? configured ?? watch ?? .withNap
+    }
 }

@@ -25,7 +25,7 @@ public struct WatchPolicy: Sendable {
     /// The rule a daily report uses: the one asked for, else the configured one, else the
     /// watch's own, else rule 1 (a watch never reached yet).
     public func rule(asked: StatisticsRule?, watch capabilities: DeviceCapabilities?) -> StatisticsRule {
-        asked ?? statisticsRule ?? capabilities?.statisticsRule ?? .withNap
+        .resolved(asked: asked, configured: statisticsRule, watch: capabilities?.statisticsRule)
     }
 }
 
@@ -55,39 +55,6 @@ public struct SyncRequest: Sendable, Hashable {
     }
 }
 
-/// What a sleep sync did, as `sleep sync --json`, SyncSleep and MQTT replies report it.
-public struct SyncResult: Sendable, Codable, Hashable {
-    public var fetched: Int
-    public var stored: Int
-    public var deletedOnWatch: Int
-    public var reconnects: Int
-    /// Nights put in the upload outbox by this sync.
-    public var enqueued: Int
-    /// Heart-rate samples from the watch's own history: received, and not stored before.
-    public var heartRateFetched: Int
-    public var heartRateStored: Int
-    /// Why the watch's heart-rate history was not synced (the sleep records were); nil when it was or the watch keeps none.
-    public var heartRateError: String?
-
-    public init(fetched: Int, stored: Int, deletedOnWatch: Int, reconnects: Int, enqueued: Int = 0,
-                heartRateFetched: Int = 0, heartRateStored: Int = 0, heartRateError: String? = nil) {
-        self.fetched = fetched
-        self.stored = stored
-        self.deletedOnWatch = deletedOnWatch
-        self.reconnects = reconnects
-        self.enqueued = enqueued
-        self.heartRateFetched = heartRateFetched
-        self.heartRateStored = heartRateStored
-        self.heartRateError = heartRateError
-    }
-
-    public init(_ report: SleepSyncReport) {
-        self.init(fetched: report.fetched, stored: report.stored, deletedOnWatch: report.deletedOnWatch,
-                  reconnects: report.reconnects, enqueued: report.enqueued,
-                  heartRateFetched: report.heartRateFetched, heartRateStored: report.heartRateStored, heartRateError: report.heartRateError)
-    }
-}
-
 /// The operations on one watch, each with what it must leave in the store. The CLI's own link
 /// and `tsgateway serve` both go through here, so an alarm read, a sync or a daily report is
 /// the same whoever asks; the front doors add only their own concerns (a daemon's events and
@@ -104,6 +71,9 @@ public struct WatchOperations: Sendable {
     /// The BlueZ link of a real watch, whose connection interval a sync shortens; nil for the
     /// simulated watch.
     public let link: BluetoothLink?
+    /// What a simulated watch does by itself while this process watches it; nil for a real watch
+    /// and in the daemon (whose simulated nights drive their watches).
+    public var simulatedActivity: (any SimulatedActivity)?
     let logger: Logger
 
     public init(watch: any WatchCentral, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy,
@@ -146,12 +116,12 @@ public struct WatchOperations: Sendable {
     /// ends (then the stream finishes with the link's reason). A watch without the Heart Rate
     /// service fails at once with `.notSupported`; malformed values are counted by the watch
     /// and left out.
-    public func heartRate(now: @escaping @Sendable () -> Date = { Date() }) async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+    public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
         let measurements = try await watch.heartRateMeasurements(malformed: nil)
         let losses = watch.linkLosses()
         return AsyncThrowingStream { continuation in
             let forward = Task {
-                for await measurement in measurements { continuation.yield(HeartRateSample(measurement, at: now())) }
+                for await measurement in measurements { continuation.yield(HeartRateSample(measurement, at: Date())) }
                 continuation.finish()
             }
             let ending = Task {
@@ -172,10 +142,13 @@ public struct WatchOperations: Sendable {
         return alarms
     }
 
+    /// Replaces the table (checked against the watch's limits first).
+    public func setAlarms(_ alarms: [Alarm]) async throws { try await writeAlarms(alarms) }
+
     /// Replaces the table (checked against the watch's limits first); returns whether the
-    /// history changed.
+    /// history changed (the daemon announces a change only then).
     @discardableResult
-    public func setAlarms(_ alarms: [Alarm]) async throws -> Bool {
+    public func writeAlarms(_ alarms: [Alarm]) async throws -> Bool {
         try await watch.setAlarms(alarms)
         return try await shieldedFromCancellation { [store, watchId] in try await store.saveAlarmSnapshot(alarms, watch: watchId, origin: .gateway) }
     }

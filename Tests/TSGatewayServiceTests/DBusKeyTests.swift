@@ -1,5 +1,6 @@
 import Foundation
 import TSDBus
+import TSDevice
 @testable import TSGatewayAPI
 import TSModels
 import TSWatchService
@@ -18,7 +19,7 @@ struct DBusKeyTests {
         let options = GatewayBusAPI.syncOptions(request)
         #expect(Set(options.keys) == ["From", "To", "Reconnects"])
         #expect(try GatewayBusAPI.syncRequest(options) == request)
-        let result = SyncResult(fetched: 188, stored: 12, deletedOnWatch: 0, reconnects: 1, enqueued: 2, heartRateFetched: 2016, heartRateStored: 288)
+        let result = SleepSyncReport(fetched: 188, stored: 12, deletedOnWatch: 0, reconnects: 1, enqueued: 2, heartRateFetched: 2016, heartRateStored: 288)
         let answer = GatewayBusAPI.dictionary(result)
         #expect(Set(answer.keys) == ["Fetched", "Stored", "DeletedOnWatch", "Reconnects", "Enqueued", "HeartRateFetched", "HeartRateStored"])
         #expect(GatewayBusAPI.syncResult(answer) == result)
@@ -44,7 +45,7 @@ struct DBusKeyTests {
         let sample = HeartRateSample(time: Date(), bpm: 60, sensorContact: .detected, energyExpended: 5, rrIntervals: [1000])
         let keys = Array(GatewayBusAPI.dictionary(status).keys) + Array(GatewayBusAPI.dictionary(sample).keys)
             + Array(GatewayBusAPI.syncOptions(SyncRequest(from: 0, to: 1, reconnects: 1)).keys)
-            + Array(GatewayBusAPI.dictionary(SyncResult(fetched: 0, stored: 0, deletedOnWatch: 0, reconnects: 0, enqueued: 0)).keys)
+            + Array(GatewayBusAPI.dictionary(SleepSyncReport(fetched: 0, stored: 0, deletedOnWatch: 0, reconnects: 0, enqueued: 0)).keys)
             + Array(GatewayBusAPI.dailySleepOptions(timeZone: .gmt, rule: .withNap).keys)
             + Array(GatewayBusAPI.details(NightEvent(.alarmAlertStart, stage: .light, alarmSlot: 1)).keys)
         #expect(keys.count > 20)

@@ -58,8 +58,8 @@ struct WatchOperationsTests {
         let read = try await rig.operations.alarms()
         #expect(read == [.simulatorDefault])
         let table = [Alarm(slot: 0, label: "Swim", hour: 6, minute: 15, repeatDays: [.monday, .wednesday])]
-        #expect(try await rig.operations.setAlarms(table))
-        #expect(try await rig.operations.setAlarms(table) == false, "an unchanged table adds no history")
+        #expect(try await rig.operations.writeAlarms(table))
+        #expect(try await rig.operations.writeAlarms(table) == false, "an unchanged table adds no history")
         var edited = table
         edited[0].isEnabled = false
         try await rig.operations.recordWatchSideChange(AlarmTableChange(alarms: edited, origin: .app))

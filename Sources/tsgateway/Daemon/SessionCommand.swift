@@ -27,7 +27,7 @@ struct SessionCommand: AsyncParsableCommand {
             guard let remote = try await WatchAccessor.daemonWatch(client, device: device) else {
                 throw CLIFailure("tsgateway serve has no watch \"\(device ?? "")\"", status: .deviceNotFound)
             }
-            let report = try await DaemonConnection.call { try await remote.remote.session() }
+            let report = try await DaemonConnection.call { try await remote.session() }
             if json { return try JSONOutput.print(report) }
             guard let session = report.session else {
                 print("\(report.watch): no live sleep session yet")

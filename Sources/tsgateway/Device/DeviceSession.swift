@@ -21,8 +21,6 @@ struct DeviceSession {
     /// The simulated watch, whatever its dialect; nil for a real watch.
     private let simulated: (any SimulatedDevice)?
     private let simulatorPath: String?
-    /// The simulated watch's standard services (Device Information, Battery, Heart Rate); nil for a real watch.
-    var simulatedStandard: SimulatedStandardServices? { simulated?.standardServices }
 
     static func open(_ options: ConnectionOptions) async throws -> DeviceSession {
         let logger = options.makeLogger()
@@ -44,7 +42,8 @@ struct DeviceSession {
         let opened: OpenedSimulatedWatch
         do { opened = try WatchFamilies.openSimulated(simulated, dialect: options.dialect) } catch { throw CLIFailure.from(error) }
         logger.info("simulated watch: \(opened.device.recordCount) records over \(simulatedHistoryDays) days, state in \(path)")
-        let operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
+        var operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
+        operations.simulatedActivity = SimulatedWearerActivity(device: opened.device)
         return DeviceSession(operations: operations, logger: logger, simulated: opened.device, simulatorPath: path)
     }
 
@@ -126,18 +125,6 @@ struct DeviceSession {
         }
     }
 
-    /// With the simulated watch: a task that edits its first alarm as a person would on the
-    /// wrist, every `period`. Nil for a real watch.
-    func startSimulatedWatchSideEdits(every period: Duration) -> Task<Void, Never>? {
-        guard let simulated else { return nil }
-        return Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: period)
-                if Task.isCancelled { return }
-                await simulated.editFirstAlarmOnWrist()
-            }
-        }
-    }
 
     /// Runs `body` connected, always finishing the session, and maps failures to CLI errors.
     static func run<T>(_ options: ConnectionOptions, _ body: (DeviceSession) async throws -> T) async throws -> T {
@@ -149,6 +136,27 @@ struct DeviceSession {
         } catch {
             try? await session.finish()
             throw CLIFailure.from(error)
+        }
+    }
+}
+
+/// The simulated watch's wearer while a command watches: a heartbeat a second while someone
+/// listens, an edit of the first alarm on the wrist every two seconds.
+struct SimulatedWearerActivity: SimulatedActivity {
+    let device: any SimulatedDevice
+
+    func heartbeats() -> Task<Void, Never> {
+        let standard = device.standardServices
+        return Task { await standard?.beat(every: .seconds(1)) }
+    }
+
+    func wristEdits() -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                if Task.isCancelled { return }
+                await device.editFirstAlarmOnWrist()
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ struct HeartRateCommand: AsyncParsableCommand {
             let encoder = HeartRateLine.encoder()
             try await WatchAccessor.run(connection) { watch in
                 var seen = 0
-                for try await sample in try await watch.heartRate() {
+                for try await sample in try await watch.heartRateSamples() {
                     let line = HeartRateLine(watch: watch.watchId, sample: sample)
                     print(json ? try line.json(encoder) : line.text(time: sample.time.formatted(date: .omitted, time: .standard)))
                     fflush(nil)

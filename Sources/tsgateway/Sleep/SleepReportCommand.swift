@@ -105,7 +105,7 @@ extension StoredWatchOptions {
         if !simulate, db == nil, let client = await GatewayClient.ifRunning() {
             defer { client.close() }
             if let served = try await WatchAccessor.daemonWatch(client, device: device) {
-                let report = try await DaemonConnection.call { try await served.remote.dailySleep(first: first, last: last, timeZone: zone, rule: rule) }
+                let report = try await DaemonConnection.call { try await served.dailySleep(first: first, last: last, timeZone: zone, rule: rule) }
                 let name = try? await client.watches().first { $0.id == report.watch }?.name
                 return (report, name ?? nil)
             }

@@ -48,17 +48,13 @@ struct SleepSyncCommand: AsyncParsableCommand {
         let progress = ProgressLine(label: "syncing sleep records")
         let report = try await WatchAccessor.run(connection) { watch in
             let request = SyncRequest(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) }, reconnects: reconnects)
-            let report = try await watch.syncSleep(request) { done, total in progress.update(done: done, total: total) }
+            let report = try await watch.syncSleep(request) { step in progress.update(done: step.received, total: step.total) }
             return (watch.watchId, report)
         }
         progress.finish()
         let (watchId, result) = report
         if json {
-            struct Output: Encodable { var watch: String; var from: Date; var to: Date?; var fetched, stored, deletedOnWatch, reconnects, enqueued, heartRateFetched, heartRateStored: Int; var heartRateError: String? }
-            try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, fetched: result.fetched, stored: result.stored,
-                                                 deletedOnWatch: result.deletedOnWatch, reconnects: result.reconnects, enqueued: result.enqueued,
-                                                 heartRateFetched: result.heartRateFetched, heartRateStored: result.heartRateStored,
-                                                 heartRateError: result.heartRateError))
+            try JSONOutput.printWithDates(Output(watch: watchId, from: start, to: end, result: result))
         } else {
             var line = "synced \(result.fetched) record\(result.fetched == 1 ? "" : "s") (\(result.stored) new) since \(start.formatted(date: .abbreviated, time: .shortened))"
             if result.deletedOnWatch > 0 { line += "; the watch freed \(result.deletedOnWatch)" }
@@ -69,6 +65,27 @@ struct SleepSyncCommand: AsyncParsableCommand {
             if let refused = result.heartRateError { line += "; the heart-rate history was not synced (\(refused))" }
             if result.enqueued > 0 { line += "; \(result.enqueued) night\(result.enqueued == 1 ? "" : "s") queued for upload" }
             print(line)
+        }
+    }
+}
+
+extension SleepSyncCommand {
+    /// `--json`: the sync's result (`SleepSyncReport`, the shape D-Bus and MQTT report too) with
+    /// the watch and the range asked for beside its fields.
+    struct Output: Encodable {
+        var watch: String
+        var from: Date
+        var to: Date?
+        var result: SleepSyncReport
+
+        enum CodingKeys: String, CodingKey { case watch, from, to }
+
+        func encode(to encoder: any Encoder) throws {
+            try result.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(watch, forKey: .watch)
+            try container.encode(from, forKey: .from)
+            try container.encodeIfPresent(to, forKey: .to)
         }
     }
 }
