@@ -5,7 +5,7 @@ Starts, each on free loopback ports and in a temporary directory of its own: a M
 a private dbus-daemon, Home Assistant (onboarded and given the MQTT integration through its REST
 API) and `tsgateway serve` with two simulated watches. Then checks through Home Assistant's own
 REST and websocket APIs that every watch is a device with its real model and firmware and has
-every entity of the README's table, with state, unit, device class, state class and category;
+every entity of the table in docs/home-assistant.md, with state, unit, device class, state class and category;
 that a command sent over MQTT reaches the watch and shows in Home Assistant; that the entities
 go unavailable when the gateway stops or is killed and come back when it, or Home Assistant
 alone, restarts; and that Home Assistant logged no warning or error about tsgateway and raised no
