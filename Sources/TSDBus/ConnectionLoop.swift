@@ -30,6 +30,8 @@ final class ConnectionLoop: TaskExecutor, @unchecked Sendable {
     /// pthread_self() of the loop thread, once it runs.
     private let loopThreadID = Atomic<UInt>(0)
     private var reportedDisconnect = false
+    /// Signalled once the loop has closed and released the connection.
+    private let ended = DispatchSemaphore(value: 0)
     /// The longest the loop sleeps before it looks at its timeouts again.
     private static let maximumPoll = 1000
     let connection: OpaquePointer
@@ -161,10 +163,15 @@ final class ConnectionLoop: TaskExecutor, @unchecked Sendable {
         _ = write(wakeupFD, &one, 8)
     }
 
-    /// Ends the loop; the loop thread then closes and releases the connection.
+    /// Ends the loop and, unless called on the loop thread itself, waits (at most 5 s) until it
+    /// has closed and released the connection. A command that closes its bus and exits must not
+    /// leave the loop thread inside libdbus while the process tears down: `tsgateway scan` was
+    /// seen to die of SIGSEGV right after its last line in the end-to-end suite.
     func stop() {
         running.store(false, ordering: .sequentiallyConsistent)
         wake()
+        guard thread != nil, UInt(pthread_self()) != loopThreadID.load(ordering: .relaxed) else { return }
+        _ = ended.wait(timeout: .now() + 5)
     }
 
     private func run() {
@@ -233,6 +240,7 @@ final class ConnectionLoop: TaskExecutor, @unchecked Sendable {
         dbus_connection_close(connection)
         dbus_connection_unref(connection)
         ioLock.unlock()
+        ended.signal()
     }
 }
 

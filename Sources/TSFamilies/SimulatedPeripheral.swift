@@ -120,9 +120,7 @@ public struct PeripheralSession: Sendable {
 
     /// `value` as sorted-key JSON, written readable by its owner only.
     public func writeJSON<Value: Encodable>(_ value: Value, to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try writePrivate(try encoder.encode(value), path)
+        try writePrivate(try JSONCoding.recordEncoder().encode(value), path)
     }
 }
 

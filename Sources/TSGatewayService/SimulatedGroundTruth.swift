@@ -18,8 +18,7 @@ enum SimulatedGroundTruth {
             guard let path = supervisor.entry.groundTruth, let night = supervisor.simulated else { continue }
             let simulator = await night.simulator
             do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
+                let encoder = JSONCoding.recordEncoder()
                 // Assembled from parts: the edits are JSON objects already (from the journal and memory).
                 var data = Data(#"{"records":"#.utf8)
                 data += try encoder.encode(await simulator.state.records)

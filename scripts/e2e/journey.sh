@@ -99,11 +99,11 @@ scan_while_starting() {
   sleep 2; "${start[@]}"
   reap $scanner; status=$?; got=$(cat "$steps/$n.out"); ok
   check scan-finds "$steps/$n.out" "$sim_addr" "$@" 2>/dev/null && return 0
-  # A setup's scan (not the journey's own scan step, scan_once_more=0) that saw no report of the
-  # peripheral at all scans once more: btvirt reports an advertiser when the scan is enabled or the
-  # advertising is, and the kernel may drop a report that comes before it marks discovery active
-  # (as for BlueZ's example peripheral in standard-services); with a scan in every journey's setup
-  # a run saw one such miss in eleven.
+  # A scan that saw no report of the peripheral at all scans once more (scan_once_more=0: not):
+  # btvirt reports an advertiser when the scan is enabled or the advertising is, and the kernel may
+  # drop a report that comes before it marks discovery active (as for BlueZ's example peripheral in
+  # standard-services); with a scan in every journey's setup a run saw one such miss in eleven, and
+  # a full att run one in v1-basics' own scan step.
   [ "$scan_once_more" = 1 ] && ! grep -q "\"$sim_addr\"" "$steps/$n.out" || return 1
   log "[$E2E_MODE] $J $n. no report of $sim_addr in $timeout s; scanning once more"
   cp "$steps/$n.out" "$steps/$n.first"

@@ -205,8 +205,6 @@ struct SimulatedWatchMemory: Codable {
     }
 
     func save(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do { try PrivateFile.write(try encoder.encode(self), to: path) } catch { throw CLIFailure.from(error) }
+        do { try PrivateFile.write(try JSONCoding.encoder(pretty: true).encode(self), to: path) } catch { throw CLIFailure.from(error) }
     }
 }
