@@ -273,8 +273,8 @@ def main():
     p.add_argument("--accel", default="tcg")
     p.add_argument("--cpu", default="max")
     p.add_argument("--smp", type=int, default=1)
-    p.add_argument("--boot-timeout", type=float, default=300)
-    p.add_argument("--from-day", default="2026-10-29")
+    p.add_argument("--boot-timeout", type=float, default=900)
+    p.add_argument("--from-day", default="2026-11-12")
     p.add_argument("--to-day", default="2026-11-19")
     p.add_argument("--simulator-now", default="2026-11-20T07:30:00Z")
     p.add_argument("--disk-mib", type=int, default=256)
@@ -341,7 +341,10 @@ def main():
         b = boot(i, plan, f"sync-{i - 1:02d}", name)
         results.append((previous, b))
         rows.append((name, aimed, f"{marker.replace(' ', '-')}+{fmt(plan[1])}"))
-        print(f"powercut: boot {i}: checked sync-{i - 1:02d}; cut {name} aiming at {aimed} ({rows[-1][2]}, cut {fmt(b.timeline()['cut'])} after sync-start); {b.seconds:.1f} s", flush=True)
+        landed, counts, failures = check_cut(previous.out, b.out, truth)
+        print(f"powercut: boot {i} ({b.seconds:.1f} s): sync-{i - 1:02d}'s cut landed in {landed}, {counts['survived']} records survived, "
+              f"{counts['acknowledged']} acknowledged: {'ok' if not failures else 'FAILED: ' + '; '.join(failures)}; "
+              f"cut {name} aiming at {aimed} ({rows[-1][2]}, cut {fmt(b.timeline()['cut'])} after sync-start)", flush=True)
         previous = b
     last = boot(args.cuts + 1, None, f"sync-{args.cuts:02d}", None)
     results.append((previous, last))

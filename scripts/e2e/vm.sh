@@ -30,17 +30,19 @@ e2e_kernel() {
 
 # e2e_initramfs CACHE NAME MODULE...: CACHE/NAME.gz, static busybox and MODULE... with what they
 # depend on, loaded in that order by scripts/e2e/initramfs-init. One file per NAME, so a harness
-# running beside the other does not rewrite the initramfs the other is booting.
+# running beside the other does not rewrite the initramfs the other is booting; made in a
+# directory of its own and renamed into place, as a run of the same harness may be booting it.
 e2e_initramfs() {
   local cache=$1 name=$2 ir; shift 2
-  ir=$cache/$name.d
+  ir=$(mktemp -d "$cache/$name.XXXXXX.d")
   rm -rf "$ir"; mkdir -p "$ir"/{bin,dev,proc,sys,newroot,mods}
   cp /bin/busybox "$ir/bin/busybox"; : > "$ir/mods/order"
   for m in "$@"; do
     modprobe -d "$cache/kroot" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | awk '!seen[$0]++' | while read -r ko; do cp "$ko" "$ir/mods/"; basename "$ko" >> "$ir/mods/order"; done
   cp "$E2E_HARNESS/initramfs-init" "$ir/init"
-  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$cache/$name.gz"
+  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$ir.gz"
+  mv "$ir.gz" "$cache/$name.gz"; rm -rf "$ir"
 }
 
 # e2e_accel CACHE: accel=kvm when a stock kernel boots under KVM here, else tcg (E2E_ACCEL forces one).
@@ -55,5 +57,6 @@ e2e_accel() {
       accel=kvm
     fi
   fi
-  cpu=max; [ "$accel" = kvm ] && cpu=host
+  # (an if: a function ending in a false `[ … ] &&` returns 1, which ends a caller under set -e)
+  if [ "$accel" = kvm ]; then cpu=host; else cpu=max; fi
 }
