@@ -265,11 +265,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cuts", type=int, default=24)
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--cache", required=True)
-    p.add_argument("--harness", required=True, help="scripts/e2e of this checkout")
-    p.add_argument("--initramfs", required=True)
-    p.add_argument("--binary", required=True)
-    p.add_argument("--work", required=True, help="a directory for the disk image and each boot's share")
+    p.add_argument("--cache")
+    p.add_argument("--harness", help="scripts/e2e of this checkout")
+    p.add_argument("--initramfs")
+    p.add_argument("--binary")
+    p.add_argument("--work", help="a directory for the disk image and each boot's share")
     p.add_argument("--accel", default="tcg")
     p.add_argument("--cpu", default="max")
     p.add_argument("--smp", type=int, default=1)
@@ -278,7 +278,14 @@ def main():
     p.add_argument("--to-day", default="2026-11-19")
     p.add_argument("--simulator-now", default="2026-11-20T07:30:00Z")
     p.add_argument("--disk-mib", type=int, default=256)
+    p.add_argument("--report", metavar="DIR", help="only print the verdicts of a run kept in DIR (e2e-out/powercut-DATE), "
+                   "as far as its boots got: the cut of each boot the next one checked")
     args = p.parse_args()
+    if args.report:
+        sys.exit(report(args.report))
+    missing = [a for a in ("cache", "harness", "initramfs", "binary", "work") if getattr(args, a) is None]
+    if missing:
+        p.error("these are needed to run the loop: " + ", ".join("--" + a for a in missing))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
     rng = random.Random(seed)
     print(f"powercut: seed {seed} (again: --seed {seed}), {args.cuts} cuts, accel {args.accel}", flush=True)
@@ -312,6 +319,8 @@ def main():
         env = dict(base_env, PC_CHECK=check or "", PC_CUT=cut or "")
         b = Boot(args, os.path.join(args.work, f"boot-{number:02d}"), env, plan)
         b.run()
+        with open(os.path.join(b.out, "plan.json"), "w") as f:
+            json.dump({"plan": plan, "timeline": b.timeline(), "seconds": b.seconds}, f)
         return b
 
     # Boot 0: the calibration sync, uncut until it has ended.
@@ -363,6 +372,21 @@ def main():
     print(f"\npowercut: {len(results)} cuts ({args.cuts} aimed + the calibration's after the end), landed: "
           + ", ".join(f"{k} {v}" for k, v in sorted(landed_counts.items())) + f"; {failed} failed; seed {seed}")
     sys.exit(1 if failed else 0)
+
+
+def report(directory):
+    """The verdict of each cut in a kept run that a later boot checked; 1 if any failed."""
+    boots = sorted(name for name in os.listdir(directory) if name.startswith("boot-"))
+    truth = commit_records([line for _, line in read_commit_lines(os.path.join(directory, "boot-00", "commits.log"))])
+    failed = 0
+    for cut, check in zip(boots, boots[1:]):
+        if not os.path.exists(os.path.join(directory, check, "next-records.csv")):
+            break
+        landed, counts, failures = check_cut(os.path.join(directory, cut), os.path.join(directory, check), truth)
+        failed += bool(failures)
+        print(f"{cut}: landed in {landed}, {counts['survived']} of {len(truth)} records survived, {counts['acknowledged']} acknowledged, "
+              f"fsck {counts['fsck']}, integrity {counts['integrity']}: {'ok' if not failures else 'FAILED: ' + '; '.join(failures)}")
+    return 1 if failed else 0
 
 
 def fmt(seconds):
