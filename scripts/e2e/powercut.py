@@ -16,11 +16,12 @@ Phases of a sync (times from the guest's "sync-start" line, as the host sees the
   commit    the last part is stored, the cursor is written, SLEEP_COMMIT is on its way
   ack       the watch has accepted the commit (its line arrived here); the gateway writes the
             committed cursor, disconnects, saves the simulated watch's memory and exits
-A cut aims at a phase (connect, transfer, commit: a time; ack: the commit's line arriving plus a
-delay); where it landed is read afterwards from what survived and what the watch logged.
+A cut aims at a phase (a delay after the marker the phase begins with, drawn from the phase's length in the
+calibration); where it landed is read afterwards from the logs the cut cannot reach: the watch's
+commit log, and the sync's progress lines (each printed after a part's transaction committed).
 
 Checks after each cut: e2fsck's verdict (0 or 1), PRAGMA integrity_check ok, every record of
-every commit the watch accepted in the database, no record stored twice or unknown to the watch,
+every commit the watch accepted in the database, as many records as the gateway had committed, no record stored twice or unknown to the watch,
 no record missing below the cursor the database kept, and the next sync completing with exactly
 the watch's records.
 """
@@ -38,6 +39,7 @@ import threading
 import time
 
 AIMED = ["connect", "transfer", "commit", "ack"]
+PROGRESS = re.compile(r"^syncing sleep records: (\d+)/", re.M)
 LAST_PAGE = re.compile(r"syncing sleep records: (\d+)/\1 records")
 # SleepStage in JSON (its name) and in the database (its wire number).
 STAGES = {"awake": 0, "light": 1, "deep": 2, "rem": 3}
@@ -222,6 +224,12 @@ def check_cut(cut_dir, check_dir, truth):
     unknown = [k for k in survived if truth.get(k) != survived[k]]
     if unknown:
         failures.append(f"{len(unknown)} records the watch does not hold (first: {sorted(unknown)[0]})")
+    # Each progress line comes after a part's transaction committed: with synchronous = FULL on
+    # disk before the line was printed, whether or not the watch was told.
+    reported = [int(m.group(1)) for m in PROGRESS.finditer(read_text(os.path.join(cut_dir, "cut-sync.log")))]
+    committed = max(reported, default=0)
+    if len(survived) < committed:
+        failures.append(f"the gateway had committed {committed} records before the cut, {len(survived)} survived")
     cursor = None
     cursor_text = read_text(os.path.join(check_dir, "cut-cursor.csv"))
     cursor_rows = [] if cursor_text.startswith("Error: in prepare, no such table:") else list(csv.reader(cursor_text.splitlines()))
@@ -240,15 +248,18 @@ def check_cut(cut_dir, check_dir, truth):
     if final != truth or final_rows != len(truth):
         failures.append(f"after the next sync the database holds {final_rows} rows, the watch {len(truth)} records"
                         + ("" if final is None else f" ({len(set(truth) - set(final))} missing, {len(set(final) - set(truth))} unknown)"))
-    if commit_lines:
-        landed = "ack" if not (cursor and cursor["committedUpTo"] is not None and cursor["committedUpTo"] >= cursor["upTo"]) else "after ack"
-    elif not survived:
-        landed = "connect"
-    elif len(survived) < len(truth):
+    # Where the cut landed, from what the logs out of its reach say happened before it.
+    if '"fetched"' in read_text(os.path.join(cut_dir, "cut-sync.log")):
+        landed = "after end"
+    elif commit_lines:
+        landed = "ack"
+    elif committed >= len(truth):
+        landed = "commit"
+    elif committed > 0:
         landed = "transfer"
     else:
-        landed = "commit"
-    return landed, {"survived": len(survived), "acknowledged": len(acknowledged), "fsck": fsck,
+        landed = "connect"
+    return landed, {"survived": len(survived), "committed": committed, "acknowledged": len(acknowledged), "fsck": fsck,
                     "integrity": integrity if len(integrity) < 20 else integrity[:20] + "…"}, failures
 
 
@@ -359,7 +370,7 @@ def main():
     results.append((previous, last))
 
     print("\n== power cuts (seed %d)" % seed)
-    print(f"{'sync':8} {'aimed':10} {'planned':>20} {'cut at':>9} {'landed':10} {'fsck':>4} {'integrity':10} {'stored':>7} {'acked':>6}  result")
+    print(f"{'sync':8} {'aimed':10} {'planned':>20} {'cut at':>9} {'landed':10} {'fsck':>4} {'integrity':10} {'committed':>9} {'survived':>8} {'acked':>6}  result")
     failed = 0
     landed_counts = {}
     for (cut_boot, check_boot), row in zip(results, rows):
@@ -368,7 +379,7 @@ def main():
         failed += bool(failures)
         cut_at = cut_boot.timeline()["cut"]
         print(f"{row[0]:8} {row[1]:10} {row[2]:>20} {fmt(cut_at):>9} {landed:10} {counts['fsck']:>4} {counts['integrity']:10} "
-              f"{counts['survived']:>7} {counts['acknowledged']:>6}  {'ok' if not failures else 'FAILED: ' + '; '.join(failures)}")
+              f"{counts['committed']:>9} {counts['survived']:>8} {counts['acknowledged']:>6}  {'ok' if not failures else 'FAILED: ' + '; '.join(failures)}")
     print(f"\npowercut: {len(results)} cuts ({args.cuts} aimed + the calibration's after the end), landed: "
           + ", ".join(f"{k} {v}" for k, v in sorted(landed_counts.items())) + f"; {failed} failed; seed {seed}")
     sys.exit(1 if failed else 0)
@@ -384,7 +395,7 @@ def report(directory):
             break
         landed, counts, failures = check_cut(os.path.join(directory, cut), os.path.join(directory, check), truth)
         failed += bool(failures)
-        print(f"{cut}: landed in {landed}, {counts['survived']} of {len(truth)} records survived, {counts['acknowledged']} acknowledged, "
+        print(f"{cut}: landed in {landed}, {counts['committed']} records committed before the cut, {counts['survived']} of {len(truth)} survived, {counts['acknowledged']} acknowledged, "
               f"fsck {counts['fsck']}, integrity {counts['integrity']}: {'ok' if not failures else 'FAILED: ' + '; '.join(failures)}")
     return 1 if failed else 0
 
