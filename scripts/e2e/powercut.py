@@ -16,14 +16,17 @@ Phases of a sync (times from the guest's "sync-start" line, as the host sees the
   commit    the last part is stored, the cursor is written, SLEEP_COMMIT is on its way
   ack       the watch has accepted the commit (its line arrived here); the gateway writes the
             committed cursor, disconnects, saves the simulated watch's memory and exits
-A cut aims at a phase (a delay after the marker the phase begins with, drawn from the phase's length in the
-calibration); where it landed is read afterwards from the logs the cut cannot reach: the watch's
-commit log, and the sync's progress lines (each printed after a part's transaction committed).
+A cut aims at a phase: a delay after the marker the phase begins with, drawn from the phase's
+length in the calibration. Where it landed is read afterwards from the logs the cut cannot
+reach: the watch's commit log, and the sync's progress lines (each printed after a part's
+transaction committed).
 
 Checks after each cut: e2fsck's verdict (0 or 1), PRAGMA integrity_check ok, every record of
-every commit the watch accepted in the database, as many records as the gateway had committed, no record stored twice or unknown to the watch,
-no record missing below the cursor the database kept, and the next sync completing with exactly
-the watch's records.
+every commit the watch accepted in the database, as many records as the gateway had committed,
+no record stored twice or unknown to the watch, no record missing below the cursor the database
+kept, and the next sync completing with exactly the watch's records.
+
+  scripts/e2e/powercut.py --report e2e-out/powercut-DATE   # the verdicts of a kept run again
 """
 import argparse
 import csv
