@@ -46,4 +46,8 @@ public struct SimulatedProtocolV1Watch: SimulatedDevice {
     public func monitorTable() async -> [MonitorConfig]? { await watch.state.monitors }
     public func editFirstAlarmOnWrist() async { await watch.nudgeFirstAlarmOnWatch() }
     public func keepWatchSideEdits(in journal: WatchSideEditJournal) async { await watch.keepWatchSideEdits(in: journal) }
+    public func onSleepCommit(_ observer: @escaping @Sendable (AcceptedSleepCommit) -> Void) async -> Bool {
+        await watch.onSleepCommit(observer)
+        return true
+    }
 }

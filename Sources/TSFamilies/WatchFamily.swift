@@ -60,6 +60,8 @@ public protocol SimulatedDevice: Sendable {
     var night: SimulatedNight? { get }
     /// Keeps its wrist edits in `journal` instead of memory (serve's ground truth).
     func keepWatchSideEdits(in journal: WatchSideEditJournal) async
+    /// Calls `observer` with every sleep commit the watch accepts; false when this watch takes none.
+    func onSleepCommit(_ observer: @escaping @Sendable (AcceptedSleepCommit) -> Void) async -> Bool
 }
 
 extension SimulatedDevice {
@@ -67,6 +69,7 @@ extension SimulatedDevice {
     public var standardServices: SimulatedStandardServices? { nil }
     public var night: SimulatedNight? { nil }
     public func keepWatchSideEdits(in journal: WatchSideEditJournal) async {}
+    public func onSleepCommit(_ observer: @escaping @Sendable (AcceptedSleepCommit) -> Void) async -> Bool { false }
 }
 
 /// A simulated watch opened in its dialect.

@@ -41,6 +41,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public internal(set) var watchSideEdits: [WatchSideEdit] = []
     var watchSideEditJournal: WatchSideEditJournal?
     var alertObservers: [@Sendable (AlarmAlert) -> Void] = []
+    var commitObservers: [@Sendable (AcceptedSleepCommit) -> Void] = []
     /// What a request's handling must do once its response is out (alerts of a RING).
     var afterResponse: [WatchAlarmClock.Change] = []
     private let clock = ContinuousClock()
@@ -245,6 +246,8 @@ public actor SimulatedWatch: PeripheralEndpoint {
             guard stored == Int(commit.count) else {
                 return failure(.countMismatch, "the watch holds \(stored) records in that range, the central committed \(commit.count); nothing deleted")
             }
+            let accepted = AcceptedSleepCommit(start: range.lowerBound, end: range.upperBound, records: state.records.filter { range.contains($0.start) })
+            for observer in commitObservers { observer(accepted) }
             guard caps.deletesSyncedRecords else { return .sleepCommitResponse(SleepCommitResult(deleted: 0)) }
             state.records.removeAll { range.contains($0.start) }
             return .sleepCommitResponse(SleepCommitResult(deleted: UInt32(stored)))

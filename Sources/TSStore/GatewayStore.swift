@@ -73,6 +73,11 @@ public final class GatewayStore: Sendable {
         while true {
             do {
                 let pool = try DatabasePool(path: path, configuration: configuration)
+                // GRDB's pool sets `synchronous = NORMAL` on its writer after `prepareDatabase`
+                // (with its WAL set-up): a commit then reached the disk only at the next
+                // checkpoint, and power cuts in a VM took back records already acknowledged to
+                // the watch (scripts/e2e-powercut). FULL again, before the first write.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
                 try StoreMigrations.migrator.migrate(pool)
                 return pool
             } catch let error as DatabaseError where attempt < 20 && (error.isBusy || error.resultCode == .SQLITE_ERROR) {
@@ -91,6 +96,11 @@ public final class GatewayStore: Sendable {
         do { try PrivateFile.createIfAbsent(path) } catch {
             throw StoreError.cannotOpen(path: path, reason: "cannot create the file: \(error.reason)")
         }
+    }
+
+    /// The writer connection's `PRAGMA synchronous` (2: FULL).
+    func writerSynchronousPragma() async throws -> Int {
+        try await pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? 0 }
     }
 
     /// The writer connection's `PRAGMA cache_size` (negative: KiB).

@@ -42,6 +42,11 @@ struct DeviceSession {
         let opened: OpenedSimulatedWatch
         do { opened = try WatchFamilies.openSimulated(simulated, dialect: options.dialect) } catch { throw CLIFailure.from(error) }
         logger.info("simulated watch: \(opened.device.recordCount) records over \(simulatedHistoryDays) days, state in \(path)")
+        if let log = try SimulatedCommitLog.fromEnvironment() {
+            guard await opened.device.onSleepCommit({ log.append($0) }) else {
+                throw CLIFailure("TSGATEWAY_SIMULATOR_COMMIT_LOG: the simulated \(options.dialect?.rawValue ?? "watch") takes no sleep commit; use protocol v1's", status: .usage)
+            }
+        }
         var operations = WatchOperations(watch: opened.central, store: store, watchId: simulatedWatchId, name: "Simulated watch", policy: WatchPolicy())
         operations.simulatedActivity = SimulatedWearerActivity(device: opened.device)
         return DeviceSession(operations: operations, logger: logger, simulated: opened.device, simulatorPath: path)
