@@ -22,7 +22,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Set in the daemon's environment besides the usual (`TSGATEWAY_CLOCK`).
     var extraEnvironment: [String: String] = [:]
     /// The disk the database lives on, when a test gives one: the daemon runs in its mount
-    /// namespace, and `store()` reaches the database through it.
+    /// namespace (read its database with `ScratchDisk.query`, not `store()`).
     let disk: ScratchDisk?
 
     /// The executable beside the test bundle in the build directory.
@@ -148,7 +148,7 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// The database, opened beside the daemon (SQLite WAL lets both read).
-    func store() throws -> GatewayStore { try GatewayStore(path: disk?.hostPath(databasePath) ?? databasePath) }
+    func store() throws -> GatewayStore { try GatewayStore(path: databasePath) }
 }
 
 /// Polls `condition` until it holds or `timeout` passes. 90 s: on CI's two cores, with the whole

@@ -25,6 +25,18 @@ struct StorageTests {
                                                 interface: GatewayBusAPI.gatewayInterface, name: GatewayProperty.storage.rawValue).stringValue
     }
 
+    /// The daemon's records, read inside the disk's namespace (`ScratchDisk.query`).
+    static func records(_ daemon: DaemonProcess, _ disk: ScratchDisk) throws -> [SleepItem] {
+        try disk.query(database: daemon.databasePath, "SELECT start, stage, duration FROM sleepRecord WHERE watchId = '\(watchId)' ORDER BY start, stage").map { row in
+            SleepItem(stage: SleepStage(rawValue: UInt8(row[1])!)!, start: Int64(row[0])!, duration: Int64(row[2])!)
+        }
+    }
+
+    /// The origins of the watch's stored alarm tables.
+    static func alarmOrigins(_ daemon: DaemonProcess, _ disk: ScratchDisk) throws -> [String] {
+        try disk.query(database: daemon.databasePath, "SELECT origin FROM alarmSnapshot WHERE watchId = '\(watchId)' ORDER BY id").map { $0[0] }
+    }
+
     struct GroundTruth: Decodable {
         struct Acknowledgement: Decodable { var start: Int64; var end: Int64; var count: Int; var at: Date }
         var sleepAcknowledgements: [Acknowledgement]
@@ -46,13 +58,12 @@ struct StorageTests {
         let truth = daemon.groundTruth(seed: 11, days: 30)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "2"], timeout: .seconds(240))
-        let store = try daemon.store()
-        #expect(try await eventually { try await store.sleepRecords(watch: Self.watchId).count >= 60 }, "\(daemon.log())")
+        #expect(try await eventually { try Self.records(daemon, disk).count >= 60 }, "\(daemon.log())")
         #expect(try await Self.storageProperty(daemon) == "ok")
 
         try disk.fill()
         #expect(try await eventually { try await Self.storageProperty(daemon) == "full" }, "\(daemon.log())")
-        let storedWhileFull = try await store.sleepRecords(watch: Self.watchId).count
+        let storedWhileFull = try Self.records(daemon, disk).count
         #expect(storedWhileFull < truth.count, "the sync ended before the disk was full; slow the watch down")
         // An edit on the wrist while the disk refuses it.
         daemon.signal(SIGUSR1)
@@ -60,14 +71,14 @@ struct StorageTests {
         #expect(daemon.process?.isRunning == true)
         let said = daemon.log().components(separatedBy: "the disk holding \(disk.mountPoint) is full").count - 1
         #expect(said == 1, "said \(said) times:\n\(daemon.log())")
-        #expect(try await store.alarmHistory(watch: Self.watchId).allSatisfy { $0.origin != .watch })
+        #expect(try !Self.alarmOrigins(daemon, disk).contains(AlarmTableOrigin.watch.rawValue))
 
         try disk.free()
         #expect(try await eventually { try await Self.storageProperty(daemon) == "ok" }, "\(daemon.log())")
-        #expect(try await eventually { try await store.sleepRecords(watch: Self.watchId).count == truth.count }, "\(daemon.log())")
-        let stored = try await store.sleepRecords(watch: Self.watchId)
+        #expect(try await eventually { try Self.records(daemon, disk).count == truth.count }, "\(daemon.log())")
+        let stored = try Self.records(daemon, disk)
         #expect(Set(stored) == Set(truth) && stored.count == truth.count)
-        #expect(try await eventually { try await store.alarmHistory(watch: Self.watchId).contains { $0.origin == .watch } }, "\(daemon.log())")
+        #expect(try await eventually { try Self.alarmOrigins(daemon, disk).contains(AlarmTableOrigin.watch.rawValue) }, "\(daemon.log())")
         #expect(daemon.log().contains("takes writes again"))
 
         let lines = try await events
@@ -100,10 +111,7 @@ struct StorageTests {
         let truth = daemon.groundTruth(seed: 11, days: 30)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "1"], timeout: .seconds(240))
-        do {
-            let store = try daemon.store()
-            #expect(try await eventually { try await store.sleepRecords(watch: Self.watchId).count >= 60 }, "\(daemon.log())")
-        }
+        #expect(try await eventually { try Self.records(daemon, disk).count >= 60 }, "\(daemon.log())")
 
         try disk.failLikeAnSDCard()
         #expect(try await eventually { try await Self.storageProperty(daemon) == "read-only" }, "\(daemon.log())")
@@ -121,9 +129,8 @@ struct StorageTests {
         // What a person does: the kernel keeps such a file system read-only until it is checked and mounted again.
         try disk.repair()
         try await daemon.start()
-        let store = try daemon.store()
-        #expect(try await eventually { try await store.sleepRecords(watch: Self.watchId).count == truth.count }, "\(daemon.log())")
-        let stored = try await store.sleepRecords(watch: Self.watchId)
+        #expect(try await eventually { try Self.records(daemon, disk).count == truth.count }, "\(daemon.log())")
+        let stored = try Self.records(daemon, disk)
         #expect(Set(stored) == Set(truth) && stored.count == truth.count)
         #expect(try await Self.storageProperty(daemon) == "ok")
         await daemon.cleanUp()

@@ -76,6 +76,16 @@ public final class ScratchDisk: @unchecked Sendable {
         return try Self.run(executable, arguments)
     }
 
+    /// The rows of `sql` on the SQLite database at `database` (a path in the namespace), each
+    /// value as text; read inside the namespace by Python's sqlite3. Not through `hostPath`:
+    /// SQLite resolves the /proc/PID/root link and would open the host's file of that name.
+    public func query(database: String, _ sql: String) throws -> [[String]] {
+        let script = "import json, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(json.dumps([[str(v) for v in row] for row in c.execute(sys.argv[2])]))"
+        let (executable, arguments) = inside(["python3", "-c", script, database, sql])
+        let text = try Self.run(executable, arguments)
+        return try JSONDecoder().decode([[String]].self, from: Data(text.utf8))
+    }
+
     /// Fills it up but for `leaving` bytes: a file of zeros written until ENOSPC, then shortened.
     public func fill(leaving bytes: Int = 0) throws {
         try sh("dd if=/dev/zero of=\(mountPoint)/.filler bs=64k 2>/dev/null; sync; truncate -s -\(bytes) \(mountPoint)/.filler")
