@@ -169,7 +169,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSStoreTests",
-            dependencies: ["TSModels", "TSStore",
+            // TSTestSupport: real full and read-only file systems (ScratchDisk); TSFiles: PrivateFile on them.
+            dependencies: ["TSModels", "TSStore", "TSFiles", "TSTestSupport",
                            // A second SQLite connection that holds the write lock, as another process would.
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

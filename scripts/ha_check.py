@@ -72,6 +72,8 @@ ENTITIES = [
     ("asleep", "binary_sensor", "Asleep", None, None, None, None, ("on", "off")),
     # The gateway trusts the build machine's clock: nothing will ever synchronise it (docs/service.md, "The clock at boot").
     ("clock_trusted", "binary_sensor", "Clock trusted", None, None, None, "diagnostic", ("on",)),
+    # The disk holding the gateway's database takes writes.
+    ("storage", "sensor", "Storage", "enum", None, None, "diagnostic", ("ok",)),
     ("night", "event", "Night", None, None, None, None, "event"),
 ]
 

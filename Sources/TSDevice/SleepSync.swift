@@ -102,7 +102,7 @@ public struct SleepSync: Sendable {
                 if !heartRateDone {
                     do {
                         try await transferHeartRateHistory(from: &heartRateFrom, to: to, report: &report)
-                    } catch where !(error is CancellationError) && (error as? WatchError)?.isRecoverable != true {
+                    } catch where !(error is CancellationError) && !(error is StorageUnwritable) && (error as? WatchError)?.isRecoverable != true {
                         // A watch that refuses its heart-rate history still hands over its sleep.
                         report.heartRateError = String(describing: error)
                     }
@@ -115,6 +115,11 @@ public struct SleepSync: Sendable {
                 report.reconnects += 1
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, maxBackoff)
+            } catch let error as StorageUnwritable {
+                // The disk refused a write: what it refused is not acknowledged, and the next sync fetches it again.
+                throw error.with(consequence: report.committed == nil ? "nothing was acknowledged to the watch"
+                                     : "what was acknowledged to the watch is stored, nothing after it was acknowledged",
+                                 retry: "sync again")
             }
         }
     }
@@ -189,9 +194,9 @@ public struct SleepSync: Sendable {
         guard commitStart < current.upTo else { return }
         let count = try await store.countSleepRecords(watch: watchId, start: commitStart, end: current.upTo)
         report.deletedOnWatch += try await watch.acknowledgeSleep(start: commitStart, end: current.upTo, count: count)
+        report.committed = commitStart..<current.upTo
         current.committedUpTo = current.upTo
         try await store.setSyncCursor(current, watch: watchId)
-        report.committed = commitStart..<current.upTo
     }
 }
 

@@ -19,7 +19,7 @@ public enum PrivateFile {
         do {
             try handle.write(contentsOf: data)
         } catch {
-            throw FileWriteError(path: path, reason: "\((error as NSError).localizedDescription)", category: .storage)
+            throw FileWriteError(path: path, writing: error)
         }
         guard fchmod(descriptor, mode_t(mode)) == 0, fsync(descriptor) == 0 else { throw FileWriteError(path: path, errno: errno) }
         try? handle.close()
@@ -88,7 +88,7 @@ public final class PrivateFileAppender: @unchecked Sendable {
 
     public func append(_ data: Data) throws(FileWriteError) {
         do { try handle.write(contentsOf: data) } catch {
-            throw FileWriteError(path: path, reason: "\((error as NSError).localizedDescription)", category: .storage)
+            throw FileWriteError(path: path, writing: error)
         }
     }
 
@@ -109,11 +109,43 @@ public struct FileWriteError: CategorizedError, Sendable, Hashable, CustomString
         self.category = category
     }
 
-    /// From the C library's `errno`: a permission or read-only file system is `.permission`, anything else `.storage`.
+    /// From the C library's `errno`: a full or read-only disk is `.storageFull` / `.storageReadOnly`
+    /// (`StorageUnwritable` says what to do), a permission `.permission`, anything else `.storage`.
     public init(path: String, errno code: Int32) {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if let condition = StorageCondition(errno: code) {
+            self.init(path: path, unwritable: StorageUnwritable(condition, directory: directory))
+            return
+        }
         self.init(path: path, reason: "\(String(cString: strerror(code))); check that \(directory) exists and that this user may write there",
-                  category: code == EACCES || code == EPERM || code == EROFS ? .permission : .storage)
+                  category: code == EACCES || code == EPERM ? .permission : .storage)
+    }
+
+    /// The disk refused the write: full or read-only.
+    public init(path: String, unwritable: StorageUnwritable) {
+        self.init(path: path, reason: unwritable.description, category: unwritable.category)
+    }
+
+    /// From an error of Foundation's file writing: a full or read-only disk named as such (its
+    /// errno, or else what `statvfs` says of `path`'s directory now), anything else `.storage`.
+    init(path: String, writing error: any Error) {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let code = underlying?.domain == NSPOSIXErrorDomain ? Int32(underlying!.code) : (error as NSError).domain == NSPOSIXErrorDomain ? Int32((error as NSError).code) : 0
+        if let condition = StorageCondition(errno: code) ?? StorageCondition.of(path: directory) {
+            self.init(path: path, unwritable: StorageUnwritable(condition, directory: directory))
+        } else {
+            self.init(path: path, reason: (error as NSError).localizedDescription, category: .storage)
+        }
+    }
+
+    /// The disk's condition when the write failed because the disk is full or read-only.
+    public var storageCondition: StorageCondition? {
+        switch category {
+        case .storageFull: .full
+        case .storageReadOnly: .readOnly
+        default: nil
+        }
     }
 
     public var description: String { "cannot write \(path): \(reason)" }

@@ -25,6 +25,8 @@ public enum GatewayProperty: String, Sendable, CaseIterable {
     case version = "Version"
     case apiVersion = "ApiVersion"
     case watches = "Watches"
+    /// `ok`, or why the disk holding the database takes no writes: `full`, `read-only`.
+    case storage = "Storage"
 }
 
 /// The methods of Watch2.

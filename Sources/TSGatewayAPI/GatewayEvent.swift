@@ -28,6 +28,10 @@ public struct GatewayEvent: Sendable, Hashable {
         /// The gateway does not trust the system clock (`reason`), so it holds the watch's clock
         /// and its scheduled syncs; once per such spell. Then `trusted`: it sets them again.
         case clock(trusted: Bool, reason: String?)
+        /// The disk holding the gateway's database refused a write (`condition`: full or
+        /// read-only; `reason` says what to do), once per such spell: nothing is acknowledged to
+        /// the watch meanwhile. Then `condition` nil: it takes writes again.
+        case storage(condition: StorageCondition?, reason: String?)
     }
 
     /// How a live session changed.
@@ -37,7 +41,7 @@ public struct GatewayEvent: Sendable, Hashable {
 
     /// The kinds by the name `type` has in JSON (and `tsgateway events --type`).
     public enum KindName: String, Sendable, Hashable, Codable, CaseIterable {
-        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake, clock
+        case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake, clock, storage
     }
 
     public var watch: String
@@ -64,6 +68,7 @@ public struct GatewayEvent: Sendable, Hashable {
         case .night: .night
         case .smartWake: .smartWake
         case .clock: .clock
+        case .storage: .storage
         }
     }
 
@@ -78,6 +83,7 @@ extension GatewayEvent: Codable {
         case bpm, sensorContact, energyExpended, rrIntervals
         case event, alarmSlot, alarmTime, outcome
         case trusted
+        case writable, condition
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -123,6 +129,10 @@ extension GatewayEvent: Codable {
         case let .clock(trusted, reason):
             try container.encode(trusted, forKey: .trusted)
             try container.encodeIfPresent(reason, forKey: .reason)
+        case let .storage(condition, reason):
+            try container.encode(condition == nil, forKey: .writable)
+            try container.encodeIfPresent(condition, forKey: .condition)
+            try container.encodeIfPresent(reason, forKey: .reason)
         }
     }
 
@@ -161,6 +171,8 @@ extension GatewayEvent: Codable {
                               outcome: try container.decode(SmartWakeOutcome.self, forKey: .outcome), stage: try container.decodeIfPresent(SleepStage.self, forKey: .stage))
         case .clock:
             kind = .clock(trusted: try container.decode(Bool.self, forKey: .trusted), reason: try container.decodeIfPresent(String.self, forKey: .reason))
+        case .storage:
+            kind = .storage(condition: try container.decodeIfPresent(StorageCondition.self, forKey: .condition), reason: try container.decodeIfPresent(String.self, forKey: .reason))
         }
     }
 }

@@ -14,13 +14,19 @@ import TSWatchService
 public final class GatewayBusService: Sendable {
     public let connection: BusConnection
     let supervisors: [WatchSupervisor]
+    /// Whether the disk holding the database takes writes (Gateway2's `Storage`); nil: not watched.
+    let storage: StorageHealth?
     let logger: Logger
 
-    public init(connection: BusConnection, supervisors: [WatchSupervisor], logger: Logger) {
+    public init(connection: BusConnection, supervisors: [WatchSupervisor], storage: StorageHealth? = nil, logger: Logger) {
         self.connection = connection
         self.supervisors = supervisors
+        self.storage = storage
         self.logger = logger
     }
+
+    /// Gateway2's `Storage`: `ok`, or why the disk takes no writes (`full`, `read-only`).
+    static func storageProperty(_ condition: StorageCondition?) -> DBusValue { .string(condition?.rawValue ?? "ok") }
 
     /// Exports every object, then takes the well-known name (so a client that sees the name sees the objects).
     public func start() async throws {
@@ -73,6 +79,12 @@ public final class GatewayBusService: Sendable {
                                           [.string(kind.rawValue), .string(stage.name), .int64(Int64(event.time.timeIntervalSince1970))])
             case .fellAsleep, .wokeUp, .clock:
                 break
+            case let .storage(condition, _):
+                // Said for every watch; the gateway's property changes once.
+                if event.watch == supervisors.first?.id {
+                    try connection.emitPropertiesChanged(path: GatewayBusAPI.rootPath, interface: GatewayBusAPI.gatewayInterface,
+                                                         changed: [GatewayProperty.storage.rawValue: Self.storageProperty(condition)])
+                }
             case let .session(change, session, _):
                 try connection.emitSignal(path: path, interface: watchInterface, member: WatchSignal.sessionChanged.rawValue,
                                           [.string(change.rawValue), .string(try GatewayBusAPI.json(session))])
@@ -89,6 +101,7 @@ public final class GatewayBusService: Sendable {
 
     func gatewayInterface() -> DBusInterface {
         let supervisors = self.supervisors
+        let storage = self.storage
         return DBusInterface(
             GatewayBusAPI.gatewayInterface,
             methods: [
@@ -100,6 +113,7 @@ public final class GatewayBusService: Sendable {
                 DBusProperty(GatewayProperty.version.rawValue, "s") { .string(GatewayVersion.current) },
                 DBusProperty(GatewayProperty.apiVersion.rawValue, "u") { .uint32(GatewayBusAPI.apiVersion) },
                 DBusProperty(GatewayProperty.watches.rawValue, "ao") { .array(element: "o", supervisors.map { .objectPath(GatewayBusAPI.path(forWatch: $0.id)) }) },
+                DBusProperty(GatewayProperty.storage.rawValue, "s") { Self.storageProperty(storage?.condition) },
             ],
             signals: GatewaySignal.allCases.map { (name: $0.rawValue, signature: $0.arguments.map(\.type).joined()) },
             signalArgumentNames: Dictionary(uniqueKeysWithValues: GatewaySignal.allCases.map { ($0.rawValue, $0.arguments.map(\.name)) }))

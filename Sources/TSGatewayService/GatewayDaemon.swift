@@ -47,7 +47,8 @@ public final class GatewayDaemon: Service {
         // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
         _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
         let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
-        let supervisors = try await makeSupervisors(store: store, clock: clock)
+        let storage = StorageHealth(directory: store.directory, watches: configuration.watches.map(\.address), logger: logger) { [events] in events.send($0) }
+        let supervisors = try await makeSupervisors(store: store, clock: clock, storage: storage)
         let bus: BusConnection
         do {
             bus = try BusConnection(configuration.bus == .system ? .system : .session)
@@ -56,7 +57,7 @@ public final class GatewayDaemon: Service {
                            + (configuration.bus == .session ? " (is DBUS_SESSION_BUS_ADDRESS set?)" : ""))
         }
         defer { bus.close() }
-        let service = GatewayBusService(connection: bus, supervisors: supervisors, logger: logger)
+        let service = GatewayBusService(connection: bus, supervisors: supervisors, storage: storage, logger: logger)
         let forwarded = events.subscribe()
         try await service.start()
         // Only the instance that owns the name writes: every sync into this database, the
@@ -71,9 +72,9 @@ public final class GatewayDaemon: Service {
             await supervisor.restoreKnownStatus()
             await supervisor.applyConfiguredSmartWake()
         }
-        let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
+        let mqtt = configuration.mqtt.map { MQTTBridge(settings: $0, store: store, supervisors: supervisors, timeZone: configuration.timeZone, storage: storage, logger: logger) }
         let mqttEvents = mqtt.map { _ in events.subscribe() }
-        let uploads = configuration.upload.map { UploadOutbox(store: store, settings: $0, logger: logger) }
+        let uploads = configuration.upload.map { UploadOutbox(store: store, settings: $0, logger: logger, storage: storage) }
         for supervisor in supervisors { await supervisor.setUploads(uploads) }
         if let upload = configuration.upload { logger.notice("uploading synced nights to \(upload.endpoint.absoluteString)") }
         let reports = configuration.report.map { ReportWriter(settings: $0, supervisors: supervisors, timeZone: configuration.timeZone, logger: logger) }
@@ -85,6 +86,7 @@ public final class GatewayDaemon: Service {
                 let retention = self.configuration.heartRateRetention, logger = self.logger
                 group.addTask { await Self.pruneHeartRate(store: store, keeping: retention, clock: clock, logger: logger) }
                 group.addTask { await DaemonHeap.trimPeriodically() }
+                group.addTask { await storage.run() }
                 if let mqtt, let mqttEvents { group.addTask { await mqtt.run(events: mqttEvents) } }
                 if let uploads { group.addTask { await uploads.run() } }
                 if let reports, let reportEvents { group.addTask { await reports.run(events: reportEvents) } }
@@ -114,7 +116,7 @@ public final class GatewayDaemon: Service {
     }
 
     /// `clock`: what `serve` shares among its supervisors; nil: this daemon's own (`ClockDiscipline.system`).
-    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline? = nil) async throws -> [WatchSupervisor] {
+    func makeSupervisors(store: GatewayStore, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil) async throws -> [WatchSupervisor] {
         let clock = clock ?? clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         var bluez: BlueZ?
         let remembered = Dictionary(try await store.watches().map { ($0.id, $0.info?.dialect) }, uniquingKeysWith: { first, _ in first })
@@ -151,7 +153,7 @@ public final class GatewayDaemon: Service {
                 }
             }
             supervisors.append(WatchSupervisor(entry: entry, watch: central, store: store, settings: configuration,
-                                               simulated: simulated?.night, clock: clock, logger: logger, publish: publish))
+                                               simulated: simulated?.night, clock: clock, storage: storage, logger: logger, publish: publish))
         }
         return supervisors
     }

@@ -104,6 +104,10 @@ public enum HomeAssistantDiscovery {
         // Off while the gateway does not trust the system clock and holds the watch's (the reason is clock_reason and the clock event's).
         Entity(component: "binary_sensor", key: "clock_trusted", name: "Clock trusted", field: "clock_trusted",
                valueTemplate: "{{ 'ON' if value_json.clock_trusted else 'OFF' }}", category: "diagnostic", icon: "mdi:clock-check-outline"),
+        // full or read-only while the disk holding the database takes no writes (the reason is storage_reason and the storage event's).
+        Entity(component: "sensor", key: "storage", name: "Storage", field: "storage",
+               valueTemplate: "{{ value_json.storage }}",
+               deviceClass: "enum", category: "diagnostic", icon: "mdi:harddisk", options: ["ok"] + StorageCondition.allCases.map(\.rawValue)),
         Entity(component: "event", key: "night", name: "Night", field: "event_type", valueTemplate: "",
                icon: "mdi:weather-night", eventTypes: NightEvent.Name.allCases.map(\.rawValue)),
         Entity(component: "sensor", key: "session", name: "Sleep session", field: "session",

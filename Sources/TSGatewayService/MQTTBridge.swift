@@ -19,7 +19,7 @@ import TSWatchService
 ///   P/status                               online | offline (retained; offline is the last will)
 ///   P/watch/W/state                        the state document (retained; after a heart-rate
 ///                                          sample at most every 15 s)
-///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session|smart_wake|clock   (the event's JSON)
+///   P/watch/W/event/alarms_changed|fell_asleep|woke_up|sleep_synced|session|smart_wake|clock|storage   (the event's JSON)
 ///   P/watch/W/event/night                  {"event_type", "time", "stage"?, "alarm_slot"?} (NightEvent)
 ///   P/watch/W/command/alarms/set           {"id", "alarms": [{"time": "07:00", "repeat": [...], ...}]}
 ///   P/watch/W/command/sleep/sync           {"id"}
@@ -34,6 +34,8 @@ public actor MQTTBridge {
     let store: GatewayStore
     let supervisors: [WatchSupervisor]
     let timeZone: TimeZone
+    /// Whether the disk holding the database (and so the queue) takes writes; nil: not watched.
+    let storage: StorageHealth?
     let logger: Logger
     private var connection: MQTTConnection?
     private var connected = false
@@ -56,11 +58,12 @@ public actor MQTTBridge {
     static let heartRateStateInterval: Duration = .seconds(15)
 
     public init(settings: GatewayConfiguration.MQTTSettings, store: GatewayStore, supervisors: [WatchSupervisor],
-                timeZone: TimeZone, logger: Logger) {
+                timeZone: TimeZone, storage: StorageHealth? = nil, logger: Logger) {
         self.settings = settings
         self.store = store
         self.supervisors = supervisors
         self.timeZone = timeZone
+        self.storage = storage
         self.logger = logger
     }
 
@@ -147,7 +150,10 @@ public actor MQTTBridge {
             publishedUpTo = 0
         case let .acknowledged(mid):
             guard let row = inFlight.removeValue(forKey: mid) else { return }
-            do { try await store.removeQueuedMQTT(ids: [row]) } catch { logger.error("MQTT queue: \(error)") }
+            do { try await store.removeQueuedMQTT(ids: [row]) } catch {
+                // The row stays queued: sent again at the next connection (QoS 1 allows a duplicate).
+                if storage?.noticed(error) != true { logger.error("MQTT queue: \(error)") }
+            }
         case let .message(message):
             if let prefix = settings.discoveryPrefix, message.topic == "\(prefix)/status" {
                 // Home Assistant (re)started: discovery and every state document again.
@@ -189,6 +195,7 @@ public actor MQTTBridge {
         case .session: "session"
         case .smartWake: "smart_wake"
         case .clock: "clock"
+        case .storage: "storage"
         case .connection, .battery, .heartRate, .liveStage, .night: nil
         }
         if let name {
@@ -204,6 +211,17 @@ public actor MQTTBridge {
     private func enqueue(_ messages: [MQTTConnection.Message]) async {
         do {
             try await store.enqueueMQTT(messages.map { ($0.topic, $0.payload, $0.retain) })
+        } catch where StorageHealth.condition(of: error) != nil {
+            // The disk refuses the queue: the messages go straight to the broker while it is
+            // connected (the state saying why among them), not kept for a later connection.
+            storage?.noticed(error)
+            guard connected, let connection else {
+                logger.warning("MQTT: \(messages.count) message\(messages.count == 1 ? "" : "s") not queued (\(error)) and not sent: no broker connection")
+                return
+            }
+            for message in messages {
+                do { _ = try connection.publish(message) } catch { logger.warning("MQTT: \(message.topic) not sent: \(error)") }
+            }
         } catch {
             logger.error("MQTT queue: \(error)")
         }
@@ -235,7 +253,8 @@ public actor MQTTBridge {
             batteryState: status.batteryState?.rawValue, lastSync: status.lastSync.map { ISO8601DateFormatter().string(from: $0) },
             session: status.sessionState?.rawValue, heartRate: status.heartRate, asleep: status.sleepStage.map { $0 != .awake } ?? false,
             nextAlarm: NextAlarm.after(Date(), alarms: alarms, timeZone: timeZone).map { Self.localISO($0, timeZone) }, night: night,
-            clockTrusted: status.clockHeld == nil, clockReason: status.clockHeld)
+            clockTrusted: status.clockHeld == nil, clockReason: status.clockHeld,
+            storage: storage?.condition?.rawValue ?? "ok", storageReason: storage?.reason)
         return MQTTConnection.Message(topic: "\(watchTopic(supervisor.id))/state", text: MQTTJSON.text(document), qos: 1, retain: true)
     }
 

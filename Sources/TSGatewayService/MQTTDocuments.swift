@@ -39,6 +39,10 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
     /// and scheduled syncs; `clockReason` says why (null when trusted).
     var clockTrusted = true
     var clockReason: String?
+    /// `ok`, or why the disk holding the gateway's database takes no writes (`full`, `read-only`:
+    /// nothing is acknowledged to the watch meanwhile); `storageReason` says what to do (null when ok).
+    var storage = "ok"
+    var storageReason: String?
 
     enum CodingKeys: String, CodingKey {
         case watch, name, dialect, connected, battery, batteryState = "battery_state", lastSync = "last_sync", session
@@ -47,6 +51,7 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         case nightDeepShare = "night_deep_share", nightDeepMinutes = "night_deep_minutes", nightEfficiency = "night_efficiency"
         case nightHeartRate = "night_heart_rate", naps, napMinutes = "nap_minutes"
         case clockTrusted = "clock_trusted", clockReason = "clock_reason"
+        case storage, storageReason = "storage_reason"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -74,6 +79,8 @@ struct MQTTStateDocument: Encodable, Sendable, Hashable {
         try container.encode(night.napMinutes, forKey: .napMinutes)
         try container.encode(clockTrusted, forKey: .clockTrusted)
         try container.encode(clockReason, forKey: .clockReason)
+        try container.encode(storage, forKey: .storage)
+        try container.encode(storageReason, forKey: .storageReason)
     }
 }
 

@@ -7,7 +7,7 @@ import TSSimulator
 /// `ground-truth: FILE` on a simulated watch: once the daemon has stopped, what the watch held
 /// and what was done on it, as JSON (0600), so that a check outside the process (scripts/soak)
 /// can compare the store with it: `{"watch", "records": [SleepItem], "watchSideEdits":
-/// [{"origin", "alarms", "acknowledged"}]}`. The daemon's simulated watches delete no synced
+/// [{"origin", "alarms", "acknowledged"}], "sleepAcknowledgements": [{"start", "end", "count", "at"}]}`. The daemon's simulated watches delete no synced
 /// record, so `records` is everything they were made with. While the daemon runs, settled wrist
 /// edits wait in `FILE.edits` (`WatchSideEditJournal`), not in the daemon's memory.
 enum SimulatedGroundTruth {
@@ -25,7 +25,10 @@ enum SimulatedGroundTruth {
                 data += Data(#","watch":"#.utf8) + (try encoder.encode(supervisor.id))
                 data += Data(#","watchSideEdits":["#.utf8)
                 data += Data(try await simulator.allWatchSideEdits().joined(separator: Data(",".utf8)))
-                data += Data("]}".utf8)
+                data += Data(#"],"sleepAcknowledgements":"#.utf8)
+                encoder.dateEncodingStrategy = .iso8601
+                data += try encoder.encode(await simulator.acknowledgements)
+                data += Data("}".utf8)
                 try PrivateFile.write(data, to: path)
                 try? FileManager.default.removeItem(atPath: journalPath(path))
             } catch {

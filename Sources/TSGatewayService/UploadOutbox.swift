@@ -31,14 +31,18 @@ public actor UploadOutbox {
     private let settings: GatewayConfiguration.UploadSettings
     private let logger: Logger
     private let publish: (@Sendable (String) -> Void)?
+    /// Whether the disk holding the database takes writes; a result it refused is said there once.
+    private let storage: StorageHealth?
     private let session: URLSession
     private var waiter: CheckedContinuation<Void, Never>?
     private var wakePending = false
     private var pauseGeneration: UInt64 = 0
 
     /// `publish` is called with the source id of each event once the server has it (2xx or 409).
-    public init(store: GatewayStore, settings: GatewayConfiguration.UploadSettings, logger: Logger, publish: (@Sendable (String) -> Void)? = nil) {
+    public init(store: GatewayStore, settings: GatewayConfiguration.UploadSettings, logger: Logger, publish: (@Sendable (String) -> Void)? = nil,
+                storage: StorageHealth? = nil) {
         self.store = store
+        self.storage = storage
         self.settings = settings
         self.logger = logger
         self.publish = publish
@@ -109,7 +113,7 @@ public actor UploadOutbox {
                     try await record(outcome, of: event)
                 } catch {
                     // The row stays as it was: pending, so it is sent again (and deduplicated by the server).
-                    logger.warning("upload outbox: \(event.sourceId): cannot record the result: \(error)")
+                    if storage?.noticed(error) != true { logger.warning("upload outbox: \(event.sourceId): cannot record the result: \(error)") }
                     return attempts
                 }
             }

@@ -26,6 +26,8 @@ public actor WatchSupervisor {
     let settings: GatewayConfiguration
     /// Whether the system clock may set the watch's (shared by the daemon's supervisors).
     let clock: ClockDiscipline
+    /// Whether the disk holding the database takes writes (shared likewise); nil: not watched.
+    let storage: StorageHealth?
     let publish: @Sendable (GatewayEvent) -> Void
     let logger: Logger
     /// The watch side when the watch is simulated in-process (its live night is played from here).
@@ -48,6 +50,10 @@ public actor WatchSupervisor {
     var announcedWindows: Set<SmartWake.Occurrence> = []
     private var nextScheduledSync = ContinuousClock.now
     private let reconnectPause = WakeableSleep()
+    /// The periodic duties' pause, ended early when the disk takes writes again (the sync it refused runs then).
+    private let dutiesPause = WakeableSleep()
+    /// A wrist edit the disk refused, stored once it takes writes again.
+    private var unsavedAlarmChange: AlarmTableChange?
 
     /// How the daemon's centrals behave: the configured zone; the clock is set by `duties`.
     public static func watchConfiguration(_ settings: GatewayConfiguration) -> WatchConfiguration {
@@ -67,10 +73,11 @@ public actor WatchSupervisor {
     /// `watch`: the central `WatchOpener` made for `entry` with `watchConfiguration(settings)`.
     /// `clock`: the daemon's `ClockDiscipline`; nil: this machine's evidence without timedated.
     public init(entry: GatewayConfiguration.WatchEntry, watch: any WatchCentral, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, logger: Logger,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         self.entry = entry
         self.clock = clock ?? ClockDiscipline(source: SystemClockEvidence(store: store, timedatedBus: nil), logger: logger)
+        self.storage = storage
         // A real watch's syncs shorten its connection interval where the daemon may (CAP_NET_RAW).
         let link = entry.simulated ? nil : BluetoothLink(adapter: entry.adapter, address: entry.address)
         operations = WatchOperations(watch: watch, store: store,
@@ -99,11 +106,11 @@ public actor WatchSupervisor {
 
     /// The central of the entry's dialect (`WatchDialects.fallback` when it names none) over `transport`.
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, logger: Logger,
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil, logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? WatchDialects.fallback
         self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings, entry: entry)), store: store,
-                  settings: settings, simulated: simulated, clock: clock, logger: logger, publish: publish)
+                  settings: settings, simulated: simulated, clock: clock, storage: storage, logger: logger, publish: publish)
     }
 
     /// A snapshot for property getters; safe from any thread.
@@ -129,6 +136,7 @@ public actor WatchSupervisor {
     private var restored = false
 
     public func run() async {
+        storage?.whenWritable { [weak self] in await self?.storageWritable() }
         await restoreKnownStatus()
         // Whether the watch's clock will be held is known (and said) before the first connect.
         await lookAtTheClock()
@@ -252,7 +260,8 @@ public actor WatchSupervisor {
                 } catch is CancellationError {
                     return
                 } catch {
-                    logger.warning("\(id): scheduled sync failed: \(error)")
+                    // A disk that refused the records is said once, for the whole gateway (`StorageHealth`).
+                    if StorageHealth.condition(of: error) == nil { logger.warning("\(id): scheduled sync failed: \(error)") }
                     nextScheduledSync = ContinuousClock.now + min(settings.syncInterval, .seconds(60))
                 }
             }
@@ -283,8 +292,23 @@ public actor WatchSupervisor {
                 // The held sync and clock are overdue: only the next look at the clock can release them.
                 until = min(until, nextClockCheck)
             }
-            do { try await Task.sleep(until: until, clock: .continuous) } catch { return }
+            await dutiesPause.sleep(for: until - ContinuousClock.now)
+            if Task.isCancelled { return }
         }
+    }
+
+    /// The disk takes writes again: a wrist edit it refused is stored, and the sync it refused runs now.
+    private func storageWritable() async {
+        if let change = unsavedAlarmChange {
+            unsavedAlarmChange = nil
+            if await save("alarm change", { [operations] in try await operations.recordWatchSideChange(change) }) == nil, unsavedAlarmChange == nil {
+                unsavedAlarmChange = change
+            } else {
+                logger.info("\(id): the alarm change made on the watch is stored now")
+            }
+        }
+        nextScheduledSync = ContinuousClock.now
+        dutiesPause.wake()
     }
 
     /// Asks the daemon's `ClockDiscipline`. The first time the system clock is not trusted the
@@ -320,7 +344,13 @@ public actor WatchSupervisor {
 
     private func alarmsChanged(_ change: AlarmTableChange) async {
         alarmTable = change.alarms
-        await save("alarm change") { [operations] in try await operations.recordWatchSideChange(change) }
+        // Refused by a full or read-only disk: kept here, the latest table only, and stored when the disk is back.
+        if await save("alarm change", { [operations] in try await operations.recordWatchSideChange(change) }) == nil,
+           storage?.condition != nil {
+            unsavedAlarmChange = change
+        } else if unsavedAlarmChange != nil {
+            unsavedAlarmChange = nil
+        }
         publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: change.origin), watch: id))
     }
 
@@ -339,7 +369,12 @@ public actor WatchSupervisor {
         do {
             return try await shieldedFromCancellation(write)
         } catch {
-            logger.error("\(id): \(what) not saved: \(error)")
+            // A full or read-only disk is said once for the gateway, not at every write it refuses.
+            if storage?.noticed(error) == true {
+                logger.debug("\(id): \(what) not saved: \(error)")
+            } else {
+                logger.error("\(id): \(what) not saved: \(error)")
+            }
             return nil
         }
     }
@@ -451,7 +486,13 @@ public actor WatchSupervisor {
             if syncTask == task { syncTask = nil }
             updateStatus { $0.syncing = false }
         }
-        let report = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let report: SleepSyncReport
+        do {
+            report = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        } catch {
+            storage?.noticed(error)
+            throw error
+        }
         let now = Date()
         updateStatus { $0.lastSync = now }
         logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)\(report.enqueued > 0 ? "; \(report.enqueued) night\(report.enqueued == 1 ? "" : "s") to upload" : "")")

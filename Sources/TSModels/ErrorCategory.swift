@@ -18,6 +18,10 @@ public enum ErrorCategory: String, Sendable, Hashable, CaseIterable, Codable {
     case notSupported = "NotSupported"
     /// The database failed, or another process holds it.
     case storage = "Storage"
+    /// The disk holding the gateway's data is full (`StorageUnwritable`).
+    case storageFull = "StorageFull"
+    /// The disk holding the gateway's data is read-only (`StorageUnwritable`).
+    case storageReadOnly = "StorageReadOnly"
     /// D-Bus policy or file permissions refused the operation.
     case permission = "PermissionDenied"
     /// The operation was cancelled (the gateway is stopping, Ctrl-C).

@@ -32,6 +32,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case deviceNotFound = 80
     /// The watch must be paired first (`tsgateway pair ADDRESS`).
     case notPaired = 81
+    /// The disk holding the gateway's data is full: nothing was acknowledged to the watch.
+    case storageFull = 82
+    /// The disk holding the gateway's data is read-only: nothing was acknowledged to the watch.
+    case storageReadOnly = 83
 }
 
 extension ExitStatus {
@@ -46,6 +50,8 @@ extension ExitStatus {
         case .invalidInput: self = .dataError
         case .notSupported: self = .notSupported
         case .storage: self = .ioError
+        case .storageFull: self = .storageFull
+        case .storageReadOnly: self = .storageReadOnly
         case .permission: self = .permission
         case .cancelled, .failed: self = .failure
         }

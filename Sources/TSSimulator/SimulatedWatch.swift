@@ -13,6 +13,9 @@ public actor SimulatedWatch: PeripheralEndpoint {
     public internal(set) var state: SimulatorState
     /// How many times a central set the watch's clock (TIME_SET).
     public private(set) var timeSets = 0
+    /// Every sleep range a central acknowledged (SLEEP_COMMIT with the right count), in order,
+    /// with when: what a destructive watch would have deleted (tests of "acknowledged only once stored").
+    public private(set) var acknowledgements: [SleepAcknowledgement] = []
     /// Frames the watch received and sent, for tests that look at the conversation.
     public internal(set) var statistics = Statistics()
 
@@ -248,6 +251,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
             }
             let accepted = AcceptedSleepCommit(start: range.lowerBound, end: range.upperBound, records: state.records.filter { range.contains($0.start) })
             for observer in commitObservers { observer(accepted) }
+            acknowledgements.append(SleepAcknowledgement(start: range.lowerBound, end: range.upperBound, count: stored, at: Date()))
             guard caps.deletesSyncedRecords else { return .sleepCommitResponse(SleepCommitResult(deleted: 0)) }
             state.records.removeAll { range.contains($0.start) }
             return .sleepCommitResponse(SleepCommitResult(deleted: UInt32(stored)))
@@ -314,4 +318,12 @@ public actor SimulatedWatch: PeripheralEndpoint {
     }
 
     func now() -> Duration { clock.now - epoch }
+}
+
+/// A sleep range a central acknowledged to the simulated watch (SLEEP_COMMIT), and when.
+public struct SleepAcknowledgement: Sendable, Hashable, Codable {
+    public var start: Int64
+    public var end: Int64
+    public var count: Int
+    public var at: Date
 }

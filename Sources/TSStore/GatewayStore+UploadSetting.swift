@@ -18,7 +18,7 @@ extension GatewayStore {
     /// Records whether syncs into this database enqueue uploads (nil: they do not).
     public func setUploadSetting(_ setting: UploadSetting?) async throws {
         let now = Int64(Date().timeIntervalSince1970)
-        try await pool.write { db in
+        try await write { db in
             guard let setting else {
                 try db.execute(sql: "DELETE FROM uploadSetting")
                 return

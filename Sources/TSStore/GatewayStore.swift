@@ -45,12 +45,40 @@ public final class GatewayStore: Sendable {
             pool = try Self.openMigrated(path: path, busyTimeout: busyTimeout)
         } catch let error as StoreError {
             throw error
+        } catch let error as StorageUnwritable {
+            throw error
         } catch let error as DatabaseError where error.isBusy {
             throw StoreError.busy(path: path)
         } catch let error as DatabaseError {
+            if let unwritable = Self.unwritable(error, path: path) { throw unwritable }
             throw StoreError.cannotOpen(path: path, reason: error.message ?? "\(error)")
         } catch {
+            if let condition = StorageCondition.of(path: Self.directory(of: path)) { throw StorageUnwritable(condition, directory: Self.directory(of: path)) }
             throw StoreError.cannotOpen(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// The directory holding the database: what a full or read-only disk is named by.
+    public var directory: String { Self.directory(of: path) }
+
+    static func directory(of path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? FileManager.default.currentDirectoryPath : directory
+    }
+
+    /// SQLite's failure as the disk's, when it is: SQLITE_FULL is a full disk; a read-only
+    /// database, an I/O error or a file that cannot be opened is the disk's when `statvfs` says
+    /// it is read-only or full now (SQLite reports EROFS and a failed fsync as SQLITE_IOERR, and
+    /// keeps the errno to itself). Nil: another failure.
+    static func unwritable(_ error: DatabaseError, path: String) -> StorageUnwritable? {
+        let directory = directory(of: path)
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return StorageUnwritable(.full, directory: directory)
+        case .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN:
+            return StorageCondition.of(path: directory).map { StorageUnwritable($0, directory: directory) }
+        default:
+            return nil
         }
     }
 
@@ -94,6 +122,7 @@ public final class GatewayStore: Sendable {
     /// blamed on the page-cache pragma that moved it).
     private static func createIfAbsent(path: String) throws {
         do { try PrivateFile.createIfAbsent(path) } catch {
+            if let condition = error.storageCondition { throw StorageUnwritable(condition, directory: directory(of: path)) }
             throw StoreError.cannotOpen(path: path, reason: "cannot create the file: \(error.reason)")
         }
     }
@@ -119,12 +148,16 @@ public final class GatewayStore: Sendable {
     }
 
     /// A write transaction; a database another process kept locked past the busy timeout is
-    /// reported as `StoreError.busy`.
+    /// reported as `StoreError.busy`, a disk that is full or read-only as `StorageUnwritable`
+    /// (the transaction is rolled back: nothing of it is stored).
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.write(updates)
         } catch let error as DatabaseError where error.isBusy {
             throw StoreError.busy(path: path)
+        } catch let error as DatabaseError {
+            if let unwritable = Self.unwritable(error, path: path) { throw unwritable }
+            throw error
         }
     }
 }

@@ -21,18 +21,23 @@ final class DaemonProcess: @unchecked Sendable {
     private(set) var logPath: String
     /// Set in the daemon's environment besides the usual (`TSGATEWAY_CLOCK`).
     var extraEnvironment: [String: String] = [:]
+    /// The disk the database lives on, when a test gives one: the daemon runs in its mount
+    /// namespace (read its database with `ScratchDisk.query`, not `store()`).
+    let disk: ScratchDisk?
 
     /// The executable beside the test bundle in the build directory.
     static let binary: URL? = CLI.binary
 
     /// `watches`: the YAML list entries (without the leading `- `), one per watch.
-    init(watches: [String], extraConfig: String = "", firstSyncDays: Int = 60, bus: PrivateBus? = nil) throws {
+    /// `disk`: the database goes on it (the daemon runs in its namespace).
+    init(watches: [String], extraConfig: String = "", firstSyncDays: Int = 60, bus: PrivateBus? = nil, disk: ScratchDisk? = nil) throws {
         self.bus = try bus ?? PrivateBus()
+        self.disk = disk
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-daemon-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         configPath = directory.appendingPathComponent("config.yaml").path
-        databasePath = directory.appendingPathComponent("data/tsgateway.sqlite").path
+        databasePath = disk.map { $0.mountPoint + "/tsgateway.sqlite" } ?? directory.appendingPathComponent("data/tsgateway.sqlite").path
         logPath = directory.appendingPathComponent("serve.log").path
         simulatorNow = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 60).rounded(.down) * 60)
         let list = watches.map { "  - " + $0.replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
@@ -63,8 +68,9 @@ final class DaemonProcess: @unchecked Sendable {
     func start(arguments extra: [String] = []) async throws {
         let binary = try #require(Self.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
         let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--config", configPath, "-v"] + extra
+        let commandLine = disk.map { $0.inside([binary.path, "serve", "--config", configPath, "-v"] + extra) } ?? (binary, ["serve", "--config", configPath, "-v"] + extra)
+        process.executableURL = commandLine.0
+        process.arguments = commandLine.1
         process.environment = environment
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

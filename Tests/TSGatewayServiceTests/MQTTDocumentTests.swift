@@ -16,15 +16,16 @@ struct MQTTDocumentTests {
         let object = try Self.object(MQTTJSON.text(unknown))
         let keys = ["watch", "name", "dialect", "connected", "battery", "battery_state", "last_sync", "session", "heart_rate", "asleep", "next_alarm",
                     "night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes", "night_efficiency",
-                    "night_heart_rate", "naps", "nap_minutes", "clock_trusted", "clock_reason"]
+                    "night_heart_rate", "naps", "nap_minutes", "clock_trusted", "clock_reason", "storage", "storage_reason"]
         #expect(Set(object.keys) == Set(keys))
-        for key in keys where !["watch", "connected", "asleep", "clock_trusted"].contains(key) {
+        for key in keys where !["watch", "connected", "asleep", "clock_trusted", "storage"].contains(key) {
             #expect(object[key] is NSNull, "\(key): \(object[key] ?? "missing")")
         }
         #expect(object["clock_trusted"] as? Bool == true)
+        #expect(object["storage"] as? String == "ok")
         // Every field of the document but the watch's identity (id, name, dialect) and the reason
         // behind clock_trusted (too long for an entity's state: the clock event carries it) has an entity that shows it.
-        for key in keys where !["watch", "name", "dialect", "clock_reason"].contains(key) {
+        for key in keys where !["watch", "name", "dialect", "clock_reason", "storage_reason"].contains(key) {
             #expect(HomeAssistantDiscovery.entities.contains { $0.valueTemplate.contains("value_json.\(key) ") }, "no entity shows \(key)")
         }
 
@@ -43,6 +44,12 @@ struct MQTTDocumentTests {
         held.clockReason = "the system clock (2026-01-01T00:00:00Z) is not synchronised yet (systemd-timesyncd runs and has not synchronised it)"
         let heldObject = try Self.object(MQTTJSON.text(held))
         #expect(heldObject["clock_trusted"] as? Bool == false && heldObject["clock_reason"] as? String == held.clockReason)
+
+        var full = known
+        full.storage = StorageCondition.full.rawValue
+        full.storageReason = StorageUnwritable(.full, directory: "/var/lib/tsgateway").description
+        let fullObject = try Self.object(MQTTJSON.text(full))
+        #expect(fullObject["storage"] as? String == "full" && fullObject["storage_reason"] as? String == full.storageReason)
     }
 
     @Test("a night message: event_type and time, stage and alarm_slot only where the event has them")

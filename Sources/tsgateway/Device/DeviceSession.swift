@@ -96,6 +96,9 @@ struct DeviceSession {
     static func openStore(_ options: ConnectionOptions) throws -> GatewayStore {
         do {
             return try GatewayStore(path: options.databasePath)
+        } catch let unwritable as StorageUnwritable {
+            // Refused before the watch was reached: nothing was acknowledged to it.
+            throw CLIFailure.from(unwritable.with(consequence: "the watch was not contacted, nothing was acknowledged to it", retry: "try again"))
         } catch {
             throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError)
         }
@@ -121,6 +124,11 @@ struct DeviceSession {
     func finish() async throws {
         await operations.watch.disconnect()
         PhaseLog.log("disconnected", to: logger)
+        // What a destructive watch would have deleted: `-v` says it (the storage tests read it).
+        if let acknowledged = await simulated?.night?.simulator.acknowledgements {
+            let ranges = acknowledged.map { "[\($0.start), \($0.end)) \($0.count) records" }
+            logger.info("simulated watch: \(ranges.isEmpty ? "nothing acknowledged" : "acknowledged " + ranges.joined(separator: ", "))")
+        }
         // Every dialect's simulated watch remembers its alarms (and monitors, where it keeps them as such).
         if let simulated, let simulatorPath {
             var memory = try SimulatedWatchMemory.load(from: simulatorPath)
