@@ -67,8 +67,9 @@ public struct ProbeError: CategorizedError, Sendable, CustomStringConvertible {
     public var category: ErrorCategory
 
     public var description: String {
-        "\(address) did not answer: \(reason). Is it awake, near, and not connected to a phone? "
-            + "(`tsgateway scan --all` lists what is in reach)"
+        let cause = reason.trimmingCharacters(in: CharacterSet(charactersIn: ".?! "))
+        return "\(address) did not answer: \(cause). A watch connected to a phone may not answer another central; "
+            + "`tsgateway scan --all` lists what is in reach"
     }
 }
 

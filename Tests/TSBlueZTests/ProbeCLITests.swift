@@ -37,13 +37,13 @@ import TSTestSupport
         // Nobody by that address: the scan ends empty.
         let unknown = try await CLI.runOnceDetached(["probe", "AA:BB:CC:DD:EE:77", "--timeout", "2"], environment: environment)
         #expect(unknown.status == 80, "\(unknown.stderr)")
-        #expect(unknown.stderr.hasPrefix("tsgateway: AA:BB:CC:DD:EE:77 did not answer: "), "\(unknown.stderr)")
+        #expect(unknown.stderr.contains("\ntsgateway: AA:BB:CC:DD:EE:77 did not answer: "), "\(unknown.stderr)")
         #expect(unknown.stderr.contains("tsgateway scan --all"), "\(unknown.stderr)")
         // Known to BlueZ, but its services never resolve: the connect runs out of time.
         try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:78", alias: "Quiet")
         let quiet = try await CLI.runOnceDetached(["probe", "AA:BB:CC:DD:EE:78", "--timeout", "2"], environment: environment)
         #expect([69, 75].contains(quiet.status), "\(quiet.status): \(quiet.stderr)")
-        #expect(quiet.stderr.hasPrefix("tsgateway: AA:BB:CC:DD:EE:78 did not answer: "), "\(quiet.stderr)")
+        #expect(quiet.stderr.contains("\ntsgateway: AA:BB:CC:DD:EE:78 did not answer: "), "\(quiet.stderr)")
         #expect(!quiet.stderr.contains("Fatal error"))
     }
 
@@ -55,6 +55,6 @@ import TSTestSupport
         let bare = try PrivateBus(); defer { bare.stop() }
         let none = try await CLI.runOnceDetached(["probe", "AA:BB:CC:DD:EE:79"], environment: ["TSGATEWAY_DBUS_ADDRESS": bare.address])
         #expect(none.status == 69)
-        #expect(none.stderr == "tsgateway: bluetoothd is not running on the system bus; start it with `sudo systemctl start bluetooth`\n", "\(none.stderr)")
+        #expect(none.stderr == "probing AA:BB:CC:DD:EE:79…\ntsgateway: bluetoothd is not running on the system bus; start it with `sudo systemctl start bluetooth`\n", "\(none.stderr)")
     }
 }
