@@ -37,12 +37,22 @@ public enum DialectResolution {
     }
 
     /// What `scan` says of a device's dialect from the services it advertises: the one they
-    /// identify, or the candidates to name with `--dialect`, or nothing.
+    /// identify, or, for a service that does not tell (`isAmbiguous`), the candidates marked as
+    /// ambiguous with what to type to ask the watch itself, or nothing.
     public static func hint(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> String? {
         let serving = serving(serviceUUIDs, among: dialects)
-        if serving.count == 1, serving[0].identifiedByService { return serving[0].name.rawValue }
         guard !serving.isEmpty else { return nil }
-        return serving.map(\.name.rawValue).joined(separator: " or ") + "? (its service does not tell: pair --dialect NAME)"
+        guard isAmbiguous(serviceUUIDs, among: dialects) else { return serving[0].name.rawValue }
+        let others = serving.count == 1 ? " or another vendor's protocol" : ""
+        return "ambiguous: " + serving.map(\.name.rawValue).joined(separator: " or ") + others
+            + " (a shared service; `tsgateway probe ADDRESS` asks the watch, then pair --dialect NAME)"
+    }
+
+    /// The services name dialects but do not tell which one the device speaks: several dialects
+    /// share them, or one that other vendors' protocols use too (NPK's Realtek service).
+    public static func isAmbiguous(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> Bool {
+        let serving = serving(serviceUUIDs, among: dialects)
+        return serving.count > 1 || serving.contains { !$0.identifiedByService }
     }
 }
 

@@ -144,6 +144,26 @@ public actor NpkWatch: LinkedCentral {
 
     public func disconnect() async { await closeLink() }
 
+    /// Who the watch is, asked without logging in or binding (device information, 02/02), for
+    /// `tsgateway probe`: nothing on the watch changes. The link is closed again after.
+    public func identify() async throws -> DeviceInfo {
+        guard connection == nil else { throw WatchError.protocolViolation("identify needs a watch not yet connected") }
+        reassembler = NpkReassembler()
+        matcher.reset()
+        retiredSyncSequences = []
+        try await openLink()
+        do {
+            let peripheral = try await request(.deviceInfo).payload(as: TSMetaPeripheralInfo.self)
+            var described = NpkDevice.deviceInfo(from: peripheral, services: ServiceSet([]))
+            described.dialect = .npk
+            await closeLink()
+            return described
+        } catch {
+            await closeLink()
+            throw error
+        }
+    }
+
     /// Login, or bind when configured to or when the watch says it is bound to another user id.
     private func authenticate() async throws {
         var param = TSMetaAuthParam()
@@ -323,7 +343,11 @@ extension PairingCredential {
 
 extension WatchDialect {
     /// TopStep's NPK dialect.
-    public static let npk = WatchDialect(
-        name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
-        identifiedByService: false, credential: .npkAuthCode, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
+    public static let npk: WatchDialect = {
+        var dialect = WatchDialect(
+            name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
+            identifiedByService: false, credential: .npkAuthCode, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
+        dialect.identification = .npk
+        return dialect
+    }()
 }

@@ -261,7 +261,11 @@ extension GATTProfile {
 
 extension WatchDialect {
     /// QRing smart rings.
-    public static let qring = WatchDialect(
-        name: .qring, summary: "QRing smart rings (Colmi R02–R12, Yawell): 16-byte packets, sleep as big data", gatt: .qring,
-        makeCentral: { QRingWatch(transport: $0, configuration: $1) })
+    public static let qring: WatchDialect = {
+        var dialect = WatchDialect(
+            name: .qring, summary: "QRing smart rings (Colmi R02–R12, Yawell): 16-byte packets, sleep as big data", gatt: .qring,
+            makeCentral: { QRingWatch(transport: $0, configuration: $1) })
+        dialect.identification = .qring
+        return dialect
+    }()
 }

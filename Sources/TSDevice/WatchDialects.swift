@@ -20,6 +20,9 @@ public struct WatchDialect: Sendable {
     public var credential: PairingCredential?
     /// What `info` says of its watches beyond their capabilities.
     public var presentation = DialectPresentation()
+    /// Its harmless exchange that asks a watch offering `gatt`'s service who it is (`tsgateway
+    /// probe`); nil: it has none (the standard services are read by the probe itself).
+    public var identification: DialectIdentification?
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
     public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true, credential: PairingCredential? = nil,
@@ -43,6 +46,7 @@ public struct WatchDialect: Sendable {
         dialect.presentation.reportsSleepRule = true
         dialect.presentation.serviceListedByTransport = true
         dialect.presentation.noSmartWake = "no (protocol v1 without the v1.1 alarm extensions)"
+        dialect.identification = .protocolV1
         return dialect
     }()
 

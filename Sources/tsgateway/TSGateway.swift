@@ -21,6 +21,7 @@ struct TSGateway: AsyncParsableCommand {
         subcommands: [
             AdapterCommand.self,
             ScanCommand.self,
+            ProbeCommand.self,
             PairCommand.self,
             UnpairCommand.self,
             SimulateCommand.self,
@@ -37,6 +38,7 @@ struct TSGateway: AsyncParsableCommand {
             OutboxCommand.self,
             ProtocolCommand.self,
             CaptureCommand.self,
+            ReportProblemCommand.self,
         ]
     )
 

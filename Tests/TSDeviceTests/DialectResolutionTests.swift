@@ -68,7 +68,9 @@ import TSModels
 @Suite struct ScanDialectHintTests {
     @Test func scanSaysTheDialectAServiceIdentifiesAndAsksForOneItDoesNot() {
         #expect(DialectResolution.hint([GATTProfile.protocolV1.service.lowercased()]) == "v1")
-        #expect(DialectResolution.hint([GATTProfile.npk.service])?.hasPrefix("npk? ") == true)
+        #expect(DialectResolution.hint([GATTProfile.npk.service])?.hasPrefix("ambiguous: npk or another vendor's protocol") == true)
+        #expect(DialectResolution.isAmbiguous([GATTProfile.npk.service]))
+        #expect(!DialectResolution.isAmbiguous([GATTProfile.protocolV1.service]))
         #expect(DialectResolution.hint(["0000180d-0000-1000-8000-00805f9b34fb"]) == nil)
         #expect(DialectResolution.serving([GATTProfile.npk.service.lowercased()]).map(\.name) == [.npk])
     }

@@ -183,7 +183,11 @@ struct ExampleArrangement {
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/npk-steps runs the NPK watch under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
+        "tsgateway probe AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: probeRuns),
+        "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
     ]
+
+    static let probeRuns = "connects to a real device (ProbeCLITests probes a ring bridged to a fake bluetoothd; the e2e journey probe runs it under QEMU with btvirt)"
 }
 
 /// One example run in a scratch directory of its own with a private D-Bus (standing in for both

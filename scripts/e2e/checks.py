@@ -104,7 +104,7 @@ def adapter_info(path):
 @check("scan-finds")
 def scan_finds(path, address, *options):
     """`scan --json` reported ADDRESS; with options, its first report also has --name NAME, each
-    --service UUID among its services (lower case), --dialects A,B exactly."""
+    --service UUID among its services (lower case), --dialects A,B exactly, --ambiguous yes|no."""
     reports = [x for x in lines(path) if x["address"] == address]
     if not options:
         assert reports, f"no report of {address}"
@@ -120,6 +120,8 @@ def scan_finds(path, address, *options):
             assert value in [u.lower() for u in x["uuids"]], x
         elif option == "--dialects":
             assert x["dialects"] == value.split(","), x
+        elif option == "--ambiguous":
+            assert x.get("ambiguous") == (value == "yes"), x
         else:
             raise SystemExit(f"scan-finds: unknown option {option}")
 
@@ -511,6 +513,47 @@ def miband2_vs_band(steps_path, sim_log):
     said(f"heart rate measured: {bpm} bpm")
     print(f"miband2 0.1.1: wrong key refused, key accepted; clock {read.isoformat()} read back; battery {level.group(1)} %; "
           f"alarms 2 (07:30 Mon,Fri) and 3 (22:15 once) set, 4 cleared; heart rate {bpm} bpm — each as the band says")
+# --- probe and report-problem
+
+@check("probe-identifies")
+def probe_identifies(path, address, verdict, dialect=None):
+    """`probe --json` of ADDRESS ends in VERDICT (identified, standard-services-only, unknown)
+    with DIALECT, a GATT table, and a next step naming `pair ADDRESS --dialect DIALECT`."""
+    d = tail(path)
+    assert d["address"] == address, d
+    assert d["verdict"] == verdict, {k: d.get(k) for k in ("verdict", "dialect", "attempts", "next")}
+    assert d.get("dialect") == dialect, {k: d.get(k) for k in ("verdict", "dialect", "attempts")}
+    assert d["services"], "no GATT table"
+    if dialect:
+        assert d["next"].startswith(f"tsgateway pair {address} --dialect {dialect}"), d["next"]
+    answered = [a for a in d["attempts"] if a.get("answer")]
+    said = "; ".join(f"{a['dialect']}: {a['answer']['model']} {a['answer']['firmware']}" for a in answered) or "no dialect answered"
+    print(f"probe: {verdict} {dialect or ''} ({len(d['services'])} services; {said})")
+
+
+@check("report-archive")
+def report_archive(path, address):
+    """The report-problem archive at PATH is 0600, its MANIFEST lists version, system, BlueZ,
+    adapter, probe, command, log and the decoded exchange, the raw capture is left out, and no
+    Bluetooth address but ADDRESS appears in it."""
+    import os
+    import stat
+    import tarfile
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    assert mode == 0o600, oct(mode)
+    with tarfile.open(path) as archive:
+        files = {m.name.split("/", 1)[1]: archive.extractfile(m).read().decode("utf-8", "replace") for m in archive.getmembers() if m.isfile()}
+    manifest = files["MANIFEST"]
+    for held in ("version.txt", "system.txt", "bluez.txt", "adapter.txt", "probe.json", "command.txt", "log.txt", "exchange.txt"):
+        assert f"\n  {held}  " in manifest, f"MANIFEST does not list {held}:\n{manifest}"
+        assert held in files, f"the archive lacks {held}"
+    assert "capture.btsnoop" not in files and "capture.btsnoop  the raw capture is left out" in manifest, manifest
+    probe = json.loads(files["probe.json"])
+    assert probe["verdict"] == "identified", probe
+    others = {a.upper() for text in files.values() for a in re.findall(r"(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}", text)} - {address.upper()}
+    assert not others, f"addresses other than the watch's: {others}"
+    frames = files["exchange.txt"].count("\n")
+    print(f"report-problem: {len(files)} files, 0600, {frames} decoded frame(s) without payloads, no other address")
 
 
 def main(argv):

@@ -15,7 +15,7 @@ struct ScanCommand: AsyncParsableCommand {
     var all = false
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
     var adapter: String?
-    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired, dialects}; dialects: those whose service the device advertises.")
+    @Flag(help: "Print one JSON object per line: {address, name, rssi, uuids, paired, dialects, ambiguous}; dialects: those whose service the device advertises; ambiguous: that service does not tell which it speaks (`probe` asks the watch).")
     var json = false
 
     func validate() throws {
@@ -30,9 +30,10 @@ struct ScanCommand: AsyncParsableCommand {
             var seen = Set<String>()
             for await device in devices where seen.insert(device.address).inserted {
                 if json {
-                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String] }
+                    struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String]; var ambiguous: Bool }
                     print(String(decoding: try JSONCoding.encoder().encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
-                                                                                dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue))), as: UTF8.self))
+                                                                                dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue),
+                                                                                ambiguous: DialectResolution.isAmbiguous(device.uuids))), as: UTF8.self))
                 } else {
                     let dialect = DialectResolution.hint(device.uuids).map { "  \($0)" } ?? ""
                     print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")\(dialect)")

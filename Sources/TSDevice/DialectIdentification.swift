@@ -1,0 +1,90 @@
+import Foundation
+import TSModels
+import TSTransport
+
+/// A dialect's harmless identification exchange (`tsgateway probe`): it asks a watch offering the
+/// dialect's service who it is, in that dialect, and changes nothing on it — no clock, no
+/// pairing, no login that could turn into a bind, no setting. The link is closed again after.
+public struct DialectIdentification: Sendable {
+    /// The exchange in the dialect's own terms, for the probe's output ("HELLO, then DEVICE_INFO").
+    public var asks: String
+    public var run: @Sendable (any WatchTransport, WatchConfiguration) async throws -> DialectIdentity
+
+    public init(asks: String, run: @escaping @Sendable (any WatchTransport, WatchConfiguration) async throws -> DialectIdentity) {
+        self.asks = asks
+        self.run = run
+    }
+}
+
+/// What a watch answered to a dialect's identification exchange.
+public struct DialectIdentity: Sendable, Hashable, Codable {
+    public var dialect: Dialect
+    /// The exchange that was answered (`DialectIdentification.asks`).
+    public var asked: String
+    public var model: String
+    public var firmware: String
+    /// What else the answer said, in words ("battery 80 %").
+    public var detail: String?
+
+    public init(dialect: Dialect, asked: String, model: String, firmware: String, detail: String? = nil) {
+        self.dialect = dialect
+        self.asked = asked
+        self.model = model
+        self.firmware = firmware
+        self.detail = detail
+    }
+}
+
+extension WatchConfiguration {
+    /// The configuration an identification exchange runs with: the clock left alone, nothing
+    /// negotiated beyond what identifies the watch, no pairing.
+    var identifying: WatchConfiguration {
+        var quiet = self
+        quiet.syncTimeOnConnect = false
+        quiet.extensions = []
+        quiet.pairing = false
+        quiet.pairingSecret = nil
+        return quiet
+    }
+}
+
+extension DialectIdentification {
+    /// Protocol v1: HELLO and DEVICE_INFO (wire-protocol.md), the two requests every connect starts with.
+    public static let protocolV1 = DialectIdentification(asks: "HELLO, then DEVICE_INFO") { transport, configuration in
+        let watch = Watch(transport: transport, configuration: configuration.identifying)
+        let info: DeviceInfo
+        do { info = try await watch.connect() } catch {
+            await watch.disconnect()
+            throw error
+        }
+        await watch.disconnect()
+        // Without its service the central falls back to the standard services: no answer in v1.
+        guard info.dialect == .protocolV1 else { throw WatchError.unsupported("the protocol v1 service (the watch does not offer it)") }
+        return DialectIdentity(dialect: .protocolV1, asked: "HELLO, then DEVICE_INFO", model: info.model, firmware: info.firmware,
+                               detail: "up to \(info.capabilities.maxAlarms) alarms")
+    }
+
+    /// NPK: device information (02/02) alone, without the login that a refused watch would answer with a bind.
+    public static let npk = DialectIdentification(asks: "device information (02/02), without logging in") { transport, configuration in
+        let info = try await NpkWatch(transport: transport, configuration: configuration.identifying).identify()
+        return DialectIdentity(dialect: .npk, asked: "device information (02/02), without logging in", model: info.model, firmware: info.firmware,
+                               detail: "up to \(info.capabilities.maxAlarms) alarms")
+    }
+
+    /// QRing: Device Information's strings and a battery request (command 0x03) on the ring's command pair.
+    public static let qring = DialectIdentification(asks: "battery (command 0x03)") { transport, configuration in
+        let ring = QRingWatch(transport: transport, configuration: configuration.identifying)
+        let info: DeviceInfo
+        let battery: BatteryStatus
+        do {
+            info = try await ring.connect()
+            battery = try await ring.battery()
+        } catch {
+            await ring.disconnect()
+            throw error
+        }
+        await ring.disconnect()
+        return DialectIdentity(dialect: .qring, asked: "battery (command 0x03)", model: info.model, firmware: info.firmware,
+                               detail: "battery \(battery.level) %")
+    }
+}
