@@ -60,13 +60,12 @@ extension HuamiWatch {
     }
 
     /// What `monitor set` wrote through this central: a band does not report its heart-rate
-    /// settings (protocol-spec/huami.md §5).
+    /// settings (protocol-spec/huami.md §5); before a write, `MonitorSettingNotReported` (the
+    /// watch service then answers with the one it last wrote, from the store).
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
         guard Self.monitorTypes.contains(type) else { throw unsupported("a \(type.name) monitor setting") }
         guard connection != nil else { throw WatchError.notConnected }
-        guard let written = writtenMonitors[type] else {
-            throw unsupported("reading its \(type.name) monitor setting back (a band does not report it; `monitor set` writes it)")
-        }
+        guard let written = writtenMonitors[type] else { throw MonitorSettingNotReported(type: type) }
         return written
     }
 
