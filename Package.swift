@@ -74,8 +74,12 @@ let package = Package(
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
-        // The simulated watches (protocol v1, NPK, QRing) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator", "TSBlueZ"]),
+        // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
+        // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
+        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSHuami", "TSSimulator"]),
+        // The simulated watches (protocol v1, NPK, QRing, Huami) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator",
+                                                              "TSHuami", "TSHuamiSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
         // What is uploaded: the final nights of a sync, their outbox events and the HTTP body (`/api/v1/sleep`);
@@ -96,7 +100,7 @@ let package = Package(
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
         .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSSimulatorPeripheral"]),
+                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSWatchService", "TSDBus"]),
@@ -208,6 +212,15 @@ let package = Package(
         .testTarget(
             name: "TSHuamiTests",
             dependencies: ["TSModels", "TSHuami"]
+        ),
+        // The Huami central against the simulated band over the loopback, as its family opens it.
+        .testTarget(
+            name: "TSHuamiWatchTests",
+            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"]
+        ),
+        .testTarget(
+            name: "TSHuamiSimulatorTests",
+            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"]
         ),
         .testTarget(
             name: "TSSleepTests",

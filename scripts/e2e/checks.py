@@ -478,6 +478,41 @@ def figure_qring_sync(path, wall, mode):
           f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
 
 
+
+@check("miband2-vs-band")
+def miband2_vs_band(steps_path, sim_log):
+    """What miband2 0.1.1 returned (scripts/e2e/miband2_steps.py's JSON lines) is what the simulated
+    band says it did (its `band: …` lines): the wrong key refused and ours accepted, the clock set
+    to the time sent and read back, the battery level, the alarms in the band's table, and the one-off
+    heart-rate reading."""
+    got = {line["step"]: line for line in lines(steps_path)}
+    band = [line.split("band: ", 1)[1].strip() for line in open(sim_log) if "band: " in line]
+    start = next((line for line in open(sim_log) if "advertising on" in line), "")
+    def said(text):
+        assert text in band, f"the band never said \"{text}\"; it said {band}"
+    missing = {"auth-wrong-key", "auth", "set-datetime", "get-datetime", "get-battery", "set-regular-alarm",
+               "set-onetime-alarm", "unset-alarm", "request-heartbeat"} - set(got)
+    assert not missing, f"miband2 did not get through {sorted(missing)} (its output above)"
+    assert got["auth-wrong-key"]["status"] == "KEY_MISMATCH", f"miband2's auth with a wrong key: {got['auth-wrong-key']['status']}"
+    said("auth refused: not the band's key")
+    assert got["auth"]["status"] == "AUTH_OK", f"miband2's auth with the band's key: {got['auth']['status']}"
+    said("auth accepted")
+    said("clock set to 2026-01-02 03:04:05 +00:00")
+    read = datetime.datetime.fromisoformat(got["get-datetime"]["read"])
+    assert datetime.datetime(2026, 1, 2, 3, 4, 5) <= read < datetime.datetime(2026, 1, 2, 3, 5, 5), f"get_datetime read {read}, set 2026-01-02T03:04:05"
+    level = re.search(r"battery (\d+) %", start)
+    assert level, f"the band's start line names no battery level: {start}"
+    assert got["get-battery"]["level"] == int(level.group(1)) and got["get-battery"]["status"] == "normal", \
+        f"get_battery: {got['get-battery']}, the band holds {level.group(1)} %, not charging"
+    said("alarm slot 2: 07:30 Mon,Fri, on, no snooze")
+    said("alarm slot 3: 22:15 once, on, no snooze")
+    said("alarm slot 4: cleared")
+    bpm = got["request-heartbeat"]["bpm"]
+    said(f"heart rate measured: {bpm} bpm")
+    print(f"miband2 0.1.1: wrong key refused, key accepted; clock {read.isoformat()} read back; battery {level.group(1)} %; "
+          f"alarms 2 (07:30 Mon,Fri) and 3 (22:15 once) set, 4 cleared; heart rate {bpm} bpm — each as the band says")
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help", "--list"):
         for name, function in CHECKS.items():
