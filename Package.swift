@@ -88,6 +88,9 @@ let package = Package(
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
         .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
+        // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
+        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSHuami"]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
@@ -96,7 +99,7 @@ let package = Package(
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing",
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
                                                    "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
@@ -210,6 +213,11 @@ let package = Package(
         .testTarget(
             name: "TSHuamiTests",
             dependencies: ["TSModels", "TSHuami"]
+        ),
+        // The Huami central against the simulated band over the loopback, as its family opens it.
+        .testTarget(
+            name: "TSHuamiWatchTests",
+            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",

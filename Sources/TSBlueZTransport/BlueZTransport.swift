@@ -54,10 +54,11 @@ public struct BlueZTransport: WatchTransport {
         for wanted in StandardCharacteristic.allCases {
             standard[wanted] = all.first { $0.serviceUUID == wanted.service.uuid && $0.uuid == wanted.uuid }
         }
+        let byID = Dictionary(all.map { (GATTCharacteristicID(service: $0.serviceUUID, uuid: $0.uuid), $0) }, uniquingKeysWith: { first, _ in first })
         let linkMTU = all.map(\.mtu).max() ?? ATTMTU.default.value
         guard let profile, all.contains(where: { $0.serviceUUID.lowercased() == profile.service.lowercased() }) else {
             return BlueZConnection(bluez: bluez, device: device, frames: nil, loss: loss, mtu: (try? ATTMTU(linkMTU)) ?? .default,
-                                   services: services, standard: standard)
+                                   services: services, standard: standard, byID: byID)
         }
         let write = try await bluez.characteristic(of: device, service: profile.service.lowercased(), uuid: profile.writeCharacteristic.lowercased())
         let notify = try await bluez.characteristic(of: device, service: profile.service.lowercased(), uuid: profile.notifyCharacteristic.lowercased())
@@ -73,7 +74,7 @@ public struct BlueZTransport: WatchTransport {
         if acquired != nil { onStep?(.writeAcquired) }
         let mtu = (try? ATTMTU(max(write.mtu, notify.mtu, acquired?.mtu ?? 0))) ?? .default
         var connection = BlueZConnection(bluez: bluez, device: device, frames: (write, values, acquired?.fd, withoutResponse), loss: loss, mtu: mtu,
-                                         services: services, standard: standard)
+                                         services: services, standard: standard, byID: byID)
         if let second = profile.secondChannel, all.contains(where: { $0.serviceUUID.lowercased() == second.service.lowercased() }) {
             connection.secondChannel = try await openSecondChannel(second, of: device, writeMode: profile.writeMode)
         }
@@ -104,6 +105,8 @@ struct BlueZConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
     let services: ServiceSet
     let standard: [StandardCharacteristic: GattCharacteristic]
+    /// Every characteristic GATT discovery found, by service and UUID.
+    let byID: [GATTCharacteristicID: GattCharacteristic]
     private let withoutResponse: Bool
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
@@ -126,7 +129,9 @@ struct BlueZConnection: TransportConnection {
 
     init(bluez: BlueZ, device: DeviceHandle,
          frames: (write: GattCharacteristic, values: AsyncStream<[UInt8]>, writeSocket: Int32?, withoutResponse: Bool)?,
-         loss: AsyncStream<String>, mtu: ATTMTU, services: ServiceSet, standard: [StandardCharacteristic: GattCharacteristic]) {
+         loss: AsyncStream<String>, mtu: ATTMTU, services: ServiceSet, standard: [StandardCharacteristic: GattCharacteristic],
+         byID: [GATTCharacteristicID: GattCharacteristic]) {
+        self.byID = byID
         self.writeSocket = frames?.writeSocket
         self.bluez = bluez
         self.device = device
@@ -176,6 +181,26 @@ struct BlueZConnection: TransportConnection {
     }
 
     func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        try await bluez.acquiredOrSignalledNotifications(of: try gatt(characteristic))
+    }
+
+    var characteristics: Set<GATTCharacteristicID> { Set(byID.keys) }
+
+    private func gatt(_ characteristic: GATTCharacteristicID) throws -> GattCharacteristic {
+        guard let found = byID[characteristic] else { throw TransportError.noCharacteristic(characteristic) }
+        return found
+    }
+
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] {
+        try await bluez.read(try gatt(characteristic))
+    }
+
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
+        guard value.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: value.count, limit: mtu.chunkSize) }
+        try await bluez.write(value, to: try gatt(characteristic), withResponse: withResponse)
+    }
+
+    func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
         try await bluez.acquiredOrSignalledNotifications(of: try gatt(characteristic))
     }
 

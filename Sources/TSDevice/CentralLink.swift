@@ -6,7 +6,8 @@ import TSTransport
 /// the first byte timed), close it, forget it when it ends, fail a connect's description with the
 /// link closed, and take one request at a time on it. A central keeps the state and says what a
 /// notification means to it (`received`) and what it lets go of when its link ends (`releaseLink`).
-protocol LinkedCentral: WatchCentral, Actor {
+/// Package-wide so that a family's central can live in the family's own module (TSHuamiWatch).
+package protocol LinkedCentral: WatchCentral, Actor {
     var transport: any WatchTransport { get }
     var connection: (any TransportConnection)? { get set }
     var connectionGeneration: Int { get set }
@@ -23,7 +24,7 @@ extension LinkedCentral {
     /// Opens the link and makes it the current one; its events reach `received` and its end
     /// `releaseLink` until a newer link replaces it.
     @discardableResult
-    func openLink() async throws -> (connection: any TransportConnection, generation: Int, pump: Task<Void, Never>) {
+    package func openLink() async throws -> (connection: any TransportConnection, generation: Int, pump: Task<Void, Never>) {
         let started = ContinuousClock.now
         connectTimings = ConnectTimings()
         let opening = try await LinkOpening.open(transport, started: started)
@@ -49,21 +50,21 @@ extension LinkedCentral {
     }
 
     /// Forgets link `generation` once, if it is still the current one.
-    func linkEnded(generation: Int, reason: String) {
+    package func linkEnded(generation: Int, reason: String) {
         guard generation == connectionGeneration, connection != nil else { return }
         connection = nil
         releaseLink(reason: reason)
     }
 
     /// Closes the current link; what waits on it fails as "disconnected by the gateway".
-    func closeLink() async {
+    package func closeLink() async {
         guard let open = connection else { return }
         await open.close()
         linkEnded(generation: connectionGeneration, reason: "disconnected by the gateway")
     }
 
     /// What a connect learns once the link is open; a failure closes the link before it is thrown.
-    func describing(_ body: () async throws -> DeviceInfo) async throws -> DeviceInfo {
+    package func describing(_ body: () async throws -> DeviceInfo) async throws -> DeviceInfo {
         do {
             return try await body()
         } catch {
@@ -73,15 +74,17 @@ extension LinkedCentral {
     }
 
     /// Waits for this central's turn to send a request (first come, first served); `endTurn` passes it on.
-    func takeTurn() async {
+    package func takeTurn() async {
         if !requestTurns.take() { await withCheckedContinuation { requestTurns.enqueue($0) } }
     }
 
-    func endTurn() { requestTurns.release() }
+    package func endTurn() { requestTurns.release() }
 }
 
 /// One request at a time on a link, in the order they asked.
-struct RequestTurns {
+package struct RequestTurns: Sendable {
+    package init() {}
+
     private var taken = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 

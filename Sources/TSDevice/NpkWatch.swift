@@ -67,7 +67,7 @@ public actor NpkWatch: LinkedCentral {
     public nonisolated let configuration: WatchConfiguration
     public nonisolated let options: NpkWatchOptions
     public private(set) var info: DeviceInfo?
-    public internal(set) var connectTimings = ConnectTimings()
+    public package(set) var connectTimings = ConnectTimings()
     /// Bytes the reassembler dropped on the current link, by reason.
     public var streamDrops: NpkStreamDropCounts { reassembler.drops }
     /// Requests sent again after getting no answer in time, since this actor was made.
@@ -82,15 +82,15 @@ public actor NpkWatch: LinkedCentral {
     /// Manual heart-rate readings the watch sent outside 1…255 bpm, never stored.
     public internal(set) var rejectedHeartRateReadings = 0
 
-    var connection: (any TransportConnection)?
-    var connectionGeneration = 0
+    package var connection: (any TransportConnection)?
+    package var connectionGeneration = 0
     private var reassembler = NpkReassembler()
     private var matcher = NpkRequestMatcher()
     private var answer: (token: Int, continuation: CheckedContinuation<NpkFrame?, any Error>)?
     private var answerTokens = 0
     /// An answer that came while its request was still being written (an in-process watch answers at once).
     private var earlyAnswer: NpkFrame?
-    var requestTurns = RequestTurns()
+    package var requestTurns = RequestTurns()
     var sleepSink: SleepSink?
     var heartRateSink: HeartRateSink?
     var retiredSyncSequences: Set<UInt16> = []
@@ -194,7 +194,7 @@ public actor NpkWatch: LinkedCentral {
         return NpkBindResult(rawValue: try answer.payload(as: TSMetaAuthRespond.self).result)
     }
 
-    func releaseLink(reason: String) {
+    package func releaseLink(reason: String) {
         matcher.abandon()
         if let waiting = answer {
             answer = nil
@@ -274,7 +274,7 @@ public actor NpkWatch: LinkedCentral {
 
     // MARK: Receiving
 
-    func received(_ bytes: [UInt8]) {
+    package func received(_ bytes: [UInt8]) {
         for output in reassembler.feed(bytes) {
             if case let .frame(frame) = output { route(frame) }
         }

@@ -32,7 +32,7 @@ public actor QRingWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
     public private(set) var info: DeviceInfo?
-    public internal(set) var connectTimings = ConnectTimings()
+    public package(set) var connectTimings = ConnectTimings()
     /// What the set-time answer said: the ring sends sleep as big data. Nil until the clock was set.
     public internal(set) var newSleepProtocol: Bool?
     var dropped = QRingDropCounts()
@@ -41,13 +41,13 @@ public actor QRingWatch: LinkedCentral {
     /// One for the central's lifetime: a frame cut off by a lost link is expired (counted) on the next connect.
     var bigData = BigDataReassembler()
 
-    var connection: (any TransportConnection)?
-    var connectionGeneration = 0
+    package var connection: (any TransportConnection)?
+    package var connectionGeneration = 0
     private var answerSink: (command: UInt8, continuation: AsyncStream<Delivery>.Continuation)?
     var bigDataSink: AsyncStream<Delivery>.Continuation?
     /// When the last big-data bytes arrived (or the request went out).
     var bigDataProgress = ContinuousClock.now
-    var requestTurns = RequestTurns()
+    package var requestTurns = RequestTurns()
     var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
     var heartRateStreams: [UUID: HeartRateSubscriber] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
@@ -135,7 +135,7 @@ public actor QRingWatch: LinkedCentral {
 
     public func disconnect() async { await closeLink() }
 
-    func releaseLink(reason: String) {
+    package func releaseLink(reason: String) {
         answerSink?.continuation.yield(.linkLost(reason))
         bigDataSink?.yield(.linkLost(reason))
         batteryStreams.values.forEach { $0.finish() }
@@ -208,7 +208,7 @@ public actor QRingWatch: LinkedCentral {
 
     // MARK: Receiving
 
-    func received(_ bytes: [UInt8]) {
+    package func received(_ bytes: [UInt8]) {
         let command = (bytes.first ?? 0) & ~QRingPacket.errorBit
         if let sink = answerSink, sink.command == command, !bytes.isEmpty {
             sink.continuation.yield(.bytes(bytes))

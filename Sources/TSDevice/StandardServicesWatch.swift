@@ -10,13 +10,13 @@ public actor StandardServicesWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
     public private(set) var info: DeviceInfo?
-    public internal(set) var connectTimings = ConnectTimings()
+    public package(set) var connectTimings = ConnectTimings()
     /// Heart Rate Measurement values refused as malformed since this actor was made.
     public private(set) var malformedHeartRateValues = 0
 
-    var connection: (any TransportConnection)?
-    var connectionGeneration = 0
-    var requestTurns = RequestTurns()
+    package var connection: (any TransportConnection)?
+    package var connectionGeneration = 0
+    package var requestTurns = RequestTurns()
     private let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
     public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
@@ -50,9 +50,9 @@ public actor StandardServicesWatch: LinkedCentral {
     public func disconnect() async { await closeLink() }
 
     /// Its standard characteristics are read and written, never notified on this link.
-    func received(_ bytes: [UInt8]) {}
+    package func received(_ bytes: [UInt8]) {}
 
-    func releaseLink(reason: String) { fanOut.send(.linkLost(reason: reason)) }
+    package func releaseLink(reason: String) { fanOut.send(.linkLost(reason: reason)) }
 
     private func link() throws -> StandardServicesLink {
         guard let connection else { throw WatchError.notConnected }

@@ -128,7 +128,7 @@ extension Watch {
 
     // MARK: Incoming
 
-    func received(_ chunk: [UInt8]) async {
+    package func received(_ chunk: [UInt8]) async {
         for received in reassembler.append(chunk, at: clock.now - epoch) {
             switch received {
             case let .frame(frame): await handle(frame)

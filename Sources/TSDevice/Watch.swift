@@ -27,7 +27,7 @@ public actor Watch {
     /// Heart Rate Measurement values refused as malformed since this actor was made.
     public internal(set) var malformedHeartRateValues = 0
 
-    var connection: (any TransportConnection)?
+    package var connection: (any TransportConnection)?
     var reassembler = FrameReassembler()
     var sequence: UInt8 = 0
     var pending: PendingRequest?
@@ -44,8 +44,8 @@ public actor Watch {
     /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
     var completedTransfer: (id: UInt16, pageCount: Int)?
     var pumpTask: Task<Void, Never>?
-    var connectionGeneration = 0
-    var requestTurns = RequestTurns()
+    package var connectionGeneration = 0
+    package var requestTurns = RequestTurns()
     let clock = ContinuousClock()
     let epoch = ContinuousClock.now
 
@@ -66,7 +66,7 @@ public actor Watch {
     public var mtu: ATTMTU? { connection?.mtu }
     /// How long the last connect took: until the transport was open, and until the watch's
     /// first byte arrived.
-    public internal(set) var connectTimings = ConnectTimings()
+    public package(set) var connectTimings = ConnectTimings()
 
     // MARK: Connection
 
@@ -115,7 +115,7 @@ public actor Watch {
 
     public func disconnect() async { await closeLink() }
 
-    func releaseLink(reason: String) {
+    package func releaseLink(reason: String) {
         pumpTask = nil
         if let waiting = pending {
             pending = nil

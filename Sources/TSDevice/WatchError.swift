@@ -46,3 +46,14 @@ public enum WatchError: CategorizedError, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// The watch does not report a monitor setting back (a Huami band's heart-rate settings can only
+/// be written): the watch service answers with the one it last wrote, kept in the store.
+public struct MonitorSettingNotReported: CategorizedError, Sendable, Hashable, CustomStringConvertible {
+    public var type: MonitorType
+
+    public init(type: MonitorType) { self.type = type }
+
+    public var description: String { "the watch does not report its \(type.name) monitor setting; `monitor set` writes one" }
+    public var category: ErrorCategory { .notSupported }
+}

@@ -6,12 +6,16 @@ import TSWatchService
 /// The families this build knows.
 public enum WatchFamilies {
     /// One line per family: its registration.
-    public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring]
+    public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring, .huami]
 
     private static let registered: Mutex<[WatchFamily]> = {
         for family in builtIn { WatchDialects.register(family.dialect) }
         return Mutex(builtIn)
     }()
+
+    /// Makes every built-in family's dialect known to `WatchDialects` (dialect resolution, the
+    /// configuration reader, `--dialect`); a front door calls it before it reads a dialect's name.
+    public static func registerBuiltIn() { _ = all }
 
     /// Every family known, the built-in ones first.
     public static var all: [WatchFamily] { registered.withLock { $0 } }
@@ -45,6 +49,8 @@ public enum WatchFamilies {
             throw CategorizedFailure(.invalidInput, "the \(family.name) dialect has no simulated watch; the simulated watch speaks \(names)")
         }
         let link = try simulated.open(options)
+        var configuration = configuration
+        if configuration.pairingSecret == nil { configuration.pairingSecret = link.pairingSecret }
         let opened = try WatchOpener.open(.transport(link.transport), dialect: family.name, configuration: configuration)
         return OpenedSimulatedWatch(central: opened.central, device: link.device)
     }

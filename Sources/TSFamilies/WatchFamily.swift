@@ -37,10 +37,14 @@ public struct SimulatedFamily: Sendable {
 public struct SimulatedLink: Sendable {
     public var transport: any WatchTransport
     public var device: any SimulatedDevice
+    /// The secret the simulated device takes (a band's auth key), given to its central when the
+    /// caller gave none; nil: it takes none.
+    public var pairingSecret: PairingSecret?
 
-    public init(transport: any WatchTransport, device: any SimulatedDevice) {
+    public init(transport: any WatchTransport, device: any SimulatedDevice, pairingSecret: PairingSecret? = nil) {
         self.transport = transport
         self.device = device
+        self.pairingSecret = pairingSecret
     }
 }
 

@@ -60,6 +60,21 @@ public struct GATTChannel: Sendable, Hashable {
     }
 }
 
+/// One characteristic of a peripheral, by its service and its own UUID (128-bit form, stored
+/// lower case): for a dialect that speaks over more characteristics than its profile's pairs
+/// (Huami's auth, configuration, fetch and data characteristics).
+public struct GATTCharacteristicID: Sendable, Hashable, CustomStringConvertible {
+    public let service: String
+    public let uuid: String
+
+    public init(service: String, uuid: String) {
+        self.service = service.lowercased()
+        self.uuid = uuid.lowercased()
+    }
+
+    public var description: String { "characteristic \(uuid) of service \(service)" }
+}
+
 /// A dialect name this build does not know.
 public struct DialectError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     public var name: Dialect

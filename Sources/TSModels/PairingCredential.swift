@@ -11,11 +11,16 @@ public struct PairingCredential: Sendable {
     public var meaning: String
     /// What is wrong with a value, in words for the person who typed it; nil: nothing.
     public var problem: @Sendable (String) -> String?
+    /// The watch takes it on every connect, not only when pairing (Huami's auth key): `pair`
+    /// keeps it, readable by its owner only, for the commands after it.
+    public var neededOnEveryConnect: Bool
 
-    public init(key: String, holder: String, meaning: String, problem: @escaping @Sendable (String) -> String?) {
+    public init(key: String, holder: String, meaning: String, neededOnEveryConnect: Bool = false,
+                problem: @escaping @Sendable (String) -> String?) {
         self.key = key
         self.holder = holder
         self.meaning = meaning
+        self.neededOnEveryConnect = neededOnEveryConnect
         self.problem = problem
     }
 

@@ -15,10 +15,13 @@ public struct LoopbackTransport: WatchTransport {
     public let name: String?
     /// The peripheral's second write/notify pair; nil: none. The link's faults apply to it too.
     public let secondChannel: (any SecondChannelEndpoint)?
+    /// The peripheral's characteristics addressed by service and UUID; nil: none. The link's faults apply to them too.
+    public let characteristics: (any CharacteristicsEndpoint)?
 
     public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
                 standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil,
-                secondChannel: (any SecondChannelEndpoint)? = nil) {
+                secondChannel: (any SecondChannelEndpoint)? = nil, characteristics: (any CharacteristicsEndpoint)? = nil) {
+        self.characteristics = characteristics
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
@@ -29,10 +32,10 @@ public struct LoopbackTransport: WatchTransport {
     }
 
     public func open() async throws -> any TransportConnection {
-        let characteristics = standard?.standardCharacteristics ?? []
-        let services = ServiceSet(characteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
+        let standardCharacteristics = standard?.standardCharacteristics ?? []
+        let services = ServiceSet(standardCharacteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
         let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name,
-                                            secondChannel: secondChannel)
+                                            secondChannel: secondChannel, characteristics: self.characteristics)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
                 await connection?.deliverNotification(chunk)
@@ -41,6 +44,11 @@ public struct LoopbackTransport: WatchTransport {
         if let secondChannel {
             await secondChannel.centralConnectedSecondChannel { [weak connection] chunk in
                 await connection?.deliverSecondChannelNotification(chunk)
+            }
+        }
+        if let characteristics = self.characteristics {
+            await characteristics.centralConnected { [weak connection] characteristic, value in
+                await connection?.deliverNotification(value, of: characteristic)
             }
         }
         return connection
@@ -66,10 +74,15 @@ actor LoopbackConnection: TransportConnection {
     private let secondChannelContinuation: AsyncStream<[UInt8]>.Continuation?
     private var heldBackSecondWrite: [UInt8]?
     private var heldBackSecondNotification: [UInt8]?
+    private let characteristicsEndpoint: (any CharacteristicsEndpoint)?
+    private var characteristicStreams: [GATTCharacteristicID: [AsyncStream<[UInt8]>.Continuation]] = [:]
+    private var heldBackCharacteristicWrites: [GATTCharacteristicID: [UInt8]] = [:]
+    private var heldBackCharacteristicNotifications: [GATTCharacteristicID: [UInt8]] = [:]
 
     init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?,
-         secondChannel: (any SecondChannelEndpoint)?) {
+         secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?) {
         self.secondChannel = secondChannel
+        characteristicsEndpoint = characteristics
         if secondChannel != nil {
             let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
             (secondChannelNotifications, secondChannelContinuation) = (stream, continuation)
@@ -163,6 +176,56 @@ actor LoopbackConnection: TransportConnection {
         }
     }
 
+    nonisolated var characteristics: Set<GATTCharacteristicID> { characteristicsEndpoint?.characteristics ?? [] }
+
+    private func endpoint(_ characteristic: GATTCharacteristicID) throws -> any CharacteristicsEndpoint {
+        guard isOpen else { throw TransportError.notConnected }
+        guard let characteristicsEndpoint, characteristicsEndpoint.characteristics.contains(characteristic) else {
+            throw TransportError.noCharacteristic(characteristic)
+        }
+        return characteristicsEndpoint
+    }
+
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] {
+        try await endpoint(characteristic).read(characteristic)
+    }
+
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
+        let endpoint = try endpoint(characteristic)
+        guard value.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: value.count, limit: mtu.chunkSize) }
+        var held = heldBackCharacteristicWrites[characteristic]
+        let packets = applyFaults(value, heldBack: &held)
+        heldBackCharacteristicWrites[characteristic] = held
+        for packet in packets {
+            if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            guard isOpen else { throw TransportError.notConnected }
+            try await endpoint.centralWrote(packet, to: characteristic)
+            await countPacket()
+        }
+    }
+
+    /// Ends when the link drops, as a BLE notification stream would.
+    func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
+        _ = try endpoint(characteristic)
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        characteristicStreams[characteristic, default: []].append(continuation)
+        return stream
+    }
+
+    func deliverNotification(_ value: [UInt8], of characteristic: GATTCharacteristicID) async {
+        guard isOpen else { return }
+        var held = heldBackCharacteristicNotifications[characteristic]
+        let packets = applyFaults(value, heldBack: &held)
+        heldBackCharacteristicNotifications[characteristic] = held
+        for packet in packets {
+            if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            guard isOpen else { return }
+            // Nobody subscribed: the notification is lost, as on a real link.
+            characteristicStreams[characteristic]?.forEach { $0.yield(packet) }
+            await countPacket()
+        }
+    }
+
     func close() async {
         await drop(reason: "closed by the central")
     }
@@ -200,6 +263,9 @@ actor LoopbackConnection: TransportConnection {
         secondChannelContinuation?.finish()
         standardStreams.forEach { $0.finish() }
         standardStreams = []
+        characteristicStreams.values.forEach { $0.forEach { $0.finish() } }
+        characteristicStreams = [:]
         if services.contains(.protocolV1) { await peripheral.centralDisconnected() }
+        await characteristicsEndpoint?.centralDisconnected()
     }
 }

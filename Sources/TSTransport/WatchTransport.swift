@@ -35,6 +35,16 @@ public protocol TransportConnection: Sendable {
     var secondChannelNotifications: AsyncStream<[UInt8]>? { get }
     /// One ATT write of at most `mtu.chunkSize` bytes to the second pair's write characteristic.
     func writeSecondChannel(_ chunk: [UInt8]) async throws
+    /// The characteristics of the peripheral that can be addressed by service and UUID, for a
+    /// dialect that speaks over more than its profile's pairs (Huami); empty on links that offer none.
+    var characteristics: Set<GATTCharacteristicID> { get }
+    /// Reads a characteristic's value (an ATT Read Request).
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8]
+    /// Writes a characteristic's value, as a Write Request or a Write Command.
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws
+    /// Notifications of a characteristic, from the moment this returns until the link ends or the
+    /// stream is dropped: subscribe before the write whose answer it carries.
+    func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]>
 }
 
 extension TransportConnection {
@@ -47,6 +57,14 @@ extension TransportConnection {
     public func peripheralName() async -> String? { nil }
     public var secondChannelNotifications: AsyncStream<[UInt8]>? { nil }
     public func writeSecondChannel(_ chunk: [UInt8]) async throws { throw TransportError.noSecondChannel }
+    public var characteristics: Set<GATTCharacteristicID> { [] }
+    public func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] { throw TransportError.noCharacteristic(characteristic) }
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
+        throw TransportError.noCharacteristic(characteristic)
+    }
+    public func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
+        throw TransportError.noCharacteristic(characteristic)
+    }
 }
 
 public enum TransportEvent: Sendable, Hashable {
@@ -65,6 +83,8 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
     case noProtocolV1
     /// The link has no second write/notify pair (the dialect's profile names none, or the watch lacks its service).
     case noSecondChannel
+    /// The peripheral has no such characteristic (addressed by service and UUID).
+    case noCharacteristic(GATTCharacteristicID)
 
     public var description: String {
         switch self {
@@ -75,6 +95,7 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         case let .characteristicMissing(characteristic): "the watch has no \(characteristic.title) characteristic"
         case .noProtocolV1: "the watch has no protocol v1 service"
         case .noSecondChannel: "the watch has no second channel (the service its dialect uses for bulk data)"
+        case let .noCharacteristic(characteristic): "the watch has no \(characteristic)"
         }
     }
 
@@ -82,7 +103,7 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         switch self {
         case .notConnected, .connectFailed: .unavailable
         case .chunkTooLarge, .captureExhausted: .protocolError
-        case .characteristicMissing, .noProtocolV1, .noSecondChannel: .notSupported
+        case .characteristicMissing, .noProtocolV1, .noSecondChannel, .noCharacteristic: .notSupported
         }
     }
 }
@@ -101,6 +122,17 @@ public protocol PeripheralEndpoint: Sendable {
 public protocol SecondChannelEndpoint: Sendable {
     func centralConnectedSecondChannel(send: @escaping @Sendable ([UInt8]) async -> Void) async
     func centralWroteSecondChannel(_ chunk: [UInt8]) async
+}
+
+/// Characteristics of an in-process peripheral addressed by service and UUID (a Huami band's),
+/// as a loopback link offers them. `notify` delivers one notification of a characteristic to the
+/// central; the link's faults apply to these writes and notifications as to the first pair's.
+public protocol CharacteristicsEndpoint: Sendable {
+    var characteristics: Set<GATTCharacteristicID> { get }
+    func centralConnected(notify: @escaping @Sendable (GATTCharacteristicID, [UInt8]) async -> Void) async
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8]
+    func centralWrote(_ value: [UInt8], to characteristic: GATTCharacteristicID) async throws
+    func centralDisconnected() async
 }
 
 /// The standard GATT services of an in-process peripheral (the simulator's Device

@@ -161,8 +161,16 @@ public struct WatchOperations: Sendable {
         }
     }
 
+    /// A watch that does not report a setting back (`MonitorSettingNotReported`) is answered with
+    /// the one this gateway last wrote to it, or, before any, the setting switched off.
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
-        let config = try await watch.monitorConfig(type)
+        let config: MonitorConfig
+        do {
+            config = try await watch.monitorConfig(type)
+        } catch is MonitorSettingNotReported {
+            let written = try await store.monitorConfigs(watch: watchId).first { $0.type == type }
+            return written ?? MonitorConfig(type: type, schedule: MonitorSchedule(enabled: false))
+        }
         try await shieldedFromCancellation { [store, watchId] in try await store.saveMonitorConfig(config, watch: watchId) }
         return config
     }

@@ -14,7 +14,9 @@ struct PairCommand: AsyncParsableCommand {
             Find the address with `tsgateway scan`. Pairing uses Just Works (no PIN). A TopStep NPK watch \
             (--dialect npk) is then asked to bind the gateway, with the code it shows as a QR code when \
             given (--auth-code); the wearer may have to confirm on the watch. A bind declined there exits 77, \
-            one nobody confirmed in time 75.
+            one nobody confirmed in time 75. A Huami band (--dialect huami) takes its 16-byte auth key \
+            (--auth-key, 32 hex digits) on every connect: it is kept beside the database, readable by you \
+            only, and never printed; a key the band refuses exits 77.
             """)
     @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.")
     var address: String
@@ -27,9 +29,13 @@ struct PairCommand: AsyncParsableCommand {
     var dialect: Dialect?
     @Option(help: ArgumentHelp(PairingSecretOptions.help("auth-code"), valueName: "code"))
     var authCode: String?
+    @Option(help: ArgumentHelp(PairingSecretOptions.help("auth-key"), valueName: "hex"))
+    var authKey: String?
 
     /// The pairing secrets given, by their key; the coordinator of `--dialect` says which it takes.
-    var secretsGiven: [(key: String, text: String)] { [("auth-code", authCode)].compactMap { key, text in text.map { (key, $0) } } }
+    var secretsGiven: [(key: String, text: String)] {
+        [("auth-code", authCode), ("auth-key", authKey)].compactMap { key, text in text.map { (key, $0) } }
+    }
 
     func validate() throws {
         guard WatchID(address) != nil else {
@@ -86,6 +92,9 @@ struct PairCommand: AsyncParsableCommand {
         }
         let id = WatchID(address)!  // validate() checked it
         try await store.saveWatch(id: id.rawValue, name: nil, info: info)
+        if let secret = try pairingSecret(), (try? WatchDialects.named(info.spokenDialect))?.credential?.neededOnEveryConnect == true {
+            do { try RememberedSecrets.save(secret, watch: id, databasePath: store.path) } catch { throw CLIFailure.from(error) }
+        }
         // A watch with standard services only may name no firmware.
         let firmware = info.firmware.isEmpty ? "" : ", firmware \(info.firmware)"
         print("paired with \(info.model) (\(id))\(firmware), speaking \(info.spokenDialect); it is now the default watch")

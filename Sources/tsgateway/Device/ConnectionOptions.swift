@@ -13,7 +13,7 @@ enum DialectChoice {
         return name
     }
 
-    static var list: String { WatchDialects.builtIn.map(\.name.rawValue).joined(separator: ", ") }
+    static var list: String { WatchDialects.all.map(\.name.rawValue).joined(separator: ", ") }
 }
 
 /// Options every command that talks to a watch takes.

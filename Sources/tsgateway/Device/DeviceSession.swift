@@ -79,6 +79,9 @@ struct DeviceSession {
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
             // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
             var configuration = WatchConfiguration()
+            if let credential = dialect.credential, credential.neededOnEveryConnect, let watch = WatchID(address) {
+                configuration.pairingSecret = RememberedSecrets.load(credential, watch: watch, databasePath: store.path)
+            }
             if let distrust = try await ClockCheck.trust(databasePath: store.path, simulate: false).distrust {
                 configuration.syncTimeOnConnect = false
                 logger.info("the watch's clock is not set at connect: \(distrust.why)")

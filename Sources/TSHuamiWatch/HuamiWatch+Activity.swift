@@ -1,0 +1,199 @@
+import Foundation
+import TSDevice
+import TSHuami
+import TSModels
+import TSTransport
+
+/// The transfers fetched on the current link and not yet acknowledged: a sync's heart-rate step
+/// and its sleep step read the same transfers, and the acknowledgement covers them.
+struct FetchedActivity: Sendable {
+    /// The `since` the first transfer was asked from.
+    var from: Int64
+    var runs: [HuamiActivity] = []
+    /// The band had nothing after the last run.
+    var complete = false
+}
+
+/// The activity fetch (protocol-spec/huami.md §7): per-minute samples since a time, read into
+/// sleep items and heart rate (§8, §9), handed over transfer by transfer (a band sends a long
+/// history in several), so a sync whose link drops keeps what it stored and goes on from there.
+/// The band is acknowledged (`03`) only when the sync has committed what it read
+/// (`acknowledgeSleep`, called by `SleepSync` after the store's commit); a transfer that fails
+/// hands over nothing, so nothing of it is stored or acknowledged.
+extension HuamiWatch {
+    /// How far before a sync's start the samples are fetched, so that a night in progress at the
+    /// cursor is read whole; what is stored already is not stored twice.
+    public static let nightLookback: Int64 = 12 * 3600
+    /// Transfers on one link before the band is taken to have sent all it has.
+    static let maxFetches = 1000
+    /// After the band said the transfer is done, how long data packets still in flight may take
+    /// (the fetch-control and data characteristics are two notification streams).
+    static let endGrace: Duration = .milliseconds(500)
+
+    public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer {
+        let runs = try await activityRuns(since: start - Self.nightLookback)
+        let (parts, continuation) = AsyncThrowingStream.makeStream(of: [SleepItem].self)
+        let producer = Task {
+            var reader = HuamiSleepReader()
+            // An asleep stretch running into the end of a transfer, held until the next shows whether it goes on.
+            var held: SleepItem?
+            func kept(_ items: [SleepItem]) -> [SleepItem] {
+                // An item that began before `start` and goes on past it is the one a resumed sync
+                // stored cut short: it is handed over again with its whole length (the store keeps one of it).
+                items.filter { item in item.end > start && end.map { limit in item.start < limit } ?? true }
+            }
+            do {
+                for try await run in runs {
+                    var items = reader.read(run)
+                    if let last = held {
+                        if let first = items.first, first.start == last.end, first.stage == last.stage {
+                            items[0] = SleepItem(stage: last.stage, start: last.start, duration: last.duration + first.duration)
+                        } else {
+                            items.insert(last, at: 0)
+                        }
+                        held = nil
+                    }
+                    if let last = items.last, last.end == run.end {
+                        held = items.removeLast()
+                    }
+                    let part = kept(items)
+                    if !part.isEmpty { continuation.yield(part) }
+                }
+                if let held, !kept([held]).isEmpty { continuation.yield([held]) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in producer.cancel() }
+        return SleepRecordTransfer(total: nil, parts: parts)
+    }
+
+    /// The heart rate of each minute the band measured, a transfer a part.
+    public func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error> {
+        let runs = try await activityRuns(since: start - Self.nightLookback)
+        let (parts, continuation) = AsyncThrowingStream.makeStream(of: [HeartRateSample].self)
+        let producer = Task {
+            do {
+                for try await run in runs {
+                    let part = run.heartRates.filter { sample in
+                        let time = Int64(sample.time.timeIntervalSince1970)
+                        return time >= start && end.map { time < $0 } ?? true
+                    }
+                    if !part.isEmpty { continuation.yield(part) }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in producer.cancel() }
+        return parts
+    }
+
+    /// `03` on the fetch-control characteristic, answered `10 03 01`: the band may now drop what
+    /// it sent on this link. Nothing fetched on this link: nothing to acknowledge. The band does
+    /// not say how much it dropped (0).
+    public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int {
+        guard let fetched, !fetched.runs.isEmpty else { return 0 }
+        try await exchange(write: (HuamiCharacteristic.fetchControl, HuamiFetchRequest.acknowledge.bytes), what: "the fetch acknowledgement") { channel, bytes -> Void? in
+            guard channel == .fetchControl else { return nil }
+            let answer = try HuamiFetchAnswer(bytes: bytes)
+            if let error = answer.error { throw error }
+            guard case .acknowledged = answer else { return nil }
+            return ()
+        }
+        self.fetched = nil
+        return 0
+    }
+
+    /// The transfers since `since`, one after the other: those fetched on this link already when
+    /// they cover `since`, then fetched anew from where the last ended until the band has no more
+    /// or has sent up to its clock's minute.
+    func activityRuns(since: Int64) async throws -> AsyncThrowingStream<HuamiActivity, any Error> {
+        guard connection != nil else { throw WatchError.notConnected }
+        let (runs, continuation) = AsyncThrowingStream.makeStream(of: HuamiActivity.self)
+        let producer = Task {
+            do {
+                try await self.fetchRuns(since: since) { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in producer.cancel() }
+        return runs
+    }
+
+    private func fetchRuns(since: Int64, deliver: (HuamiActivity) -> Void) async throws {
+        var cursor = since
+        if let fetched, fetched.from <= since {
+            for run in fetched.runs where run.end > since { deliver(run) }
+            if fetched.complete { return }
+            cursor = max(since, fetched.runs.last?.end ?? since)
+        } else {
+            fetched = FetchedActivity(from: since)
+        }
+        // The band's clock says up to when it recorded; a band whose clock cannot be read sends until it has nothing.
+        let bandNow = try? await clock().unixSeconds
+        for _ in 0..<Self.maxFetches {
+            try Task.checkCancellation()
+            guard let run = try await fetchOnce(since: cursor) else { break }
+            fetched?.runs.append(run)
+            deliver(run)
+            guard run.end > cursor else { break }
+            cursor = run.end
+            if let bandNow, cursor >= bandNow - 60 { break }
+        }
+        fetched?.complete = true
+    }
+
+    /// One transfer (§7.1 steps 1–5): nil when the band has nothing since `since`.
+    private func fetchOnce(since: Int64) async throws -> HuamiActivity? {
+        await takeTurn()
+        defer { endTurn() }
+        let (deliveries, token) = try beginExchange()
+        defer { endExchange(token) }
+        var iterator = deliveries.makeAsyncIterator()
+        try await send((HuamiCharacteristic.fetchControl, HuamiFetchRequest.activity(since: since, zone: configuration.timeZone).bytes))
+        var announced: (count: UInt32, start: HuamiTime)?
+        while announced == nil {
+            let (channel, bytes) = try await next(&iterator, timeout: configuration.requestTimeout, what: "the activity fetch")
+            guard channel == .fetchControl else { continue }
+            let answer = try HuamiFetchAnswer(bytes: bytes)
+            if let error = answer.error { throw error }
+            if case let .started(count, start) = answer { announced = (count, start) }
+        }
+        guard let (count, start) = announced, count > 0 else { return nil }
+        var assembler = try HuamiFetchAssembler(count: count, format: sampleFormat)
+        try await send((HuamiCharacteristic.fetchControl, HuamiFetchRequest.fetchData.bytes))
+        var crc: UInt32?
+        var doneSaid = false
+        while !(doneSaid && assembler.isComplete) {
+            let delivery: (Channel, [UInt8])
+            do {
+                delivery = try await next(&iterator, timeout: doneSaid ? Self.endGrace : configuration.pageIdleTimeout, what: "the activity data")
+            } catch WatchError.timeout {
+                // The band went quiet before every announced byte came.
+                if doneSaid { break }
+                throw assembler.abandoned()
+            }
+            switch delivery.0 {
+            case .activityData:
+                try assembler.feed(delivery.1)
+            case .fetchControl:
+                let answer = try HuamiFetchAnswer(bytes: delivery.1)
+                if let error = answer.error { throw error }
+                if case let .finished(sent) = answer {
+                    crc = sent
+                    doneSaid = true
+                }
+            default:
+                continue
+            }
+        }
+        let data = try assembler.finish(crc32: crc)
+        countReordered(assembler.reordered)
+        return try HuamiActivity(start: start, format: sampleFormat, data: data)
+    }
+}

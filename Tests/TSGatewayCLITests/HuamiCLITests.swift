@@ -1,0 +1,80 @@
+import Foundation
+import TSTestSupport
+import Testing
+
+/// The CLI with the simulated Huami band (`--simulate --dialect huami`), on a fresh data directory each.
+@Suite struct HuamiCLITests {
+    /// A fixed clock for the simulated band, so its nights are the same on every run.
+    static let environment = ["TSGATEWAY_SIMULATOR_NOW": "2025-11-03T08:00:00Z"]
+    /// The simulated band's auth key, which must never be printed.
+    static let key = "00112233445566778899aabbccddeeff"
+
+    @Test func infoDescribesTheSimulatedBandWithoutItsKey() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let result = try await cli.runDetached(["--simulate", "--dialect", "huami", "info", "--json", "-vv"], environment: Self.environment)
+        #expect(result.status == 0, "stderr \(result.stderr)")
+        let info = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(info["dialect"] as? String == "huami")
+        #expect(info["model"] as? String == "Mi Smart Band 5")
+        #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
+        #expect((info["capabilities"] as? [String: Any])?["labelMaxBytes"] as? Int == 0)
+        #expect((info["battery"] as? [String: Any])?["level"] as? Int == 71)
+        #expect(!result.stdout.lowercased().contains(Self.key) && !result.stderr.lowercased().contains(Self.key), "the key is never printed or logged")
+        let text = try await cli.runDetached(["info", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(text.status == 0, "stderr \(text.stderr)")
+        #expect(!text.stdout.lowercased().contains(Self.key))
+    }
+
+    @Test func alarmsGetSetAndALabelRefused() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let get = try await cli.runDetached(["--simulate", "--dialect", "huami", "alarms", "get", "--json"], environment: Self.environment)
+        #expect(get.status == 0, "stderr \(get.stderr)")
+        #expect(get.stdout.contains("\"time\" : \"06:45\""), "the simulated watch's 06:45, without its label: \(get.stdout)")
+        let labelled = try await cli.runDetached(["alarms", "set", "07:00", "--label", "Früh", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(labelled.status == 79, "stdout \(labelled.stdout) stderr \(labelled.stderr)")
+        #expect(labelled.stderr.contains("label"), "\(labelled.stderr)")
+        let set = try await cli.runDetached(["alarms", "set", "07:15", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(set.status == 0, "stdout \(set.stdout) stderr \(set.stderr)")
+        let again = try await cli.runDetached(["alarms", "get", "--json", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(again.stdout.contains("\"time\" : \"07:15\""), "the band remembers between runs: \(again.stdout)")
+    }
+
+    /// On the real clock: `--since 7d` counts back from it, and the simulated band records up to it.
+    @Test func sleepSyncStoresTheWeekOnce() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let first = try await cli.runDetached(["--simulate", "--dialect", "huami", "sleep", "sync", "--since", "7d", "--json"])
+        #expect(first.status == 0, "stderr \(first.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        let stored = try #require(report["stored"] as? Int)
+        #expect(stored > 30, "a week of nights: \(first.stdout)")
+        #expect(report["fetched"] as? Int == stored)
+        #expect(report["heartRateStored"] as? Int ?? 0 > 7 * 100, "\(first.stdout)")
+        let again = try await cli.runDetached(["--simulate", "--dialect", "huami", "sleep", "sync", "--since", "7d", "--json"])
+        #expect(again.status == 0, "stderr \(again.stderr)")
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        // The band lives on the real clock: a minute passed between the runs may bring one new record or reading.
+        #expect((second["stored"] as? Int).map { (0...1).contains($0) } == true, "\(again.stdout)")
+        #expect((second["heartRateStored"] as? Int).map { (0...1).contains($0) } == true, "\(again.stdout)")
+        let show = try await cli.runDetached(["sleep", "show"])
+        #expect(show.status == 0, "stderr \(show.stderr)")
+    }
+
+    @Test func monitorSetReachesTheBand() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let set = try await cli.runDetached(["monitor", "set", "heart-rate", "--enable", "--interval", "15", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(set.status == 0, "stdout \(set.stdout) stderr \(set.stderr)")
+        let window = try await cli.runDetached(["monitor", "set", "heart-rate", "--window", "08:00-20:00", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(window.status == 79, "stdout \(window.stdout) stderr \(window.stderr)")
+    }
+
+    @Test func pairRefusesAMalformedOrMisplacedKeyBeforeTouchingBluetooth() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let short = try await cli.runDetached(["pair", "AA:BB:CC:DD:EE:FF", "--dialect", "huami", "--auth-key", "0011"])
+        #expect(short.status == 64, "stdout \(short.stdout) stderr \(short.stderr)")
+        #expect(short.stderr.contains("auth-key") && short.stderr.contains("32 hex digits"), "\(short.stderr)")
+        let misplaced = try await cli.runDetached(["pair", "AA:BB:CC:DD:EE:FF", "--auth-key", Self.key])
+        #expect(misplaced.status == 64, "stdout \(misplaced.stdout) stderr \(misplaced.stderr)")
+        #expect(misplaced.stderr.contains("--dialect huami"), "\(misplaced.stderr)")
+        #expect(!misplaced.stderr.contains(Self.key))
+    }
+}
