@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "tsgateway", targets: ["tsgateway"]),
         .library(name: "TSModels", targets: ["TSModels"]),
+        .library(name: "TSGATT", targets: ["TSGATT"]),
         .library(name: "TSProtocol", targets: ["TSProtocol"]),
         .library(name: "TSSleep", targets: ["TSSleep"]),
     ],
@@ -24,8 +25,11 @@ let package = Package(
         .target(name: "TSModels"),
         // Personal data on disk: the one writer of private files (0600 unless asked, atomic, errors that say what to check).
         .target(name: "TSFiles", dependencies: ["TSModels"]),
-        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
-        .target(name: "TSProtocol", dependencies: ["TSModels"]),
+        // What every dialect shares on GATT: the ATT MTU, service and characteristic UUIDs, the standard services'
+        // codecs and the codec error they throw. No I/O.
+        .target(name: "TSGATT", dependencies: ["TSModels"]),
+        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs (re-exports TSGATT). No I/O.
+        .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"]),
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
@@ -64,7 +68,7 @@ let package = Package(
         .target(name: "TSHCI", dependencies: ["CBluetooth", "TSModels", "TSSnoop"]),
         // The link to a watch: the transport abstraction, in-process loopback with fault injection, capture and replay
         // (also of a btsnoop capture's watch-service exchange). No D-Bus.
-        .target(name: "TSTransport", dependencies: ["TSModels", "TSProtocol", "TSSnoop"]),
+        .target(name: "TSTransport", dependencies: ["TSModels", "TSGATT", "TSSnoop"]),
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
@@ -151,11 +155,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSNpk"]
         ),
         .testTarget(
             name: "TSTransportTests",
-            dependencies: ["TSModels", "TSProtocol", "TSTransport"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport"]
         ),
         .testTarget(
             name: "TSSimulatorTests",
@@ -194,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
-                           "TSQRing", "TSQRingSimulator", "TSNpkSimulator"]
+                           "TSQRing", "TSQRingSimulator", "TSNpk", "TSNpkSimulator"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
@@ -204,7 +208,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies"]
         ),
         .testTarget(
             name: "TSQRingTests",

@@ -327,13 +327,6 @@ extension Dialect {
     public static let npk = Dialect(rawValue: "npk")
 }
 
-extension GATTProfile {
-    /// NPK's service: frames written without response to FF02, notified on FF03.
-    public static let npk = GATTProfile(service: "000001FF-3C17-D293-8E48-14FE2E4DA212",
-                                        writeCharacteristic: "0000FF02-0000-1000-8000-00805F9B34FB",
-                                        notifyCharacteristic: "0000FF03-0000-1000-8000-00805F9B34FB", writeMode: .withoutResponse)
-}
-
 extension PairingCredential {
     /// The code an NPK watch shows as a QR code for pairing (`AuthCode`'s rules).
     public static let npkAuthCode = PairingCredential(
@@ -346,7 +339,7 @@ extension WatchDialect {
     public static let npk: WatchDialect = {
         var dialect = WatchDialect(
             name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
-            identifiedByService: false, credential: .npkAuthCode, makeCentral: { NpkWatch(transport: $0, configuration: $1) })
+            identifiedByService: false, credential: .npkAuthCode, captureDecoder: NpkCaptureDecoder(), makeCentral: { NpkWatch(transport: $0, configuration: $1) })
         dialect.identification = .npk
         return dialect
     }()

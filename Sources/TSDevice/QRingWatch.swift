@@ -250,21 +250,12 @@ extension Dialect {
     public static let qring = Dialect(rawValue: "qring")
 }
 
-extension GATTProfile {
-    /// QRing's command pair (16-byte packets, written without response) and its big-data pair.
-    public static let qring = GATTProfile(
-        service: QRingGATT.commandService, writeCharacteristic: QRingGATT.commandWrite, notifyCharacteristic: QRingGATT.commandNotify,
-        writeMode: .withoutResponse,
-        secondChannel: GATTChannel(service: QRingGATT.bigDataService, writeCharacteristic: QRingGATT.bigDataWrite,
-                                   notifyCharacteristic: QRingGATT.bigDataNotify))
-}
-
 extension WatchDialect {
     /// QRing smart rings.
     public static let qring: WatchDialect = {
         var dialect = WatchDialect(
             name: .qring, summary: "QRing smart rings (Colmi R02–R12, Yawell): 16-byte packets, sleep as big data", gatt: .qring,
-            makeCentral: { QRingWatch(transport: $0, configuration: $1) })
+            captureDecoder: QRingCaptureDecoder(), makeCentral: { QRingWatch(transport: $0, configuration: $1) })
         dialect.identification = .qring
         return dialect
     }()

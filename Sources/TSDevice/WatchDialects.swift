@@ -23,16 +23,26 @@ public struct WatchDialect: Sendable {
     /// Its harmless exchange that asks a watch offering `gatt`'s service who it is (`tsgateway
     /// probe`); nil: it has none (the standard services are read by the probe itself).
     public var identification: DialectIdentification?
+    /// Reads its frames out of captured bytes (`protocol decode`); nil: it has no frames of its own.
+    public var captureDecoder: (any CaptureDecoder)?
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
     public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true, credential: PairingCredential? = nil,
+                captureDecoder: (any CaptureDecoder)? = nil,
                 makeCentral: @escaping @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral) {
         self.name = name
         self.summary = summary
         self.gatt = gatt
         self.identifiedByService = identifiedByService
         self.credential = credential
+        self.captureDecoder = captureDecoder
         self.makeCentral = makeCentral
+    }
+
+    /// The dialects whose exchange a capture can hold: a GATT profile and a capture decoder.
+    public var capturable: (profile: GATTProfile, decoder: any CaptureDecoder)? {
+        guard let gatt, let captureDecoder else { return nil }
+        return (gatt, captureDecoder)
     }
 
     /// What the configuration reader and the command line need of it.
@@ -42,7 +52,7 @@ public struct WatchDialect: Sendable {
     public static let protocolV1: WatchDialect = {
         var dialect = WatchDialect(
             name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
-            makeCentral: { Watch(transport: $0, configuration: $1) })
+            captureDecoder: ProtocolV1CaptureDecoder(), makeCentral: { Watch(transport: $0, configuration: $1) })
         dialect.presentation.reportsSleepRule = true
         dialect.presentation.serviceListedByTransport = true
         dialect.presentation.noSmartWake = "no (protocol v1 without the v1.1 alarm extensions)"

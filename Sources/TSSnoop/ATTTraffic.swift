@@ -241,10 +241,11 @@ public struct GATTDiscovery: Sendable, Hashable {
     /// Characteristic UUID (lower-case text) → value handles, per connection.
     public var characteristics: [ConnectionKey: [String: Set<UInt16>]] = [:]
 
-    /// Follows the discovery responses in `operations` for a service and its characteristics.
+    /// Follows the discovery responses in `operations` for a service and its characteristics,
+    /// 128-bit UUIDs and the Bluetooth SIG's 16-bit ones alike.
     public init(operations: [ATTTraffic.Operation], service: String, characteristics wanted: [String]) {
-        let serviceBytes = GATTDiscovery.littleEndianUUID(service)
-        let wantedBytes = wanted.compactMap { uuid in GATTDiscovery.littleEndianUUID(uuid).map { (uuid.lowercased(), $0) } }
+        let serviceBytes = GATTDiscovery.attBytes(service)
+        let wantedBytes = wanted.compactMap { uuid in GATTDiscovery.attBytes(uuid).map { (uuid.lowercased(), $0) } }
         for operation in operations {
             let pdu = operation.pdu
             let key = operation.connection
@@ -252,24 +253,25 @@ public struct GATTDiscovery: Sendable, Hashable {
             case ATTOpcode.readByGroupTypeResponse:
                 guard pdu.count >= 2, let serviceBytes else { continue }
                 let size = Int(pdu[1])
-                guard size == 20 else { continue }
-                for entry in GATTDiscovery.entries(Array(pdu[2...]), size: size) where Array(entry[4..<20]) == serviceBytes {
+                guard size == 4 + serviceBytes.count else { continue }
+                for entry in GATTDiscovery.entries(Array(pdu[2...]), size: size) where Array(entry[4..<size]) == serviceBytes {
                     let start = entry.littleEndianUInt16(at: 0), end = entry.littleEndianUInt16(at: 2)
                     if start <= end { services[key, default: []].append(start...end) }
                 }
             case ATTOpcode.readByTypeResponse:
                 guard pdu.count >= 2 else { continue }
                 let size = Int(pdu[1])
-                guard size == 21 else { continue }  // handle, properties, value handle, 128-bit UUID
+                guard size == 21 || size == 7 else { continue }  // handle, properties, value handle, 128- or 16-bit UUID
                 for entry in GATTDiscovery.entries(Array(pdu[2...]), size: size) {
-                    for (uuid, bytes) in wantedBytes where Array(entry[5..<21]) == bytes {
+                    for (uuid, bytes) in wantedBytes where bytes.count == size - 5 && Array(entry[5..<size]) == bytes {
                         characteristics[key, default: [:]][uuid, default: []].insert(entry.littleEndianUInt16(at: 3))
                     }
                 }
             case ATTOpcode.findInformationResponse:
-                guard pdu.count >= 2, pdu[1] == 0x02 else { continue }  // format 2: 128-bit UUIDs
-                for entry in GATTDiscovery.entries(Array(pdu[2...]), size: 18) {
-                    for (uuid, bytes) in wantedBytes where Array(entry[2..<18]) == bytes {
+                guard pdu.count >= 2, pdu[1] == 0x01 || pdu[1] == 0x02 else { continue }  // format 1: 16-bit UUIDs, 2: 128-bit
+                let size = pdu[1] == 0x02 ? 18 : 4
+                for entry in GATTDiscovery.entries(Array(pdu[2...]), size: size) {
+                    for (uuid, bytes) in wantedBytes where bytes.count == size - 2 && Array(entry[2..<size]) == bytes {
                         characteristics[key, default: [:]][uuid, default: []].insert(entry.littleEndianUInt16(at: 0))
                     }
                 }
@@ -286,6 +288,15 @@ public struct GATTDiscovery: Sendable, Hashable {
     private static func entries(_ bytes: [UInt8], size: Int) -> [[UInt8]] {
         guard size > 0 else { return [] }
         return stride(from: 0, through: bytes.count - size, by: size).map { Array(bytes[$0..<$0 + size]) }
+    }
+
+    /// A UUID as ATT carries it: a SIG UUID on the Bluetooth Base UUID in its two bytes, any
+    /// other in its 16 (least significant first); nil if not a UUID.
+    static func attBytes(_ text: String) -> [UInt8]? {
+        guard let bytes = littleEndianUUID(text) else { return nil }
+        let base: [UInt8] = [0xFB, 0x34, 0x9B, 0x5F, 0x80, 0x00, 0x00, 0x80, 0x00, 0x10, 0x00, 0x00]
+        if Array(bytes[0..<12]) == base, bytes[14] == 0, bytes[15] == 0 { return [bytes[12], bytes[13]] }
+        return bytes
     }
 
     /// A UUID's 16 bytes as ATT carries them (least significant first), or nil if not a UUID.

@@ -1,9 +1,11 @@
 import Foundation
+import TSGATT
 import TSModels
-import TSProtocol
 
-/// A recorded link session: when each connection opened and with what MTU, every write and
-/// every notification with its time, and disconnects. Stored as JSON lines.
+/// A recorded link session, whatever dialect it carries: when each connection opened and with
+/// what MTU, every write and every notification with its time and the pair it went over, reads
+/// of standard characteristics, and disconnects. Stored as JSON lines; keys that do not apply
+/// are left out, so a capture of the first pair alone reads as it always has.
 public struct CaptureEntry: Sendable, Hashable, Codable {
     public enum Direction: String, Sendable, Hashable, Codable {
         /// A connection opened; `bytes` is empty and `mtu` set.
@@ -12,6 +14,8 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
         case write
         /// Watch → central notification.
         case notification
+        /// A standard characteristic's value the central read (`characteristic`).
+        case read
         case disconnected
     }
 
@@ -20,6 +24,16 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
     public var direction: Direction
     public var hex: String
     public var mtu: Int?
+    /// The dialect's pair a write or notification went over; nil: the first.
+    public var channel: CaptureChannel?
+    /// A standard characteristic read or written (`StandardCharacteristic`'s raw value); nil: the dialect's own.
+    public var characteristic: String?
+    /// On `open`: the name the peripheral gave itself.
+    public var name: String?
+    /// On `open`: the standard characteristics the link had (raw values); nil: none.
+    public var standard: [String]?
+    /// On `open`: the link had the dialect's second pair.
+    public var secondChannel: Bool?
 
     public var bytes: [UInt8] {
         let digits = Array(hex.utf8)
@@ -28,12 +42,18 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
         }
     }
 
-    public init(time: Double, direction: Direction, bytes: [UInt8], mtu: Int? = nil) {
+    public init(time: Double, direction: Direction, bytes: [UInt8], mtu: Int? = nil, channel: CaptureChannel? = nil,
+                characteristic: StandardCharacteristic? = nil) {
         self.time = time
         self.direction = direction
         self.hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         self.mtu = mtu
+        self.channel = channel == .main ? nil : channel
+        self.characteristic = characteristic?.rawValue
     }
+
+    /// The pair a write or notification went over.
+    public var pair: CaptureChannel { channel ?? .main }
 }
 
 public enum CaptureFile {
@@ -66,7 +86,8 @@ public enum CaptureFile {
     }
 }
 
-/// Wraps a transport and records everything that crosses it.
+/// Wraps a transport and records everything that crosses it: both write/notify pairs, reads and
+/// writes of standard characteristics, and what the link said of itself when it opened.
 public final class RecordingTransport: WatchTransport, @unchecked Sendable {
     private let inner: any WatchTransport
     private let recorder = CaptureRecorder()
@@ -79,7 +100,12 @@ public final class RecordingTransport: WatchTransport, @unchecked Sendable {
 
     public func open() async throws -> any TransportConnection {
         let connection = try await inner.open()
-        await recorder.add(.open, [], mtu: connection.mtu.value)
+        var opened = CaptureEntry(time: 0, direction: .open, bytes: [], mtu: connection.mtu.value)
+        opened.name = await connection.peripheralName()
+        let standard = connection.standardCharacteristics.map(\.rawValue).sorted()
+        opened.standard = standard.isEmpty ? nil : standard
+        opened.secondChannel = connection.secondChannelNotifications == nil ? nil : true
+        await recorder.add(opened)
         let recorder = self.recorder
         let (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         Task {
@@ -92,7 +118,19 @@ public final class RecordingTransport: WatchTransport, @unchecked Sendable {
             }
             continuation.finish()
         }
-        return RecordingConnection(inner: connection, events: events, recorder: recorder)
+        var second: AsyncStream<[UInt8]>?
+        if let inner = connection.secondChannelNotifications {
+            let (stream, forward) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+            second = stream
+            Task {
+                for await bytes in inner {
+                    await recorder.add(.notification, bytes, channel: .second)
+                    forward.yield(bytes)
+                }
+                forward.finish()
+            }
+        }
+        return RecordingConnection(inner: connection, events: events, secondChannelNotifications: second, recorder: recorder)
     }
 }
 
@@ -100,22 +138,52 @@ actor CaptureRecorder {
     private(set) var entries: [CaptureEntry] = []
     private let start = ContinuousClock.now
 
-    func add(_ direction: CaptureEntry.Direction, _ bytes: [UInt8], mtu: Int? = nil) {
-        let elapsed = ContinuousClock.now - start
-        entries.append(CaptureEntry(time: elapsed.timeInterval, direction: direction, bytes: bytes, mtu: mtu))
+    func add(_ direction: CaptureEntry.Direction, _ bytes: [UInt8], channel: CaptureChannel? = nil, characteristic: StandardCharacteristic? = nil) {
+        add(CaptureEntry(time: 0, direction: direction, bytes: bytes, channel: channel, characteristic: characteristic))
+    }
+
+    func add(_ entry: CaptureEntry) {
+        var entry = entry
+        entry.time = (ContinuousClock.now - start).timeInterval
+        entries.append(entry)
     }
 }
 
 struct RecordingConnection: TransportConnection {
     let inner: any TransportConnection
     let events: AsyncStream<TransportEvent>
+    let secondChannelNotifications: AsyncStream<[UInt8]>?
     let recorder: CaptureRecorder
     var mtu: ATTMTU { inner.mtu }
+    var services: ServiceSet { inner.services }
+    var standardCharacteristics: Set<StandardCharacteristic> { inner.standardCharacteristics }
 
     func write(_ chunk: [UInt8]) async throws {
         await recorder.add(.write, chunk)
         try await inner.write(chunk)
     }
+
+    func writeSecondChannel(_ chunk: [UInt8]) async throws {
+        await recorder.add(.write, chunk, channel: .second)
+        try await inner.writeSecondChannel(chunk)
+    }
+
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
+        let value = try await inner.read(characteristic)
+        await recorder.add(.read, value, characteristic: characteristic)
+        return value
+    }
+
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
+        await recorder.add(.write, value, characteristic: characteristic)
+        try await inner.write(value, to: characteristic)
+    }
+
+    func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> {
+        try await inner.notifications(of: characteristic)
+    }
+
+    func peripheralName() async -> String? { await inner.peripheralName() }
 
     func close() async { await inner.close() }
 }

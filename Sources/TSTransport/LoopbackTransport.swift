@@ -1,5 +1,5 @@
 import TSModels
-import TSProtocol
+import TSGATT
 
 /// An in-process link to a peripheral implementation (the watch simulator), with optional
 /// fault injection. Each `open()` is a new connection, as a BLE reconnect would be.

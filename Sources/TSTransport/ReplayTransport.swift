@@ -1,8 +1,11 @@
-import TSProtocol
+import TSGATT
+import TSModels
 
-/// Plays a capture back to a central: each `open()` replays the next recorded connection. Every
-/// write must equal the recorded one (the same central logic with the same inputs writes the
-/// same bytes); after it, the notifications recorded up to the next write are delivered.
+/// Plays a capture back to a central, whatever its dialect: each `open()` replays the next
+/// recorded connection. Every write (on either pair, or to a standard characteristic) must equal
+/// the recorded one (the same central logic with the same inputs writes the same bytes), and a
+/// read gets the recorded value; after either, the notifications recorded up to the next write
+/// or read are delivered on the pair they came over.
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
 
@@ -17,9 +20,12 @@ public actor ReplayTransport: WatchTransport {
     public func open() async throws -> any TransportConnection {
         guard !connections.isEmpty else { throw TransportError.captureExhausted("no recorded connection left to open") }
         let segment = connections.removeFirst()
-        let mtu = try ATTMTU(segment[0].mtu ?? ATTMTU.minimum)
-        let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()))
-        await connection.deliverUntilNextWrite()
+        let opened = segment[0]
+        let mtu = try ATTMTU(opened.mtu ?? ATTMTU.minimum)
+        let standard = Set((opened.standard ?? []).compactMap(StandardCharacteristic.init(rawValue:)))
+        let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()), name: opened.name, standard: standard,
+                                          secondChannel: opened.secondChannel == true)
+        await connection.deliverUntilNextRequest()
         return connection
     }
 }
@@ -27,47 +33,105 @@ public actor ReplayTransport: WatchTransport {
 actor ReplayConnection: TransportConnection {
     nonisolated let mtu: ATTMTU
     nonisolated let events: AsyncStream<TransportEvent>
+    nonisolated let secondChannelNotifications: AsyncStream<[UInt8]>?
+    nonisolated let standardCharacteristics: Set<StandardCharacteristic>
+    nonisolated let services: ServiceSet
     private let continuation: AsyncStream<TransportEvent>.Continuation
+    private let secondContinuation: AsyncStream<[UInt8]>.Continuation?
     private var entries: ArraySlice<CaptureEntry>
+    private let name: String?
     private var isOpen = true
 
-    init(mtu: ATTMTU, entries: [CaptureEntry]) {
+    init(mtu: ATTMTU, entries: [CaptureEntry], name: String?, standard: Set<StandardCharacteristic>, secondChannel: Bool) {
         self.mtu = mtu
         self.entries = entries[...]
+        self.name = name
+        standardCharacteristics = standard
+        services = ServiceSet([.protocolV1] + standard.services)
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
+        if secondChannel {
+            let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+            (secondChannelNotifications, secondContinuation) = (stream, continuation)
+        } else {
+            (secondChannelNotifications, secondContinuation) = (nil, nil)
+        }
     }
 
+    func peripheralName() async -> String? { name }
+
     func write(_ chunk: [UInt8]) async throws {
+        try expectWrite(chunk, channel: .main, characteristic: nil)
+    }
+
+    func writeSecondChannel(_ chunk: [UInt8]) async throws {
+        guard secondContinuation != nil else { throw TransportError.noSecondChannel }
+        try expectWrite(chunk, channel: .second, characteristic: nil)
+    }
+
+    func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
+        try expectWrite(value, channel: .main, characteristic: characteristic)
+    }
+
+    func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
         guard isOpen else { throw TransportError.notConnected }
-        guard let next = entries.first, next.direction == .write else {
-            throw TransportError.captureExhausted("the central wrote \(chunk.count) bytes where the capture has \(entries.first?.direction.rawValue ?? "its end")")
+        guard let next = entries.first, next.direction == .read, next.characteristic == characteristic.rawValue else {
+            throw TransportError.captureExhausted("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))")
+        }
+        entries.removeFirst()
+        deliverUntilNextRequest()
+        return next.bytes
+    }
+
+    private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
+        guard isOpen else { throw TransportError.notConnected }
+        guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
+            throw TransportError.captureExhausted("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))")
         }
         guard next.bytes == chunk else {
             throw TransportError.captureExhausted("the central wrote other bytes than recorded (recorded \(next.hex))")
         }
         entries.removeFirst()
-        deliverUntilNextWrite()
+        deliverUntilNextRequest()
     }
 
-    func deliverUntilNextWrite() {
-        while let entry = entries.first, entry.direction != .write {
+    /// Delivers what the watch sent before the central's next write or read.
+    func deliverUntilNextRequest() {
+        while let entry = entries.first, entry.direction != .write, entry.direction != .read {
             entries.removeFirst()
             switch entry.direction {
-            case .notification: continuation.yield(.notification(entry.bytes))
+            case .notification:
+                if entry.pair == .second { secondContinuation?.yield(entry.bytes) } else { continuation.yield(.notification(entry.bytes)) }
             case .disconnected:
-                isOpen = false
-                continuation.yield(.disconnected(reason: "recorded disconnect"))
-                continuation.finish()
+                end(reason: "recorded disconnect")
                 return
-            case .open, .write: break
+            case .open, .write, .read: break
             }
         }
     }
 
     func close() async {
+        end(reason: "closed by the central")
+    }
+
+    private func end(reason: String) {
         guard isOpen else { return }
         isOpen = false
-        continuation.yield(.disconnected(reason: "closed by the central"))
+        continuation.yield(.disconnected(reason: reason))
         continuation.finish()
+        secondContinuation?.finish()
+    }
+
+    private static func `where`(_ channel: CaptureChannel, _ characteristic: StandardCharacteristic?) -> String {
+        if let characteristic { return " to \(characteristic.title)" }
+        return channel == .second ? " to the second pair" : ""
+    }
+
+    private static func describe(_ entry: CaptureEntry?) -> String {
+        guard let entry else { return "its end" }
+        switch entry.direction {
+        case .write: return "a write\(Self.where(entry.pair, entry.characteristic.flatMap(StandardCharacteristic.init(rawValue:))))"
+        case .read: return "a read of \(entry.characteristic ?? "a characteristic")"
+        default: return entry.direction.rawValue
+        }
     }
 }

@@ -1,5 +1,5 @@
 import TSModels
-import TSProtocol
+import TSGATT
 
 /// What the device actor needs from a link to one watch: open it, write chunks to the watch's
 /// write characteristic, and receive its notifications. Implemented over BlueZ GATT, over an

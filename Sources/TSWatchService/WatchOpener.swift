@@ -10,7 +10,7 @@ import TSTransport
 public enum WatchLinkDescription: Sendable {
     /// A real watch over BlueZ.
     case bluetooth(BluetoothLink, bluez: BlueZ)
-    /// A recorded capture played back (protocol v1).
+    /// A recorded capture played back to the central of the dialect asked for (protocol v1 when none is).
     case replay([CaptureEntry])
     /// A link the caller made (a simulated watch of TSFamilies, a test's own peripheral, a tool).
     case transport(any WatchTransport)

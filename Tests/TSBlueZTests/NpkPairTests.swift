@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSModels
+import TSNpk
 import TSNpkSimulator
 import TSTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Testing
 import TSDevice
 import TSModels
+import TSNpk
 
 /// The order in which the gateway decides a watch's dialect: asked, remembered, its GATT
 /// services, protocol v1's central.

@@ -92,7 +92,7 @@ import TSTransport
                 send(&link, [0x52] + le16(writeHandle) + entry.bytes, true)
             case .notification:
                 if eatt { batch.append(entry.bytes); if batch.count == 2 { flush(&link, &batch) } } else { send(&link, [0x1B] + le16(notifyHandle) + entry.bytes, false) }
-            case .open, .disconnected: break
+            case .open, .read, .disconnected: break
             }
         }
         flush(&link, &batch)
@@ -101,7 +101,8 @@ import TSTransport
     }
 
     static func throughFile(_ packets: [HCIPacket]) throws -> CapturedExchange {
-        try CapturedExchange(btsnoop: BTSnoop.encode(datalink: .monitor, records: packets.map(\.monitorRecord)))
+        CapturedExchange(traffic: try CapturedExchange.traffic(btsnoop: BTSnoop.encode(datalink: .monitor, records: packets.map(\.monitorRecord))),
+                         profile: .protocolV1, decoder: ProtocolV1CaptureDecoder())
     }
 
     static func values(_ entries: [CaptureEntry]) -> [CaptureEntry.Direction: [[UInt8]]] {

@@ -2,6 +2,7 @@ import Foundation
 import TSDevice
 import TSFamilies
 import TSModels
+import TSNpk
 import TSProtocol
 import TSQRing
 import TSQRingSimulator

@@ -198,6 +198,45 @@ def capture_records(decode_path, export_path):
     assert decoded == synced and synced
 
 
+@check("capture-sleep-records")
+def capture_sleep_records(decode_path, export_path, dialect, since_iso):
+    """Any dialect: `protocol decode --btsnoop --json` found DIALECT's exchange, showed every
+    frame (none failed its checks), and the sleep items its notifications carry from SINCE_ISO on
+    (v1: sleepPage.stream's body.records; NPK, QRing: the frame's records) are exactly the
+    records the captured sync stored."""
+    key = lambda r: (r["start"], str(r["stage"]), r["duration"])
+    since = epoch(since_iso)
+    decoded_lines = lines(decode_path)
+    dialects = {d.get("dialect") for d in decoded_lines}
+    assert dialects == {dialect}, f"decoded as {dialects}, expected {dialect}"
+    failed = [d for d in decoded_lines if d.get("type") != "frame"]
+    decoded = set()
+    for d in decoded_lines:
+        if d.get("type") != "frame" or d.get("direction") != "notification":
+            continue
+        message = d.get("message") or {}
+        records = message.get("records")
+        if records is None and message.get("kind") == "sleepPage.stream":
+            records = message["body"]["records"]
+        decoded |= {key(r) for r in records or [] if r["start"] >= since}
+    synced = {key(r) for r in json.load(open(export_path))["records"]}
+    print(f"{dialect}: {len(decoded_lines)} frame(s), {len(failed)} failing their checks; decoded {len(decoded)} sleep records "
+          f"from the capture; synced {len(synced)}; missing {len(synced - decoded)}; extra {len(decoded - synced)}")
+    assert decoded == synced and synced
+
+
+@check("replayable-capture")
+def replayable_capture(path, decode_path):
+    """`--to-capture` wrote the exchange as a replayable capture: an open per connection, and as
+    many writes and notifications as the decoded exchange has values on each pair."""
+    entries = lines(path)
+    opens = [e for e in entries if e["direction"] == "open"]
+    values = [e for e in entries if e["direction"] in ("write", "notification")]
+    pairs = {e.get("channel", "main") for e in values}
+    print(f"{len(opens)} connection(s), {len(values)} value(s) on pair(s) {sorted(pairs)}")
+    assert opens and values and entries[0]["direction"] == "open"
+
+
 @check("tshark-att")
 def tshark_att(path, write_handles, notify_handles):
     """tshark's fields (frame, ATT opcode, handle) show frames, ATT writes (0x12/0x52) on the

@@ -68,6 +68,36 @@ same_as_truth() {
   check sleep-equals-truth "$truth_json" "$steps/export-$n.json" "$1" || fail "the database does not hold exactly the simulator's records (details above)"
 }
 
+# captured_sync DIALECT DB SYNC-ARGS...: an HCI capture (tsgateway capture, root in the VM; the
+# file 0600) of `sleep sync SYNC-ARGS` into the fresh database DB, which must hold exactly the
+# ground truth; protocol decode --btsnoop then finds DIALECT's exchange in it by itself, shows
+# every frame (those failing their checks counted: with EATT a frame may be split across
+# bearers), the sleep records it decodes are exactly the ones the sync stored, and --to-capture
+# writes the exchange as a replayable capture.
+captured_sync() {
+  local dialect=$1 db=$2 cap capturer cstatus from export replayable
+  shift 2
+  cap=/root/sync-$J-$E2E_MODE.btsnoop replayable=$steps/replay-$J.jsonl
+  rm -f "$cap" "$db"*
+  begin "$dialect: tsgateway capture records a sync"
+  "$T" capture --out "$cap" --adapter hci0 --device "$sim_addr" > "$steps/$n.capture" 2>&1 & capturer=$!
+  for _ in $(seq 1 100); do grep -q "capturing" "$steps/$n.capture" && break; kill -0 $capturer 2>/dev/null || break; sleep 0.1; done
+  run_step "$T" sleep sync "$@" --json -v --db "$db" --device "$sim_addr"
+  sleep 1; kill -INT $capturer; reap $capturer; cstatus=$?
+  ok
+  [ "$cstatus" = 0 ] || fail "tsgateway capture exited $cstatus: $(cat "$steps/$n.capture")"
+  [ "$(stat -c %a "$cap")" = 600 ] || fail "the capture file is mode $(stat -c %a "$cap"), expected 600"
+  cp "$cap" "$OUT/"   # kept with the logs if a later step fails
+  from=$(check field "$(out)" from) || fail "the captured sync printed no from"
+  same_as_truth "$from" "$db"; export=$steps/export-$n.json
+  step "$dialect: protocol decode --btsnoop finds the $dialect exchange by itself" "$T" protocol decode --btsnoop "$cap"; ok
+  expect "^dialect $dialect: "
+  step "$dialect: protocol decode --btsnoop --json: the decoded sleep records are the synced ones" \
+    "$T" protocol decode --btsnoop "$cap" --json --to-capture "$replayable"; ok
+  check capture-sleep-records "$(out)" "$export" "$dialect" "$from" || fail "the sleep records decoded from the capture differ from the records synced"
+  check replayable-capture "$replayable" "$(out)" || fail "--to-capture wrote no replayable capture"
+}
+
 # The addresses: hci1 (the simulated peripherals') and hci0 (the CLI's), once hci0 is powered.
 adapters_known() {
   "$T" adapter power on --adapter hci0 > "$steps/power.out" 2>&1 || fail "adapter power on: $(cat "$steps/power.out")"

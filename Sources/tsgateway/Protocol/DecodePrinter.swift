@@ -1,65 +1,53 @@
 import Foundation
-import TSProtocol
 import TSModels
 
-/// Prints reassembler events for `protocol decode`, as text or JSON lines.
+/// Prints a dialect's decoded frames for `protocol decode`, as text or JSON lines.
 struct DecodePrinter {
     let json: Bool
+    let dialect: Dialect
     private(set) var frames = 0
-    private let encoder = JSONCoding.encoder()
+    private let encoder = JSONCoding.encoder(iso8601Dates: true)
 
-    init(json: Bool) { self.json = json }
+    init(json: Bool, dialect: Dialect) {
+        self.json = json
+        self.dialect = dialect
+    }
 
     /// `context`, for frames from a capture: which way the bytes went ("write" central → watch,
-    /// "notification" watch → central), on which connection, and when (seconds into the capture).
+    /// "notification" watch → central), over which pair, on which connection, and when (seconds into the capture).
     struct Context {
         var direction: String
         var connection: String
+        var channel: CaptureChannel = .main
         var time: Double
 
-        var text: String { direction == "write" ? " (central → watch)" : " (watch → central)" }
-        var fields: [String: any Encodable] { ["direction": direction, "connection": connection, "time": (time * 1000).rounded() / 1000] }
-    }
-
-    mutating func print(_ event: FrameReassembler.Event, context: Context? = nil) throws {
-        let extra = context?.fields ?? [:]
-        switch event {
-        case let .frame(frame):
-            frames += 1
-            let header = "frame \(frames)\(context?.text ?? ""): seq \(frame.sequence), command \(frame.command), flags 0x\(String(frame.flags.rawValue, radix: 16)), \(frame.payload.count) payload byte(s)"
-            switch Result(catching: { () throws(ProtocolError) -> Message in try Message(frame: frame) }) {
-            case let .success(message):
-                if json {
-                    try emit(["type": "frame", "sequence": Int(frame.sequence), "flags": Int(frame.flags.rawValue), "message": message], extra)
-                } else {
-                    Swift.print("\(header): \(message.kind)")
-                    Swift.print("  " + String(decoding: try encoder.encode(message), as: UTF8.self))
-                }
-            case let .failure(error):
-                if json {
-                    try emit(["type": "invalidMessage", "sequence": Int(frame.sequence), "command": Int(frame.command.rawValue), "code": error.code.rawValue, "message": error.message], extra)
-                } else {
-                    Swift.print("\(header): invalid message (\(error.code.rawValue)): \(error.message)")
-                }
-            }
-        case let .corrupt(corrupt):
-            if json {
-                try emit(["type": "corruptFrame", "sequence": Int(corrupt.header.sequence), "command": Int(corrupt.header.command.rawValue), "code": corrupt.error.code.rawValue, "message": corrupt.error.message], extra)
-            } else {
-                Swift.print("corrupt frame\(context?.text ?? ""): \(corrupt.error.message)")
-            }
-        case let .garbage(count):
-            if json {
-                try emit(["type": "garbage", "bytes": count], extra)
-            } else {
-                Swift.print("skipped \(count) byte(s) outside any frame\(context?.text ?? "")")
-            }
+        var text: String { (direction == "write" ? " (central → watch" : " (watch → central") + (channel == .second ? ", second pair)" : ")") }
+        var fields: [String: any Encodable] {
+            var fields: [String: any Encodable] = ["direction": direction, "connection": connection, "time": (time * 1000).rounded() / 1000]
+            if channel != .main { fields["channel"] = channel.rawValue }
+            return fields
         }
     }
 
-    private func emit(_ object: [String: any Encodable], _ extra: [String: any Encodable]) throws {
-        let line = try encoder.encode(object.merging(extra) { first, _ in first }.mapValues(AnyEncodable.init))
-        Swift.print(String(decoding: line, as: UTF8.self))
+    mutating func print(_ frame: DecodedFrame, context: Context? = nil) throws {
+        var object: [String: any Encodable] = ["type": frame.verdict.rawValue, "dialect": dialect.rawValue]
+        for (key, value) in frame.fields { object[key] = value }
+        if let meaning = frame.meaning { object["message"] = meaning }
+        for (key, value) in context?.fields ?? [:] where object[key] == nil { object[key] = value }
+        let where_ = context?.text ?? ""
+        if frame.isFrame { frames += 1 }
+        if json {
+            Swift.print(String(decoding: try encoder.encode(object.mapValues(AnyEncodable.init)), as: UTF8.self))
+            return
+        }
+        switch frame.verdict {
+        case .frame:
+            Swift.print("frame \(frames)\(where_): \(frame.text)")
+            if let meaning = frame.meaning { Swift.print("  " + String(decoding: try encoder.encode(AnyEncodable(value: meaning)), as: UTF8.self)) }
+        case .invalidMessage: Swift.print("frame \(frames)\(where_): \(frame.text)")
+        case .corruptFrame: Swift.print("corrupt frame\(where_): \(frame.text)")
+        case .garbage: Swift.print("skipped \(frame.text)\(where_)")
+        }
     }
 }
 

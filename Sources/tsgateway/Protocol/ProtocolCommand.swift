@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TSDevice
 import TSFiles
 import TSModels
 import TSProtocol
@@ -9,8 +10,8 @@ import TSTransport
 struct ProtocolCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "protocol",
-        abstract: "Decode and encode wire-protocol v1 frames (for captures and firmware work).",
-        discussion: "The protocol is specified in protocol-spec/wire-protocol.md.",
+        abstract: "Decode any dialect's frames and captures; encode wire-protocol v1 frames (for captures and firmware work).",
+        discussion: "Protocol v1 is specified in protocol-spec/wire-protocol.md, the other dialects in protocol-spec/.",
         subcommands: [Decode.self, Encode.self]
     )
 }
@@ -18,21 +19,25 @@ struct ProtocolCommand: ParsableCommand {
 extension ProtocolCommand {
     struct Decode: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Decode a captured byte stream into frames and messages.",
+            abstract: "Decode a captured byte stream or HCI capture into frames and their meaning, in any dialect.",
             discussion: """
                 Give the bytes as hex, in arguments or on standard input; spaces, colons and \
                 line breaks are ignored, so btmon or Wireshark dumps can be pasted as they are. \
-                The bytes go through the same reassembler as received notifications: garbage is \
-                skipped, a corrupt frame is reported and scanning goes on.
+                The bytes go through the dialect's own reassembler (--dialect, default v1): garbage \
+                is skipped, a frame that fails its checks is shown as such and scanning goes on.
 
-                With --btsnoop, the watch-service exchange of an HCI capture (tsgateway capture, \
-                btmon -w, Android's HCI snoop log) is decoded: ATT writes to the write \
-                characteristic and notifications of the notify characteristic, with the handles \
-                from the capture's GATT discovery or, without one, the handles that carry valid \
-                frames; L2CAP fragments, EATT channels and frames are reassembled.
+                With --btsnoop, the watch exchange of an HCI capture (tsgateway capture, btmon -w, \
+                Android's HCI snoop log) is decoded in whichever dialect it carries (v1, npk, qring): \
+                the dialect whose service the capture's GATT discovery found, else the one whose \
+                frames its handles carry, or the one --dialect names. ATT writes to the dialect's \
+                write characteristics and notifications of its notify characteristics are \
+                reassembled (L2CAP fragments, EATT channels, frames) and each frame printed with \
+                its meaning: command, fields, sleep items, heart rate, alarms. --to-capture writes \
+                the exchange as a capture `ReplayTransport` plays to that dialect's central.
 
                 Example:
                   tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
+                  tsgateway protocol decode --dialect qring 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 03
                   tsgateway protocol decode --btsnoop sync.btsnoop --json
                 """
         )
@@ -43,7 +48,17 @@ extension ProtocolCommand {
         @Flag(help: "Print one JSON object per frame or problem (schema in docs/cli.md, \"protocol decode --json\").")
         var json = false
 
-        @Option(help: ArgumentHelp("Decode the watch-service exchange of this btsnoop capture.", valueName: "FILE"))
+        @Option(help: ArgumentHelp("The dialect of the bytes (\(DialectChoice.list)); with --btsnoop, default: the one the capture carries.",
+                                   valueName: "dialect"), transform: DialectChoice.parse)
+        var dialect: Dialect?
+
+        @Option(help: ArgumentHelp("For hex bytes: which way they went, watch (notifications, the default) or central (writes).", valueName: "side"))
+        var from: StreamSide = .watch
+
+        @Flag(help: "For hex bytes: they went over the dialect's second pair (QRing's big-data service).")
+        var secondPair = false
+
+        @Option(help: ArgumentHelp("Decode the watch exchange of this btsnoop capture.", valueName: "FILE"))
         var btsnoop: String?
 
         @Option(help: ArgumentHelp("With --btsnoop: also write the exchange as a replayable capture (JSON lines, 0600).", valueName: "FILE"))
@@ -58,54 +73,71 @@ extension ProtocolCommand {
             if let btsnoop { return try decodeCapture(btsnoop) }
             let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
             let bytes = try HexInput.parse(text)
-            var reassembler = FrameReassembler()
-            let events = reassembler.append(bytes, at: .zero) + reassembler.flush()
-            var printer = DecodePrinter(json: json)
-            for event in events { try printer.print(event) }
+            let chosen = try WatchDialects.named(dialect ?? .protocolV1)
+            guard let decoder = chosen.captureDecoder else {
+                throw CLIFailure("the \(chosen.name) dialect has no frames of its own to decode; use one of \(CapturedDialect.names)", status: .usage)
+            }
+            let channel: CaptureChannel = secondPair ? .second : .main
+            let flow: CaptureFlow = from == .watch ? .notification : .write
+            var session = decoder.session(started: nil)
+            var printer = DecodePrinter(json: json, dialect: chosen.name)
+            for frame in session.append(bytes, channel: channel, flow: flow) + session.finish(channel: channel, flow: flow) { try printer.print(frame) }
             if printer.frames == 0 {
-                throw CLIFailure("no frame found in \(bytes.count) byte(s); a frame starts with a5 01", status: .dataError)
+                throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == .protocolV1 ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
             }
         }
+    }
+
+    /// Which way pasted bytes went.
+    enum StreamSide: String, ExpressibleByArgument, CaseIterable {
+        case watch, central
     }
 }
 
 extension ProtocolCommand.Decode {
-    /// The watch-service exchange of a btsnoop capture, one reassembler per connection and direction.
+    /// The watch exchange of a btsnoop capture in its dialect, one session per connection.
     private func decodeCapture(_ path: String) throws {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw CLIFailure("cannot read \(path): \(error.localizedDescription)", status: .noInput)
         }
-        let exchange: CapturedExchange
-        do { exchange = try CapturedExchange(btsnoop: Array(data)) } catch {
-            throw CLIFailure("\(path): \(error.description)", status: .dataError)
+        let traffic: ATTTraffic
+        do { traffic = try CapturedExchange.traffic(btsnoop: Array(data)) } catch {
+            throw CLIFailure("\(path): \(error.description)\(error.isTruncation ? " (the file ends inside a record: was it copied before the capture was stopped?)" : "")",
+                             status: .dataError)
         }
-        guard let first = exchange.values.first else {
-            throw CLIFailure("\(path) holds no ATT write or notification that carries protocol-v1 frames on the watch service (\(exchange.traffic.operations.count) ATT PDU(s) in all); was the capture running during the sync?", status: .dataError)
-        }
+        let found = try CapturedDialect.find(in: traffic, asked: dialect, path: path)
+        let exchange = found.exchange
+        guard let first = exchange.values.first else { throw CLIFailure("no value in \(path)", status: .dataError) }
         if !json {
+            print("dialect \(found.dialect.name): \(found.reason)")
             let handles = "write handle(s) \(exchange.writeHandles.sorted().map(Self.hex4)), notify handle(s) \(exchange.notifyHandles.sorted().map(Self.hex4))"
             print("watch service on \(exchange.connections.map(\.description).joined(separator: ", ")): \(handles), from the capture's \(exchange.handleSource == .discovery ? "GATT discovery" : "valid frames")")
         }
-        struct Stream: Hashable { var connection: ConnectionKey; var direction: CaptureEntry.Direction }
-        var reassemblers: [Stream: FrameReassembler] = [:]
-        var printer = DecodePrinter(json: json)
+        struct Stream: Hashable { var connection: ConnectionKey; var channel: CaptureChannel; var flow: CaptureFlow }
+        var sessions: [ConnectionKey: any CaptureSessionDecoder] = [:]
+        var streams: [Stream] = []
+        var printer = DecodePrinter(json: json, dialect: found.dialect.name)
         for value in exchange.values {
-            let stream = Stream(connection: value.connection, direction: value.direction)
-            var reassembler = reassemblers[stream] ?? FrameReassembler()
-            let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))
-            for event in reassembler.append(value.bytes, at: .zero) { try printer.print(event, context: context) }
-            reassemblers[stream] = reassembler
+            let stream = Stream(connection: value.connection, channel: value.channel, flow: value.flow)
+            if !streams.contains(stream) { streams.append(stream) }
+            var session = sessions[value.connection] ?? found.decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000))
+            let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, channel: value.channel,
+                                                time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))
+            for frame in session.append(value.bytes, channel: value.channel, flow: value.flow) { try printer.print(frame, context: context) }
+            sessions[value.connection] = session
         }
-        for (stream, var reassembler) in reassemblers.sorted(by: { ($0.key.connection, $0.key.direction.rawValue) < ($1.key.connection, $1.key.direction.rawValue) }) {
-            let context = DecodePrinter.Context(direction: stream.direction.rawValue, connection: stream.connection.description, time: 0)
-            for event in reassembler.flush() { try printer.print(event, context: context) }
+        for stream in streams {
+            guard var session = sessions[stream.connection] else { continue }
+            let context = DecodePrinter.Context(direction: stream.flow.rawValue, connection: stream.connection.description, channel: stream.channel, time: 0)
+            for frame in session.finish(channel: stream.channel, flow: stream.flow) { try printer.print(frame, context: context) }
+            sessions[stream.connection] = session
         }
         if let toCapture {
             do { try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {
-            throw CLIFailure("no frame found in the watch-service values of \(path)", status: .dataError)
+            throw CLIFailure("no \(found.dialect.name) frame found in the watch values of \(path)", status: .dataError)
         }
     }
 
@@ -114,6 +146,15 @@ extension ProtocolCommand.Decode {
 
 private extension String {
     func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+private extension BTSnoopError {
+    var isTruncation: Bool {
+        switch self {
+        case .truncatedRecordHeader, .recordPastEnd: true
+        default: false
+        }
+    }
 }
 
 extension ProtocolCommand {

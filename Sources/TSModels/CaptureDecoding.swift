@@ -1,0 +1,125 @@
+import Foundation
+
+/// Which of a dialect's write/notify pairs (`GATTProfile`) a captured value went over.
+public enum CaptureChannel: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The profile's first pair (its write and notify characteristics).
+    case main
+    /// The profile's second pair (`GATTProfile.secondChannel`, QRing's big-data service).
+    case second
+}
+
+/// Which way a captured value went.
+public enum CaptureFlow: String, Sendable, Hashable, Codable {
+    /// Central → watch (an ATT write).
+    case write
+    /// Watch → central (an ATT notification).
+    case notification
+}
+
+/// A dialect's reader of captured bytes: `protocol decode` asks a dialect's registration for
+/// one and never branches on the dialect's name. Pure: no I/O.
+public protocol CaptureDecoder: Sendable {
+    /// A fresh decoder for one connection's exchange. `started` is when its first value was
+    /// captured (nil for pasted bytes); a dialect whose records are dated relative to the
+    /// watch's day (a ring's "days ago") dates them from it.
+    func session(started: Date?) -> any CaptureSessionDecoder
+}
+
+/// Decodes one connection's values in capture order, each stream (pair and direction) on its
+/// own, with what the central asked for in mind. Bytes that fail the dialect's checks come back
+/// as frames with another verdict than `.frame`, never dropped.
+public protocol CaptureSessionDecoder {
+    /// The frames completed by `value` (a frame may span values, a value may hold several).
+    mutating func append(_ value: [UInt8], channel: CaptureChannel, flow: CaptureFlow) -> [DecodedFrame]
+    /// What is left of one stream when the exchange ends: a frame whose bytes stopped coming.
+    mutating func finish(channel: CaptureChannel, flow: CaptureFlow) -> [DecodedFrame]
+}
+
+/// One frame of a dialect, or bytes that failed its checks, with its meaning.
+public struct DecodedFrame: Sendable {
+    public enum Verdict: String, Sendable, Hashable, Codable {
+        /// A frame that passed its checks and whose payload reads as a message.
+        case frame
+        /// A frame that passed its checks whose payload does not read as a message of its command.
+        case invalidMessage
+        /// Bytes shaped like a frame that fail its checks (checksum, length).
+        case corruptFrame
+        /// Bytes outside any frame.
+        case garbage
+    }
+
+    public var verdict: Verdict
+    /// One line for people: the command and its gist, or what is wrong.
+    public var text: String
+    /// The meaning (fields, sleep items, alarms), printed as JSON under `text` and as the
+    /// `message` key of `--json`; nil when there is none.
+    public var meaning: (any Encodable & Sendable)?
+    /// More keys of the frame's `--json` object (sequence, command, code…).
+    public var fields: [String: any Encodable & Sendable]
+
+    public init(_ verdict: Verdict, _ text: String, meaning: (any Encodable & Sendable)? = nil, fields: [String: any Encodable & Sendable] = [:]) {
+        self.verdict = verdict
+        self.text = text
+        self.meaning = meaning
+        self.fields = fields
+    }
+
+    /// A frame in the sense of "the dialect's framing held": valid or with an unreadable payload.
+    public var isFrame: Bool { verdict == .frame || verdict == .invalidMessage }
+}
+
+extension CaptureDecoder {
+    /// How many of `values`, taken as one stream, decode as frames that pass the dialect's checks.
+    public func frameCount(_ values: [[UInt8]], channel: CaptureChannel, flow: CaptureFlow) -> Int {
+        var decoder = session(started: nil)
+        var count = 0
+        for value in values { count += decoder.append(value, channel: channel, flow: flow).filter(\.isFrame).count }
+        return count + decoder.finish(channel: channel, flow: flow).filter(\.isFrame).count
+    }
+}
+
+/// Any JSON value, for a meaning that comes as JSON (a protobuf message's JSON mapping).
+public indirect enum JSONValue: Sendable, Hashable, Codable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The value of JSON text; nil when it is not JSON.
+    public init?(json: String) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else { return nil }
+        self = value
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case let .bool(value): try container.encode(value)
+        case let .number(value):
+            if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { try container.encode(Int64(value)) } else { try container.encode(value) }
+        case let .string(value): try container.encode(value)
+        case let .array(value): try container.encode(value)
+        case let .object(value): try container.encode(value)
+        }
+    }
+}
