@@ -11,7 +11,7 @@ extension WatchFamily {
     /// paired with the band's auth key. The simulated band is a Mi Band 5 (8-byte samples) with
     /// the generator's nights for the seed, and takes `HuamiAuthKey.simulatorDefault`.
     public static let huami = WatchFamily(dialect: .huami, simulated: SimulatedFamily { options in try SimulatedHuamiDevice.open(options) },
-                                         peripheral: nil)
+                                         peripheral: .huami)
 }
 
 /// The simulated band as a simulated device.
