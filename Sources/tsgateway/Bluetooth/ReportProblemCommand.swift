@@ -229,6 +229,10 @@ struct ReportBuilder {
             if recorder.process.isRunning {
                 kill(recorder.process.processIdentifier, SIGINT)
             }
+            // It stops within 200 ms of SIGINT; one that does not is ended (its records are written whole).
+            let deadline = Date().addingTimeInterval(5)
+            while recorder.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if recorder.process.isRunning { kill(recorder.process.processIdentifier, SIGKILL) }
             recorder.process.waitUntilExit()
             if recorder.process.terminationStatus != 0 { captureFailure = recorder.stderr().trimmingCharacters(in: .whitespacesAndNewlines) }
         } else {
