@@ -93,5 +93,12 @@ enum StopSignals {
         action.sa_flags = 0  // no SA_RESTART: the poll returns at once
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // A parent that spawned us with them blocked (Foundation's Process from an async
+        // program does) would otherwise never stop the capture.
+        var stopping = sigset_t()
+        sigemptyset(&stopping)
+        sigaddset(&stopping, SIGINT)
+        sigaddset(&stopping, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
     }
 }

@@ -215,7 +215,12 @@ struct ReportBuilder {
         // `tsgateway …` runs this very build, with -v so that its log says what it did.
         if line.first == "tsgateway" || line.first == Child.ownExecutable {
             line[0] = Child.ownExecutable
-            if !line.contains(where: { ["-v", "-vv", "--verbose"].contains($0) }) { line.insert("-v", at: 1) }
+            // Only a command that takes -v (probe, capture and the like do not).
+            let verbose = Array(line.dropFirst()) + ["-v"]
+            if !line.contains(where: { ["-v", "-vv", "--verbose"].contains($0) }),
+               (try? TSGateway.parseAsRoot(GlobalOptions.movedAfterSubcommands(verbose))) != nil {
+                line = [line[0]] + verbose
+            }
         }
         let capturePath = folder + "/capture.btsnoop"
         let recorder = Child.start([Child.ownExecutable, "capture", "--out", capturePath] + (device.map { ["--device", $0] } ?? [])
@@ -229,6 +234,10 @@ struct ReportBuilder {
             if recorder.process.isRunning {
                 kill(recorder.process.processIdentifier, SIGINT)
             }
+            // It stops within 200 ms of SIGINT; one that does not is ended (its records are written whole).
+            let deadline = Date().addingTimeInterval(5)
+            while recorder.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if recorder.process.isRunning { kill(recorder.process.processIdentifier, SIGKILL) }
             recorder.process.waitUntilExit()
             if recorder.process.terminationStatus != 0 { captureFailure = recorder.stderr().trimmingCharacters(in: .whitespacesAndNewlines) }
         } else {
