@@ -31,13 +31,21 @@ public enum StorageCondition: String, Sendable, Hashable, Codable, CaseIterable 
         }
     }
 
-    /// What `statvfs` says of the file system holding `path` now: read-only, full (less than
-    /// `reserve` bytes left to this user), or nil when it takes writes (or cannot be asked).
+    /// The file system holding the directory `path` now: read-only, full (less than `reserve`
+    /// bytes left to this user), or nil when it takes writes (or cannot be asked). `statvfs`
+    /// first; then a file is made there and removed, because a file system the kernel stopped
+    /// after an error (ext4's `emergency_ro`) refuses writes with EROFS while `statvfs` still says
+    /// read-write.
     public static func of(path: String, reserve: UInt64 = 64 * 1024) -> StorageCondition? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
         if info.f_flag & UInt(ST_RDONLY) != 0 { return .readOnly }
         if UInt64(info.f_bavail) * UInt64(info.f_frsize) < reserve { return .full }
+        let probe = path + "/.tsgateway-write-probe-\(getpid())"
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return StorageCondition(errno: errno) }
+        close(descriptor)
+        unlink(probe)
         return nil
     }
 }

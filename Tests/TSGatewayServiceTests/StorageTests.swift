@@ -15,7 +15,7 @@ struct StorageTests {
     static let watchId = "00:00:5E:00:54:01"
     /// Slow, so that the disk fails while the first sync is under way.
     static func slowWatch(truth: String) -> String {
-        "simulated: true\nname: slow\nseed: 11\nhistory-days: 30\npacket-delay: 1s\nground-truth: \(truth)"
+        "simulated: true\nname: slow\nseed: 11\nhistory-days: 30\npacket-delay: 300ms\nground-truth: \(truth)"
     }
 
     static func storageProperty(_ daemon: DaemonProcess) async throws -> String? {
