@@ -76,6 +76,12 @@ struct StorageTests {
         try disk.free()
         #expect(try await eventually { try await Self.storageProperty(daemon) == "ok" }, "\(daemon.log())")
         #expect(try await eventually { try Self.records(daemon, disk).count == truth.count }, "\(daemon.log())")
+        // The acknowledgement follows the sync's last commit: the sync is over once serve says it synced.
+        #expect(try await eventually {
+            let log = daemon.log()
+            guard let recovered = log.range(of: "takes writes again") else { return false }
+            return log[recovered.upperBound...].contains(": synced ")
+        }, "\(daemon.log())")
         let stored = try Self.records(daemon, disk)
         #expect(Set(stored) == Set(truth) && stored.count == truth.count)
         #expect(try await eventually { try Self.alarmOrigins(daemon, disk).contains(AlarmTableOrigin.watch.rawValue) }, "\(daemon.log())")
