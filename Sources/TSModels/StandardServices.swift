@@ -15,6 +15,9 @@ public enum WatchService: String, Sendable, Hashable, Codable, CaseIterable, Com
     /// Heart Rate (0x180D): Heart Rate Measurement notifications.
     case heartRate = "heart-rate"
 
+    /// One of the Bluetooth SIG's standard services (not a dialect's own).
+    public var isStandard: Bool { self != .protocolV1 }
+
     public static func < (lhs: WatchService, rhs: WatchService) -> Bool {
         allCases.firstIndex(of: lhs) ?? 0 < allCases.firstIndex(of: rhs) ?? 0
     }

@@ -138,7 +138,7 @@ public enum WatchProbe {
     public static func conclude(address: String, name: String?, services: [ProbeReport.Service], deviceInformation: [ProbeReport.Field],
                                 attempts: [ProbeReport.Attempt]) -> ProbeReport {
         let answered = attempts.filter { $0.answer != nil }
-        let standard = services.contains { WatchService(uuid: $0.uuid).map { $0 != .protocolV1 } ?? false }
+        let standard = services.contains { WatchService(uuid: $0.uuid)?.isStandard ?? false }
         var report = ProbeReport(address: address, name: name, services: services, deviceInformation: deviceInformation, attempts: attempts,
                                  verdict: .unknown, dialect: nil, next: "")
         if let first = answered.first {
@@ -187,7 +187,7 @@ public enum WatchProbe {
         case .battery: return "Battery"
         case .currentTime: return "Current Time"
         case .heartRate: return "Heart Rate"
-        case .protocolV1, nil: return nil
+        default: return nil
         }
     }
 

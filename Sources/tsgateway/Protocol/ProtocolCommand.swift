@@ -73,7 +73,7 @@ extension ProtocolCommand {
             if let btsnoop { return try decodeCapture(btsnoop) }
             let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
             let bytes = try HexInput.parse(text)
-            let chosen = try WatchDialects.named(dialect ?? .protocolV1)
+            let chosen = try WatchDialects.named(dialect ?? WatchDialects.fallback.name)
             guard let decoder = chosen.captureDecoder else {
                 throw CLIFailure("the \(chosen.name) dialect has no frames of its own to decode; use one of \(CapturedDialect.names)", status: .usage)
             }
@@ -83,7 +83,7 @@ extension ProtocolCommand {
             var printer = DecodePrinter(json: json, dialect: chosen.name)
             for frame in session.append(bytes, channel: channel, flow: flow) + session.finish(channel: channel, flow: flow) { try printer.print(frame) }
             if printer.frames == 0 {
-                throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == .protocolV1 ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
+                throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == WatchDialects.fallback.name ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
             }
         }
     }
