@@ -262,7 +262,7 @@ struct MQTTTests {
 
         // Every field of the state document but the watch's own id and name has an entity.
         let fields = ["connected", "battery", "battery_state", "last_sync", "night_date", "night_sleep_minutes", "night_quality",
-                      "night_deep_share", "night_deep_minutes", "night_efficiency", "night_heart_rate", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep", "clock_trusted"]
+                      "night_deep_share", "night_deep_minutes", "night_efficiency", "night_heart_rate", "naps", "nap_minutes", "next_alarm", "session", "heart_rate", "asleep", "clock_trusted", "storage"]
         for field in fields {
             #expect(all.values.contains { ($0["value_template"] as? String)?.contains("value_json.\(field) ") == true }, "no entity shows \(field)")
         }
@@ -287,6 +287,7 @@ struct MQTTTests {
             "night_heart_rate": (nil, "bpm", "measurement", nil),
             "asleep": (nil, nil, nil, nil),
             "clock_trusted": (nil, nil, nil, "diagnostic"),
+            "storage": ("enum", nil, nil, "diagnostic"),
             "night": (nil, nil, nil, nil),
         ]
         #expect(Set(all.keys) == Set(expected.keys))
