@@ -170,6 +170,8 @@ struct ExampleArrangement {
         // Events come from a running daemon and are printed until Ctrl-C.
         "tsgateway events": .init(withDaemon: true, stop: .interruptAfter(.seconds(3))),
         "tsgateway events --type session --type wokeUp | jq .": .init(withDaemon: true, stop: .interruptAfter(.seconds(3))),
+        // Changes made on the watch are printed until Ctrl-C (the simulated watch edits every 2 s).
+        "tsgateway alarms watch": .init(stop: .interruptAfter(.seconds(5))),
         // The daemon's simulated watch has a heart that beats once a second.
         "tsgateway events --type heartRate --count 5": .init(withDaemon: true),
         // A capture needs root and a real adapter; the file the decode examples read is one of the test's own.

@@ -174,21 +174,29 @@ stop_serve() {
   kill -0 $serve_pid 2>/dev/null && { kill -9 $serve_pid; fail "tsgateway serve still ran 20 s after SIGTERM"; }
   wait $serve_pid; status=$?; got=$(tail -n 5 "$serve_log"); serve_pid=
 }
-# wrist_edit_reaches STEP CMD...: CMD (alarms watch or events, listening for one change) sees an
-# edit made on the watch (SIGUSR1 to the simulator); a second edit if the first was missed.
-# WAIT_FOR: a line CMD prints once it listens (the edit is made then), else 8 s.
+# wrist_edit_reaches WAIT_FOR CMD...: CMD (alarms watch or events, listening for one change) sees
+# an edit made on the watch (SIGUSR1 to the simulator); a second edit if the first was missed.
+# WAIT_FOR: a line CMD prints once it listens (the edit is made then), else 8 s. The waits count
+# SECONDS, not loop turns: under TCG each turn's sleep costs far more than its 0.1 s.
 wrist_edit_reaches() {
-  local wait_for=$1 watcher; shift
+  local wait_for=$1 watcher until; shift
   "$@" > "$steps/$n.out" 2>&1 & watcher=$!
   if [ -n "$wait_for" ]; then
     # The edit once it listens: one made before is not an event it can see.
-    for _ in $(seq 1 300); do grep -q "$wait_for" "$steps/$n.out" && break; kill -0 $watcher 2>/dev/null || break; sleep 0.1; done
+    until=$((SECONDS + 60))
+    while ((SECONDS < until)); do grep -q "$wait_for" "$steps/$n.out" && break; kill -0 $watcher 2>/dev/null || break; sleep 0.2; done
   else
     sleep 8   # connect + subscribe (a few seconds under TCG)
   fi
   kill -USR1 "$sim_pid"
-  for _ in $(seq 1 300); do kill -0 $watcher 2>/dev/null || break; sleep 0.1; done
-  kill -0 $watcher 2>/dev/null && { kill -USR1 "$sim_pid"; sleep 10; }
+  until=$((SECONDS + 30))
+  while ((SECONDS < until)); do kill -0 $watcher 2>/dev/null || break; sleep 0.2; done
+  if kill -0 $watcher 2>/dev/null; then
+    log "[$E2E_MODE] $J $n. the first edit was not seen within 30 s; the watch edits again"
+    kill -USR1 "$sim_pid"
+    until=$((SECONDS + 20))
+    while ((SECONDS < until)); do kill -0 $watcher 2>/dev/null || break; sleep 0.2; done
+  fi
   kill $watcher 2>/dev/null; reap $watcher; status=$?; got=$(cat "$steps/$n.out")
   log "[$E2E_MODE] $J $n. $last: status $status"
 }

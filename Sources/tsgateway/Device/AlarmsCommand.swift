@@ -205,7 +205,15 @@ extension AlarmsCommand {
         static let configuration = CommandConfiguration(
             commandName: "watch",
             abstract: "Print each change made on the watch itself, until interrupted.",
-            discussion: "With --simulate, the simulated watch edits its first alarm every 2 seconds so there is something to see.")
+            discussion: """
+                It says "watching for alarm changes made on the watch" once it listens (on stderr with \
+                --json, so standard output stays one JSON object per change): an edit made after that \
+                line is seen. With --simulate, the simulated watch edits its first alarm every 2 \
+                seconds so there is something to see.
+
+                  tsgateway alarms watch
+                  tsgateway alarms watch --json --count 1
+                """)
         @OptionGroup var connection: ConnectionOptions
         @Flag(help: "Print one JSON object per change: {\"origin\", \"alarms\": [...]}.")
         var json = false
@@ -219,7 +227,10 @@ extension AlarmsCommand {
         func run() async throws {
             try await WatchAccessor.run(connection) { watch in
                 let changesUntilLoss = try await watch.watchSideAlarmChanges()
-                if !json { print("watching for alarm changes made on the watch (Ctrl-C to stop)"); fflush(nil) }
+                // Once subscribed, so a script knows an edit made from now on is seen; with --json on
+                // stderr, keeping stdout one JSON object per change.
+                let listening = "watching for alarm changes made on the watch (Ctrl-C to stop)\n"
+                if json { FileHandle.standardError.write(Data(listening.utf8)) } else { print(listening, terminator: ""); fflush(nil) }
                 var seen = 0
                 for try await change in changesUntilLoss {
                     if json {
