@@ -83,6 +83,11 @@ public struct SleepSync: Sendable {
     /// When set, the nights a sync completes become upload events in the store's outbox, in the
     /// same transaction as the cursor write that marks their range stored (see `OutboxPolicy`).
     public var outbox: OutboxPolicy?
+    /// Where the watch's clock was set back to since the stored records were made (the system
+    /// clock stepped back, and the watch's clock with it): what the watch records next is
+    /// stamped before the cursor, so the transfer of a range the store holds asks from here,
+    /// not from the cursor. What is stored already is not stored twice; the cursor never goes back.
+    public var watchClockSetBackTo: Int64?
 
     public init(watch: any WatchCentral, store: GatewayStore, watchId: String) {
         self.watch = watch
@@ -153,7 +158,8 @@ public struct SleepSync: Sendable {
         let cursor = try await store.syncCursor(watch: watchId)
         let contiguous = cursor.map { $0.rangeStart <= from && from <= $0.upTo } ?? false
         var current = contiguous ? cursor! : SyncCursor(rangeStart: from, upTo: from, committedUpTo: cursor?.committedUpTo)
-        let queryStart = current.upTo
+        var queryStart = current.upTo
+        if contiguous, let setBack = watchClockSetBackTo, setBack < queryStart { queryStart = max(setBack, current.rangeStart) }
         earliestQuery = min(earliestQuery ?? queryStart, queryStart)
 
         if to.map({ queryStart < $0 }) ?? true {

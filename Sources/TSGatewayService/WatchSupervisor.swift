@@ -30,6 +30,8 @@ public actor WatchSupervisor {
     let storage: StorageHealth?
     let publish: @Sendable (GatewayEvent) -> Void
     let logger: Logger
+    /// The time of day: a sync's range end, the watch's clock (the central's), the time of a sync.
+    let wallClock: WallClock
     /// The watch side when the watch is simulated in-process (its live night is played from here).
     let simulated: SimulatedNight?
     private let statusCell: StatusCell
@@ -39,6 +41,14 @@ public actor WatchSupervisor {
     private var connectTask: Task<DeviceInfo, any Error>?
     private var syncTask: Task<SleepSyncReport, any Error>?
     private var lastTimeSync: ContinuousClock.Instant?
+    /// The wall clock and the monotonic clock at the duties' last look: a step of the wall
+    /// clock is what the one ran beyond the other.
+    private var wallReference: (wall: Date, monotonic: ContinuousClock.Instant)?
+    /// How far the watch's clock is ahead of the wall clock by the steps since it was last set.
+    private var watchClockAhead: TimeInterval = 0
+    /// The watch's clock was set back (to `to`, from `from`): syncs ask from `to` until one
+    /// begins after `from`, since the watch stamps what it records meanwhile before the cursor.
+    private var watchClockSetBack: (to: Int64, from: Int64)?
     /// While the system clock is not trusted: why (the watch's clock is held, scheduled syncs wait).
     private var clockHeld: ClockDistrust?
     /// When the system clock is looked at again while it is not trusted.
@@ -72,10 +82,12 @@ public actor WatchSupervisor {
 
     /// `watch`: the central `WatchOpener` made for `entry` with `watchConfiguration(settings)`.
     /// `clock`: the daemon's `ClockDiscipline`; nil: this machine's evidence without timedated.
+    /// `wallClock`: the central's too (`WatchConfiguration.now`).
     public init(entry: GatewayConfiguration.WatchEntry, watch: any WatchCentral, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil, logger: Logger,
-                publish: @escaping @Sendable (GatewayEvent) -> Void) {
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil,
+                wallClock: WallClock = .system, logger: Logger, publish: @escaping @Sendable (GatewayEvent) -> Void) {
         self.entry = entry
+        self.wallClock = wallClock
         self.clock = clock ?? ClockDiscipline(source: SystemClockEvidence(store: store, timedatedBus: nil), logger: logger)
         self.storage = storage
         // A real watch's syncs shorten its connection interval where the daemon may (CAP_NET_RAW).
@@ -106,11 +118,13 @@ public actor WatchSupervisor {
 
     /// The central of the entry's dialect (`WatchDialects.fallback` when it names none) over `transport`.
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
-                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil, logger: Logger,
-                publish: @escaping @Sendable (GatewayEvent) -> Void) {
+                settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil,
+                wallClock: WallClock = .system, logger: Logger, publish: @escaping @Sendable (GatewayEvent) -> Void) {
         let dialect = entry.dialect.flatMap { try? WatchDialects.named($0) } ?? WatchDialects.fallback
-        self.init(entry: entry, watch: dialect.makeCentral(transport, Self.watchConfiguration(settings, entry: entry)), store: store,
-                  settings: settings, simulated: simulated, clock: clock, storage: storage, logger: logger, publish: publish)
+        var configuration = Self.watchConfiguration(settings, entry: entry)
+        configuration.now = wallClock.now
+        self.init(entry: entry, watch: dialect.makeCentral(transport, configuration), store: store,
+                  settings: settings, simulated: simulated, clock: clock, storage: storage, wallClock: wallClock, logger: logger, publish: publish)
     }
 
     /// A snapshot for property getters; safe from any thread.
@@ -246,6 +260,7 @@ public actor WatchSupervisor {
         var syncs = true
         if status.info != nil { syncs = await watch.capabilities.sleepSync != nil }
         while !Task.isCancelled {
+            noticeWallClockStep()
             var now = ContinuousClock.now
             let timeDue = lastTimeSync.map { now - $0 >= settings.timeSyncInterval } ?? true
             // The clock is looked at when it matters: a sync's range and the watch's clock end at "now".
@@ -269,6 +284,7 @@ public actor WatchSupervisor {
                 do {
                     try await watch.syncTime()
                     lastTimeSync = now
+                    watchClockSet()
                 } catch where ErrorCategory.of(error) == .notSupported {
                     logger.info("\(id): the watch's clock is not set: \(error)")
                     lastTimeSync = now
@@ -282,7 +298,7 @@ public actor WatchSupervisor {
                 lastBatteryRead = now
                 await readBattery()
             }
-            await save("live session heartbeat") { [sessions] in try await sessions.heartbeat() }
+            await save("live session heartbeat") { [sessions, wallClock] in try await sessions.heartbeat(now: wallClock.now()) }
             let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
             let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
             var until = min(nextBattery, now + .seconds(60))
@@ -295,6 +311,34 @@ public actor WatchSupervisor {
             await dutiesPause.sleep(for: until - ContinuousClock.now)
             if Task.isCancelled { return }
         }
+    }
+
+    /// A step of the wall clock beyond `stepTolerance` (NTP's first answer, a clock set by hand)
+    /// moves no schedule (they run on the monotonic clock), but the watch's clock was set from
+    /// the clock before the step: it is set again now, and the clock's trust looked at again.
+    static let stepTolerance: TimeInterval = 10
+
+    private func noticeWallClockStep() {
+        let current = (wall: wallClock.now(), monotonic: ContinuousClock.now)
+        defer { wallReference = current }
+        guard let last = wallReference else { return }
+        let step = current.wall.timeIntervalSince(last.wall) - (current.monotonic - last.monotonic).timeInterval
+        guard abs(step) > Self.stepTolerance else { return }
+        logger.notice("\(id): the system clock was stepped \(step > 0 ? "forward" : "back") by \(Int(abs(step).rounded())) s; the watch's clock is set again")
+        if lastTimeSync != nil { watchClockAhead -= step }
+        lastTimeSync = nil
+        nextClockCheck = nil
+    }
+
+    /// The watch's clock is the wall clock's now: set back, what it records next starts before the cursor.
+    private func watchClockSet() {
+        let now = Int64(wallClock.now().timeIntervalSince1970)
+        if watchClockAhead > Self.stepTolerance {
+            // A little before now: the watch took its time a moment before this.
+            let to = now - Int64(Self.stepTolerance), from = now + Int64(watchClockAhead.rounded(.up))
+            watchClockSetBack = (to: min(to, watchClockSetBack?.to ?? to), from: max(from, watchClockSetBack?.from ?? from))
+        }
+        watchClockAhead = 0
     }
 
     /// The disk takes writes again: a wrist edit it refused is stored, and the sync it refused runs now.
@@ -438,6 +482,7 @@ public actor WatchSupervisor {
         try await ensureConnected()
         try await operations.syncTime()
         lastTimeSync = .now
+        watchClockSet()
     }
 
     public func alarms() async throws -> [Alarm] {
@@ -478,8 +523,11 @@ public actor WatchSupervisor {
             if syncTask == running { syncTask = nil }
         }
         try await ensureConnected()
-        let started = Int64(Date().timeIntervalSince1970)
-        let task = Task { [operations] in try await operations.syncSleep(request, progress: progress) }
+        let started = Int64(wallClock.now().timeIntervalSince1970)
+        var request = request
+        let setBack = watchClockSetBack
+        if request.to == nil, let setBack { request.watchClockSetBackTo = setBack.to }
+        let task = Task { [operations, request] in try await operations.syncSleep(request, progress: progress) }
         syncTask = task
         updateStatus { $0.syncing = true }
         defer {
@@ -493,14 +541,16 @@ public actor WatchSupervisor {
             storage?.noticed(error)
             throw error
         }
-        let now = Date()
+        // Records stamped by the watch's clock before it was set back are behind this sync now.
+        if let setBack, request.to == nil, started > setBack.from, watchClockSetBack?.from == setBack.from { watchClockSetBack = nil }
+        let now = wallClock.now()
         updateStatus { $0.lastSync = now }
         logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)\(report.enqueued > 0 ? "; \(report.enqueued) night\(report.enqueued == 1 ? "" : "s") to upload" : "")")
         if report.enqueued > 0 { await uploads?.wake() }
         publish(GatewayEvent(.sleepSynced(fetched: report.fetched, stored: report.stored), watch: id, time: now))
         // The watch has handed over everything it held up to `to`, or up to when this sync began.
         let upTo = request.to ?? started
-        try await shieldedFromCancellation { [sessions] in try await sessions.syncedUpTo(upTo) }
+        try await shieldedFromCancellation { [sessions, wallClock] in try await sessions.syncedUpTo(upTo, now: wallClock.now()) }
         return report
     }
 

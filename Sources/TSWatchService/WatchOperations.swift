@@ -47,11 +47,16 @@ public struct SyncRequest: Sendable, Hashable {
     public var from: Int64?
     public var to: Int64?
     public var reconnects: Int?
+    /// Where the gateway set the watch's clock back to since the stored records (the system
+    /// clock stepped back): the watch may stamp what it records next before the sync cursor, so
+    /// the transfer asks from here (`SleepSync.watchClockSetBackTo`).
+    public var watchClockSetBackTo: Int64?
 
-    public init(from: Int64? = nil, to: Int64? = nil, reconnects: Int? = nil) {
+    public init(from: Int64? = nil, to: Int64? = nil, reconnects: Int? = nil, watchClockSetBackTo: Int64? = nil) {
         self.from = from
         self.to = to
         self.reconnects = reconnects
+        self.watchClockSetBackTo = watchClockSetBackTo
     }
 }
 
@@ -195,6 +200,7 @@ public struct WatchOperations: Sendable {
         }
         var sync = SleepSync(watch: watch, store: store, watchId: watchId)
         sync.maxReconnects = request.reconnects ?? policy.syncReconnects
+        sync.watchClockSetBackTo = request.watchClockSetBackTo
         let logger = self.logger
         let pagesLogged = Mutex(0)
         sync.progress = { step in

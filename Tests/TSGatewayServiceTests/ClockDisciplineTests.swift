@@ -99,7 +99,7 @@ struct ClockDisciplineTests {
         await serving.stop()
     }
 
-    @Test("a clock stepped forward and back while serving (NTP's answer): still trusted, nothing held, the watch's clock not set again, syncs go on")
+    @Test("the evidence's clock stepped forward and back while serving (the wall clock read stays: ClockStepTests steps that one): still trusted, nothing held, the watch's clock not set again, syncs go on")
     func steppedWhileServing() async throws {
         let start = Date()
         let evidence = FixedClockEvidence(ClockEvidence(kernelSynchronized: true, timeSync: .synchronized(service: "systemd-timesyncd"), now: start))
