@@ -129,11 +129,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The D-Bus benchmarks need TSDBus and CDBus (and the daemon's names from TSGatewayAPI); the protocol, sleep and sync ones need no D-Bus.
+        // The D-Bus benchmarks need TSDBus and CDBus (and the daemon's names from TSGatewayAPI); the protocol, sleep and sync ones need no D-Bus;
+        // the sync one drives the Huami central against the simulated band on the family's loopback endpoint (TSFamilies' HuamiBandLink).
         .executableTarget(
             name: "tsgateway-bench",
             dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
-                           "TSNpk", "TSNpkSimulator"]
+                           "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -221,7 +222,7 @@ let package = Package(
         // The Huami central against the simulated band over the loopback, as its family opens it.
         .testTarget(
             name: "TSHuamiWatchTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport", "TSProtocol"]
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",

@@ -148,6 +148,21 @@ extension HuamiWatch {
         fetched?.complete = true
     }
 
+    static let countMismatchAdvice = ": the band's count is not its data, so nothing of this transfer was stored or acknowledged "
+        + "and the band keeps it; sync again, and if it repeats, report the band's model and firmware"
+
+    /// One data packet into the transfer; more bytes than the band announced is refused with what
+    /// to do (the assembler's `countMismatch`): nothing of the transfer is handed over, so nothing is
+    /// stored or acknowledged and the band keeps it.
+    private static func feed(_ assembler: inout HuamiFetchAssembler, _ packet: [UInt8]) throws {
+        do {
+            try assembler.feed(packet)
+        } catch let error as HuamiError where error.code == .countMismatch {
+            let message: String = error.message
+            throw HuamiError(.countMismatch, message + Self.countMismatchAdvice)
+        }
+    }
+
     /// One transfer (§7.1 steps 1–5): nil when the band has nothing since `since`.
     private func fetchOnce(since: Int64) async throws -> HuamiActivity? {
         await takeTurn()
@@ -180,7 +195,7 @@ extension HuamiWatch {
             }
             switch delivery.0 {
             case .activityData:
-                try assembler.feed(delivery.1)
+                try Self.feed(&assembler, delivery.1)
             case .fetchControl:
                 let answer = try HuamiFetchAnswer(bytes: delivery.1)
                 if let error = answer.error { throw error }
@@ -190,6 +205,20 @@ extension HuamiWatch {
                 }
             default:
                 continue
+            }
+        }
+        // The data and the end come on two characteristics, so packets the band sent before its end
+        // may still be on their way: a CRC-32 that is not the data's says the band sent other bytes
+        // than came, and a packet that comes within the grace is more than the band announced.
+        if doneSaid, let crc, CRC32.checksum(assembler.data) != crc {
+            while true {
+                let delivery: (Channel, [UInt8])
+                do {
+                    delivery = try await next(&iterator, timeout: Self.endGrace, what: "the activity data")
+                } catch WatchError.timeout {
+                    break
+                }
+                if delivery.0 == .activityData { try Self.feed(&assembler, delivery.1) }
             }
         }
         let data = try assembler.finish(crc32: crc)

@@ -1,5 +1,9 @@
 import Foundation
 import TSDevice
+import TSFamilies
+import TSHuami
+import TSHuamiSimulator
+import TSHuamiWatch
 import TSModels
 import TSNpk
 import TSNpkSimulator
@@ -9,9 +13,10 @@ import TSStore
 import TSTransport
 
 /// Syncs 7 and 90 days from the simulated watch into a store over a modelled BLE link, in protocol
-/// v1 and in TopStep's NPK dialect (the same nights), and compares the goodput with what the
-/// link's notifications could carry at best. Record bytes are v1's 7-byte records for both
-/// dialects, so the figures compare; NPK's own encoding of them is in its wire bytes.
+/// v1, in TopStep's NPK dialect and from a simulated Huami band (the same nights), and compares the
+/// goodput with what the link's notifications could carry at best. Record bytes are v1's 7-byte
+/// records in every row, so the figures compare; each dialect's own encoding of them (NPK's
+/// protobuf, Huami's sample a minute) is in its wire bytes.
 func runSyncBenchmarks() async throws {
     let mtu = try ATTMTU(247)
     let interval = Duration.milliseconds(15)
@@ -19,9 +24,9 @@ func runSyncBenchmarks() async throws {
     let theoretical = Double(packetsPerEvent * mtu.chunkSize) / 0.015
     print("link model: MTU \(mtu.value), connection interval 15 ms, \(packetsPerEvent) packets per direction per event")
     print("theoretical notification goodput: \(formatRate(theoretical, unit: "B")) (\(packetsPerEvent) × \(mtu.chunkSize) B per event)")
-    print("record bytes: \(SleepPage.recordSize) per record (protocol v1's record) in both dialects")
+    print("record bytes: \(SleepPage.recordSize) per record (protocol v1's record) in every row")
     for days in [7, 90] {
-        for dialect in [SyncBenchDialect.protocolV1, .npk, .npkWithHeartRate] {
+        for dialect in [SyncBenchDialect.protocolV1, .npk, .npkWithHeartRate, .huami] {
             let counter = LinkCounter()
             let run = try await modelledSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter, dialect: dialect)
             let records = run.records, seconds = run.seconds
@@ -43,9 +48,10 @@ func runSyncBenchmarks() async throws {
             case .npk: 1 + (down + packetsPerEvent - 1) / packetsPerEvent
             case .npkWithHeartRate: 2 + (run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
                 + (down - run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
+            case .huami: run.huami?.fewestEvents(packetsPerEvent: packetsPerEvent) ?? 0
             }
             let fullDown = used.filter { $0.down == packetsPerEvent }.count, idle = used.filter { $0.up == 0 && $0.down == 0 }.count
-            let heartRate = dialect == .npkWithHeartRate ? " and \(run.heartRateFetched) heart-rate samples" : ""
+            let heartRate = dialect.carriesHeartRate ? " and \(run.heartRateFetched) heart-rate samples" : ""
             print("""
                 \(days) days, \(dialect.rawValue): \(run.fetched) records (\(recordBytes) record bytes)\(heartRate) in \(String(format: "%.3f", seconds)) s = \
                 \(String(format: "%.1f", seconds / interval.timeInterval)) connection intervals, \(formatRate(Double(records.count) / seconds, unit: " records"))
@@ -55,8 +61,22 @@ func runSyncBenchmarks() async throws {
                   connection events from the first request to the last answer: \(used.count), \(used.count - 1) intervals apart \
                 (at best \(atBest) for \(down) notifications); \
                 \(fullDown) carried \(packetsPerEvent) notifications, \(idle) carried nothing
-                  wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, the whole sync\(dialect == .npkWithHeartRate ? ", heart rate included" : ""))
+                  wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, the whole sync\(dialect.carriesHeartRate ? ", heart rate included" : ""))
                 """)
+            if let huami = run.huami {
+                let sampleRate = Double(huami.sampleBytes) / seconds
+                let filled = huami.filledToMTU(mtu)
+                let filledBest = filled.fewestEvents(packetsPerEvent: packetsPerEvent)
+                print("""
+                      Huami's transfer: \(huami.transfers.count) transfers of up to \(huami.maxMinutesPerTransfer) minutes, \(huami.sampleBytes) sample bytes \
+                    (\(huami.sampleSize) a minute) in \(huami.dataPackets) notifications of a counter byte + \(huami.dataBytesPerPacket) data bytes; \
+                    sample goodput \(formatRate(sampleRate, unit: "B")) = \(String(format: "%.3f", sampleRate / theoretical)) of theoretical, \
+                    at most \(String(format: "%.3f", Double(huami.dataBytesPerPacket) / Double(mtu.chunkSize))) (\(huami.dataBytesPerPacket) of \(mtu.chunkSize) bytes a notification)
+                      the format filled to the MTU (a counter + \(filled.dataBytesPerPacket) data bytes a notification, which no source shows a band sending): \
+                    at best \(filledBest) events for \(filled.dataPackets) data notifications, record goodput at most \
+                    \(String(format: "%.3f", Double(recordBytes) / (Double(filledBest - 1) * interval.timeInterval) / theoretical)) of theoretical
+                    """)
+            }
         }
     }
 }
@@ -67,6 +87,52 @@ enum SyncBenchDialect: String {
     case protocolV1 = "protocol v1"
     case npk = "NPK"
     case npkWithHeartRate = "NPK with heart rate"
+    /// A simulated Mi Band 5 (8-byte samples, the heart rate of each minute in them).
+    case huami = "Huami"
+
+    var carriesHeartRate: Bool { self == .npkWithHeartRate || self == .huami }
+}
+
+/// The activity fetch's shape for the fewest connection events a Huami sync needs
+/// (protocol-spec/huami.md §7.1): the clock read (request up, response down); per transfer the
+/// start `01` up, its write response and the start answer down, `02` up, its write response, the
+/// data notifications and the end `10 02 01` down, 4 a event; then `03` up, its write response and
+/// `10 03 01` down. The band answers a packet at the next event at the earliest, and the central
+/// sends a request only once the answer it depends on has come, so no two of those steps share an event.
+struct HuamiTransferShape {
+    /// Minutes of each transfer.
+    var transfers: [Int]
+    var maxMinutesPerTransfer: Int
+    var sampleSize: Int
+    var dataBytesPerPacket: Int
+
+    init(minutes: Int, maxMinutesPerTransfer: Int, sampleSize: Int, dataBytesPerPacket: Int) {
+        var left = minutes, transfers: [Int] = []
+        while left > 0 {
+            transfers.append(min(left, maxMinutesPerTransfer))
+            left -= maxMinutesPerTransfer
+        }
+        self.transfers = transfers
+        self.maxMinutesPerTransfer = maxMinutesPerTransfer
+        self.sampleSize = sampleSize
+        self.dataBytesPerPacket = dataBytesPerPacket
+    }
+
+    var sampleBytes: Int { transfers.reduce(0) { $0 + $1 * sampleSize } }
+    func packets(_ minutes: Int) -> Int { (minutes * sampleSize + dataBytesPerPacket - 1) / dataBytesPerPacket }
+    var dataPackets: Int { transfers.reduce(0) { $0 + packets($1) } }
+
+    func fewestEvents(packetsPerEvent: Int) -> Int {
+        let perTransfer = transfers.reduce(0) { $0 + 3 + (packets($1) + 2 + packetsPerEvent - 1) / packetsPerEvent }
+        return 2 + perTransfer + 2
+    }
+
+    /// The same transfers with every notification filled to the MTU: a counter byte and MTU − 4 data bytes.
+    func filledToMTU(_ mtu: ATTMTU) -> HuamiTransferShape {
+        var filled = self
+        filled.dataBytesPerPacket = mtu.chunkSize - 1
+        return filled
+    }
 }
 
 /// Sync times at the connection intervals a central can ask for (`sleep sync` asks for 7.5–15 ms
@@ -101,6 +167,7 @@ let benchNow = Date(timeIntervalSince1970: 1_762_156_800)
 /// One sync of `days` from the simulated watch into a fresh store over the modelled link.
 func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter = LinkCounter(),
                   dialect: SyncBenchDialect = .protocolV1) async throws -> ModelledSyncRun {
+    if dialect == .huami { return try await modelledHuamiSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter) }
     let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow)
     var configuration = WatchConfiguration()
     configuration.window = 16
@@ -113,6 +180,8 @@ func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: I
         let simulator = SimulatedWatch(state: SimulatorState(records: records))
         watch = Watch(transport: ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter),
                       configuration: configuration)
+    case .huami:
+        throw BenchFailure("unreachable: a Huami sync runs in modelledHuamiSync")
     case .npk, .npkWithHeartRate:
         var watchConfiguration = SimulatedNpkWatch.Configuration()
         watchConfiguration.timeZone = benchZone
@@ -153,4 +222,49 @@ struct ModelledSyncRun {
     var heartRateFetched = 0
     /// Notifications of the heart-rate sync: down to the event that carried the sleep sync's start.
     var heartRateDown = 0
+    /// A Huami sync's transfers as the band sent them.
+    var huami: HuamiTransferShape?
+}
+
+/// One sync of `days` from a simulated Huami band (a Mi Band 5, the same seed's nights) into a fresh
+/// store over the modelled link, through the real central (`HuamiWatch`) and `SleepSync` as
+/// `sleep sync` runs them: the samples' heart rate first, then the sleep read from the same
+/// transfers, then the acknowledgement after the commit.
+func modelledHuamiSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter) async throws -> ModelledSyncRun {
+    let bandConfiguration = SimulatedHuamiBand.Configuration(model: .miBand5)
+    let history = HuamiBandHistory(seed: 9, timeZone: benchZone, now: benchNow, days: days, format: bandConfiguration.sampleFormat)
+    let opened = Date()
+    let band = SimulatedHuamiBand(configuration: bandConfiguration, history: history,
+                                  now: { benchNow.addingTimeInterval(Date().timeIntervalSince(opened)) })
+    let link = HuamiBandLink(band: band)
+    var configuration = WatchConfiguration()
+    configuration.timeZone = benchZone
+    configuration.now = { benchNow }
+    configuration.pairingSecret = PairingSecret(key: PairingCredential.huamiAuthKey.key,
+                                                text: bandConfiguration.authKey.bytes.map { String(format: "%02x", $0) }.joined())
+    let watch = HuamiWatch(transport: ModelledLinkTransport(peripheral: link, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter,
+                                                            characteristics: link, standard: band, name: bandConfiguration.name),
+                           configuration: configuration)
+    try await watch.connect()
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try GatewayStore(path: path)
+    let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
+    let start = ContinuousClock.now
+    let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: history.start)
+    let elapsed = ContinuousClock.now - start
+    await watch.disconnect()
+    let truth = history.sleepItems
+    guard try await store.sleepRecords(watch: "bench") == truth else { throw BenchFailure("the store does not equal the band's ground truth") }
+    guard try await store.heartRate(watch: "bench") == history.heartRates else { throw BenchFailure("the store does not equal the band's heart rate") }
+    let shape = HuamiTransferShape(minutes: history.minutes, maxMinutesPerTransfer: bandConfiguration.maxMinutesPerFetch,
+                                   sampleSize: bandConfiguration.sampleFormat.size, dataBytesPerPacket: bandConfiguration.dataBytesPerPacket)
+    let statistics = await band.statistics
+    guard statistics.transfers == shape.transfers.count, statistics.dataPacketsSent == shape.dataPackets, statistics.acknowledgements == 1 else {
+        throw BenchFailure("the band sent \(statistics.transfers) transfers, \(statistics.dataPacketsSent) data packets, \(statistics.acknowledgements) acknowledgements; "
+            + "expected \(shape.transfers.count), \(shape.dataPackets), 1")
+    }
+    return ModelledSyncRun(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, fetched: report.fetched,
+                           records: truth, wireBytesBeforeSync: bytesBefore, eventsBeforeSync: eventsBefore,
+                           heartRateFetched: report.heartRateFetched, huami: shape)
 }

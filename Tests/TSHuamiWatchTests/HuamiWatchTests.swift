@@ -6,6 +6,7 @@ import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
+import TSProtocol
 import TSStore
 import TSTransport
 
@@ -22,7 +23,10 @@ struct HuamiWatchTests {
         var band: SimulatedHuamiBand
     }
 
-    static func rig(days: Int = 7, alarms: [Alarm] = [], disconnectEvery: Int? = nil, key: String? = nil) throws -> Rig {
+    /// `endOvertakesLastPacket`: the link hands the central each transfer's end (`10 02 01`) before
+    /// its last data packet, as two characteristics' notifications may arrive.
+    static func rig(days: Int = 7, alarms: [Alarm] = [], disconnectEvery: Int? = nil, key: String? = nil,
+                    endOvertakesLastPacket: Bool = false) throws -> Rig {
         WatchFamilies.registerBuiltIn()
         var options = SimulatedWatchOptions()
         options.now = now
@@ -38,7 +42,11 @@ struct HuamiWatchTests {
         if let key { configuration.pairingSecret = PairingSecret(key: "auth-key", text: key) }
         let opened = try WatchFamilies.openSimulated(options, dialect: .huami, configuration: configuration)
         let band = try #require(opened.device as? SimulatedHuamiDevice).band
-        return Rig(watch: opened.central, band: band)
+        guard endOvertakesLastPacket else { return Rig(watch: opened.central, band: band) }
+        configuration.pairingSecret = configuration.pairingSecret ?? PairingSecret(key: "auth-key", text: "00112233445566778899aabbccddeeff")
+        let link = EndBeforeLastPacket(HuamiBandLink(band: band))
+        let transport = LoopbackTransport(peripheral: link, mtu: try ATTMTU(247), standard: band, name: band.configuration.name, characteristics: link)
+        return Rig(watch: HuamiWatch(transport: transport, configuration: configuration), band: band)
     }
 
     static func store() throws -> (GatewayStore, URL) {
@@ -193,8 +201,9 @@ struct HuamiWatchTests {
     }
 
     /// A sync that meets `faults` (each on one transfer): an error of `code`, nothing stored, nothing acknowledged.
-    func failedSync(_ faults: [SimulatedHuamiBand.Fault], code: HuamiError.Code) async throws {
-        let rig = try Self.rig(days: 2)
+    @discardableResult
+    func failedSync(_ faults: [SimulatedHuamiBand.Fault], code: HuamiError.Code, rig given: Rig? = nil) async throws -> HuamiError {
+        let rig = try given ?? Self.rig(days: 2)
         for fault in faults { await rig.band.inject(fault) }
         let (store, directory) = try Self.store()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -207,6 +216,7 @@ struct HuamiWatchTests {
         #expect(try await store.heartRate(watch: "AA:BB:CC:DD:EE:06").isEmpty)
         #expect(await rig.band.statistics.acknowledgements == 0)
         await rig.watch.disconnect()
+        return error
     }
 
     @Test("a counter that skips: a clear error, nothing stored or acknowledged")
@@ -217,8 +227,35 @@ struct HuamiWatchTests {
 
     @Test("a sample count that lies: a clear error, nothing stored or acknowledged")
     func countLies() async throws {
+        // More announced than sent: the transfer ends early.
         try await failedSync([.countOff(bytes: 16), .countOff(bytes: 16)], code: .transferEndedEarly)
+        try await failedSync([.countOff(bytes: 8), .countOff(bytes: 8)], code: .transferEndedEarly)
         try await failedSync([.countOff(bytes: 3), .countOff(bytes: 3)], code: .countNotWholeSamples)
+        // Fewer announced than sent: a whole packet (16 bytes) or one sample (8) more than the count.
+        // The end and the data come on two characteristics, so either may reach the central first;
+        // each order is refused, so a few rounds meet both.
+        for _ in 0..<4 {
+            for off in [-16, -8] {
+                let error = try await failedSync([.countOff(bytes: off), .countOff(bytes: off)], code: .countMismatch)
+                #expect(error.message.contains("announced"), "\(error)")
+                #expect(error.message.contains("sync again"), "what to do: \(error)")
+            }
+        }
+    }
+
+    @Test("a count announcing fewer bytes than sent is refused when the band's end overtakes the last data packet")
+    func countLiesLowEndFirst() async throws {
+        let rig = try Self.rig(days: 2, endOvertakesLastPacket: true)
+        try await failedSync([.countOff(bytes: -16), .countOff(bytes: -16)], code: .countMismatch, rig: rig)
+        // The same link order with an honest count: the last packet is waited for and the sync is whole.
+        let honest = try Self.rig(days: 2, endOvertakesLastPacket: true)
+        let (store, directory) = try Self.store()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sync = SleepSync(watch: honest.watch, store: store, watchId: "AA:BB:CC:DD:EE:07")
+        _ = try await sync.run(from: Int64(Self.now.timeIntervalSince1970) - 2 * 86_400)
+        #expect(try await store.sleepRecords(watch: "AA:BB:CC:DD:EE:07") == honest.band.history.sleepItems)
+        #expect(await honest.band.statistics.acknowledgements == 1)
+        await honest.watch.disconnect()
     }
 
     @Test("a key the band refuses exits 77 with what to do")
@@ -252,5 +289,44 @@ struct HuamiWatchTests {
         #expect(resolved.dialect.name == .huami)
         #expect(resolved.reason == .services)
         #expect(DialectResolution.hint(["0000fee0-0000-1000-8000-00805f9b34fb"]) == "huami")
+    }
+}
+
+/// The simulated band's link with each transfer's last data packet held back until the band's end
+/// (`10 02 01` on fetch control) has gone to the central.
+actor EndBeforeLastPacket: PeripheralEndpoint, CharacteristicsEndpoint {
+    let link: HuamiBandLink
+    private var held: [UInt8]?
+
+    init(_ link: HuamiBandLink) { self.link = link }
+
+    nonisolated var characteristics: Set<GATTCharacteristicID> { link.characteristics }
+
+    func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async { await link.centralConnected(mtu: mtu, send: send) }
+
+    func centralConnected(notify: @escaping @Sendable (GATTCharacteristicID, [UInt8]) async -> Void) async {
+        await link.centralConnected { [weak self] characteristic, value in await self?.pass(characteristic, value, notify) }
+    }
+
+    private func pass(_ characteristic: GATTCharacteristicID, _ value: [UInt8], _ notify: @Sendable (GATTCharacteristicID, [UInt8]) async -> Void) async {
+        if characteristic == HuamiCharacteristic.activityData {
+            if let earlier = held { await notify(characteristic, earlier) }
+            held = value
+            return
+        }
+        await notify(characteristic, value)
+        if characteristic == HuamiCharacteristic.fetchControl, value.starts(with: [0x10, 0x02]), let last = held {
+            held = nil
+            await notify(HuamiCharacteristic.activityData, last)
+        }
+    }
+
+    func centralWrote(_ chunk: [UInt8]) async { await link.centralWrote(chunk) }
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] { try await link.read(characteristic) }
+    func centralWrote(_ value: [UInt8], to characteristic: GATTCharacteristicID) async throws { try await link.centralWrote(value, to: characteristic) }
+
+    func centralDisconnected() async {
+        held = nil
+        await link.centralDisconnected()
     }
 }
