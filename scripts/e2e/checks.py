@@ -418,13 +418,13 @@ def qring_sync_nothing_new(path):
 
 @check("hr-equals-truth")
 def hr_equals_truth(truth_path, history_path, since_iso):
-    """`hr history --json` from SINCE is exactly the ring's (non-empty) five-minute log, none twice."""
+    """`hr history --json` from SINCE is exactly the watch's (non-empty) heart-rate log (--heart-rate-truth), none twice."""
     since = epoch(since_iso)
     want = {(s["time"], s["bpm"]) for s in json.load(open(truth_path)) if s["time"] >= since}
     got = [(epoch(d["time"]), d["bpm"]) for d in lines(history_path)]
     dups = len(got) - len(set(got))
     got = set(got)
-    print(f"ring log {len(want)} samples since {since_iso}; stored {len(got)}; missing {len(want - got)}; extra {len(got - want)}; duplicated {dups}")
+    print(f"the watch's log {len(want)} samples since {since_iso}; stored {len(got)}; missing {len(want - got)}; extra {len(got - want)}; duplicated {dups}")
     assert want and want == got and not dups
 
 
