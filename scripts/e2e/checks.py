@@ -642,9 +642,10 @@ def huami_sync_stored(path):
 @check("huami-resumed")
 def huami_resumed(path):
     """The sync whose link the band cut went on after reconnecting (reconnects at least 1) and
-    stored what it fetched."""
+    stored what it fetched, sleep records and heart rate (some of each), without a heart-rate error."""
     d = tail(path)
-    assert d["reconnects"] >= 1 and d["fetched"] == d["stored"] > 0, d
+    assert d["reconnects"] >= 1 and d["fetched"] == d["stored"] > 0 and d["heartRateFetched"] == d["heartRateStored"] > 0, d
+    assert d.get("heartRateError") is None, d
     print(f"reconnected {d['reconnects']} time(s); stored {d['stored']} sleep records and {d['heartRateStored']} heart-rate samples")
 
 
