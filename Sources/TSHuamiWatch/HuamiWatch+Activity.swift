@@ -189,9 +189,14 @@ extension HuamiWatch {
             do {
                 delivery = try await next(&iterator, timeout: doneSaid ? Self.endGrace : configuration.pageIdleTimeout, what: "the activity data")
             } catch WatchError.timeout {
-                // The band went quiet before every announced byte came.
                 if doneSaid { break }
-                throw assembler.abandoned()
+                // The band went quiet before every announced byte came: a link lost whose end is not
+                // reported yet (BlueZ may tell later), or a band that stopped. Either way a fresh
+                // link cures it (a retry on this one would find the band no longer authenticated);
+                // nothing of the transfer was handed over, so nothing was stored or acknowledged.
+                let stopped = assembler.abandoned()
+                await closeLink()
+                throw WatchError.transferAbandoned("\(stopped.message); syncing again fetches it anew")
             }
             switch delivery.0 {
             case .activityData:

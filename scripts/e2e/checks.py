@@ -418,13 +418,13 @@ def qring_sync_nothing_new(path):
 
 @check("hr-equals-truth")
 def hr_equals_truth(truth_path, history_path, since_iso):
-    """`hr history --json` from SINCE is exactly the ring's (non-empty) five-minute log, none twice."""
+    """`hr history --json` from SINCE is exactly the watch's (non-empty) heart-rate log (--heart-rate-truth), none twice."""
     since = epoch(since_iso)
     want = {(s["time"], s["bpm"]) for s in json.load(open(truth_path)) if s["time"] >= since}
     got = [(epoch(d["time"]), d["bpm"]) for d in lines(history_path)]
     dups = len(got) - len(set(got))
     got = set(got)
-    print(f"ring log {len(want)} samples since {since_iso}; stored {len(got)}; missing {len(want - got)}; extra {len(got - want)}; duplicated {dups}")
+    print(f"the watch's log {len(want)} samples since {since_iso}; stored {len(got)}; missing {len(want - got)}; extra {len(got - want)}; duplicated {dups}")
     assert want and want == got and not dups
 
 
@@ -552,6 +552,110 @@ def miband2_vs_band(steps_path, sim_log):
     said(f"heart rate measured: {bpm} bpm")
     print(f"miband2 0.1.1: wrong key refused, key accepted; clock {read.isoformat()} read back; battery {level.group(1)} %; "
           f"alarms 2 (07:30 Mon,Fri) and 3 (22:15 once) set, 4 cleared; heart rate {bpm} bpm — each as the band says")
+# --- Huami (the simulated band, tsgateway's own central)
+
+def band_said(sim_log):
+    """The simulated band's `band: …` lines (what the central changed or read on it)."""
+    return [line.split("band: ", 1)[1].strip() for line in open(sim_log) if "band: " in line]
+
+
+def band_start(sim_log):
+    """Model, firmware and battery level of the band's last start line."""
+    starts = [line for line in open(sim_log) if "advertising on" in line]
+    assert starts, "the band never said it advertises"
+    m = re.search(r"simulated band (.+?) advertising on .*, firmware (\S+), battery (\d+) %", starts[-1])
+    assert m, f"the band's start line names no model, firmware and battery: {starts[-1]}"
+    return m.group(1), m.group(2), int(m.group(3))
+
+
+@check("huami-info")
+def huami_info(path, sim_log):
+    """`info --json` is the simulated band's: the model, firmware and battery level its start line
+    names, dialect huami, 10 alarm slots and no labels."""
+    d = tail(path)
+    model, firmware, level = band_start(sim_log)
+    got = (d["model"], d["dialect"], d["firmware"], d["battery"]["level"], d["capabilities"]["maxAlarms"], d["capabilities"]["labelMaxBytes"])
+    assert got == (model, "huami", firmware, level, 10, 0), f"info {got}; the band: {(model, 'huami', firmware, level, 10, 0)}"
+    print(f"info: {model}, firmware {firmware}, battery {level} %, 10 alarm slots, no labels — as the band says")
+
+
+@check("huami-clock")
+def huami_clock(sim_log, before, after):
+    """The band's last `clock set to` (local time and offset) lies between BEFORE and AFTER (Unix
+    seconds around `time sync`, a second either side) and carries this computer's offset then."""
+    sets = [t[len("clock set to "):] for t in band_said(sim_log) if t.startswith("clock set to ")]
+    assert sets, "the band never said its clock was set"
+    clock = datetime.datetime.strptime(sets[-1], "%Y-%m-%d %H:%M:%S %z")
+    at = clock.timestamp()
+    assert int(before) - 1 <= at <= int(after) + 1, f"the band's clock was set to {sets[-1]}, not between {before} and {after}"
+    local = datetime.datetime.fromtimestamp(at).astimezone().utcoffset()
+    assert clock.utcoffset() == local, f"the band's zone is {clock.utcoffset()}, this computer's {local}"
+    print(f"the band's clock set to {sets[-1]}, {at - int(before):.0f} s after the command started")
+
+
+HUAMI_ALARMS = [(0, "07:00", True, ["mon", "tue", "wed", "thu", "fri"]), (9, "22:15", True, [])]
+
+
+@check("alarms-empty")
+def alarms_empty(path):
+    """`alarms get --json` gave an empty alarm table."""
+    a = whole(path)["alarms"]
+    assert a == [], a
+
+
+@check("huami-alarms")
+def huami_alarms(path, sim_log):
+    """`alarms get --json` returns slot 0 07:00 workdays and slot 9 22:15 once, both on, without
+    labels, and the band says it was given exactly these (its `alarm slot N: …` lines)."""
+    a = whole(path)["alarms"]
+    got = [(x["slot"], x["time"], x["enabled"], x["repeat"]) for x in a]
+    assert got == HUAMI_ALARMS and all(not x.get("label") for x in a), a
+    said = band_said(sim_log)
+    for line in ("alarm slot 0: 07:00 Mon,Tue,Wed,Thu,Fri, on, no snooze", "alarm slot 9: 22:15 once, on, no snooze"):
+        assert line in said, f"the band never said \"{line}\"; it said {[t for t in said if t.startswith('alarm')]}"
+    print("alarms: slot 0 07:00 workdays, slot 9 22:15 once — read back, and as the band holds them")
+
+
+@check("huami-monitors")
+def huami_monitors(path, sim_log):
+    """`monitor get --json`: heart rate all day every 15 minutes, heart rate during sleep off, as
+    `monitor set` wrote them and the band says it took them."""
+    m = {x["type"]: x["schedule"] for x in tail(path)["monitors"]}
+    h = m["heartRate"]
+    assert (h["enabled"], h["intervalMinutes"], h["startMinute"], h["endMinute"]) == (True, 15, 0, 1440), m
+    assert not m["sleep"]["enabled"], m
+    said = band_said(sim_log)
+    for line in ("heart rate measured every 15 minutes (0: off)", "heart rate during sleep off"):
+        assert line in said, f"the band never said \"{line}\""
+    print("monitors: heart rate every 15 min all day, during sleep off — read back, and as the band took them")
+
+
+@check("huami-sync-stored")
+def huami_sync_stored(path):
+    """The band's sync stored every sleep record it fetched (some) and every heart-rate sample it
+    fetched (some), without a heart-rate error."""
+    d = tail(path)
+    assert d["fetched"] == d["stored"] > 0 and d["heartRateFetched"] == d["heartRateStored"] > 0 and d.get("heartRateError") is None, d
+    print(f"stored {d['stored']} sleep records and {d['heartRateStored']} heart-rate samples from {d['from']}")
+
+
+@check("huami-resumed")
+def huami_resumed(path):
+    """The sync whose link the band cut went on after reconnecting (reconnects at least 1) and
+    stored what it fetched, sleep records and heart rate (some of each), without a heart-rate error."""
+    d = tail(path)
+    assert d["reconnects"] >= 1 and d["fetched"] == d["stored"] > 0 and d["heartRateFetched"] == d["heartRateStored"] > 0, d
+    assert d.get("heartRateError") is None, d
+    print(f"reconnected {d['reconnects']} time(s); stored {d['stored']} sleep records and {d['heartRateStored']} heart-rate samples")
+
+
+@check("no-sleep-records")
+def no_sleep_records(export_path):
+    """`sleep export --format json` holds no records (a sync that failed stored none)."""
+    records = json.load(open(export_path))["records"]
+    assert not records, f"{len(records)} records stored"
+
+
 # --- probe and report-problem
 
 @check("probe-identifies")
