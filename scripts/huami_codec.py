@@ -479,7 +479,7 @@ class FetchAssembler:
     """Orders packets by counter within a window; checks the announced count (data bytes,
     counter bytes excluded) and, when asked, the CRC-32."""
 
-    def __init__(self, count, sample_size, window=8):
+    def __init__(self, count, sample_size, window=120):
         need(count % sample_size == 0, "countNotWholeSamples", "count is not whole samples")
         self.expected = count
         self.window = window

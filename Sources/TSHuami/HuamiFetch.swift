@@ -161,13 +161,18 @@ public struct HuamiFetchAssembler: Sendable {
     var next: UInt8 = 0
     var held: [UInt8: [UInt8]] = [:]
 
-    public init(count: UInt32, format: HuamiSampleFormat, reorderWindow: Int = 8) throws(HuamiError) {
+    /// The default window: under EATT whole batches of notifications overtake one (the e2e
+    /// journey `huami` saw packet 112 arrive while 0 was missing). It stays under 128, half the
+    /// counter's range, so that a repeated counter is still told from one ahead.
+    public static let defaultReorderWindow = 120
+
+    public init(count: UInt32, format: HuamiSampleFormat, reorderWindow: Int = Self.defaultReorderWindow) throws(HuamiError) {
         guard Int(count) % format.size == 0 else {
             throw HuamiError(.countNotWholeSamples, "the band announces \(count) data bytes, not a whole number of \(format.size)-byte samples")
         }
         expectedBytes = Int(count)
         self.format = format
-        self.reorderWindow = max(0, min(reorderWindow, 100))
+        self.reorderWindow = max(0, min(reorderWindow, 127))
     }
 
     /// True when every announced byte is there and no packet is held.

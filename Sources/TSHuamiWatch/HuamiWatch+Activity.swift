@@ -200,7 +200,14 @@ extension HuamiWatch {
             }
             switch delivery.0 {
             case .activityData:
-                try Self.feed(&assembler, delivery.1)
+                do {
+                    try Self.feed(&assembler, delivery.1)
+                } catch {
+                    // The band goes on sending the rest of this transfer, which would run into the
+                    // next exchange on this link as packets of another transfer: the link is closed.
+                    await closeLink()
+                    throw error
+                }
             case .fetchControl:
                 let answer = try HuamiFetchAnswer(bytes: delivery.1)
                 if let error = answer.error { throw error }
