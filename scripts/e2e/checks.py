@@ -519,6 +519,14 @@ def figure_qring_sync(path, wall, mode):
           f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
 
 
+@check("figure-huami-sync")
+def figure_huami_sync(path, wall, mode):
+    """The figures line of the Huami band's 7-day sync that took WALL seconds."""
+    d, first, mtu, wall = sync_figure(path, wall)
+    link = f"link open {first.group(1)} ms, first byte {first.group(2)} ms after connect" if first else "link timings not reported"
+    print(f"{mode:>4}  huami 7-day sync: {d['fetched']} sleep records and {d['heartRateFetched']} heart-rate samples in {wall:.2f} s (whole command); "
+          f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
+
 
 @check("miband2-vs-band")
 def miband2_vs_band(steps_path, sim_log):
