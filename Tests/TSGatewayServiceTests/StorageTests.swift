@@ -13,9 +13,12 @@ import Testing
 @Suite("serve on a full or read-only disk", .enabled(if: ScratchDisk.unavailableReason == nil, "\(ScratchDisk.unavailableReason ?? "")"))
 struct StorageTests {
     static let watchId = "00:00:5E:00:54:01"
-    /// Slow, so that the disk fails while the first sync is under way.
+    /// Slow, so that the disk fails while the first sync is under way (serve's first sync reaches
+    /// back 30 days): with 300 ms a packet and the disk filled after 60 records, the sync once
+    /// ended before the full disk was noticed, beside the other suites in CI.
+    static let historyDays = 30
     static func slowWatch(truth: String) -> String {
-        "simulated: true\nname: slow\nseed: 11\nhistory-days: 30\npacket-delay: 300ms\nground-truth: \(truth)"
+        "simulated: true\nname: slow\nseed: 11\nhistory-days: \(historyDays)\npacket-delay: 500ms\nground-truth: \(truth)"
     }
 
     static func storageProperty(_ daemon: DaemonProcess) async throws -> String? {
@@ -55,10 +58,10 @@ struct StorageTests {
         let truthPath = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-truth-\(UUID().uuidString.prefix(8)).json").path
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
         let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath)], disk: disk)
-        let truth = daemon.groundTruth(seed: 11, days: 30)
+        let truth = daemon.groundTruth(seed: 11, days: Self.historyDays)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "2"], timeout: .seconds(240))
-        #expect(try await eventually { try Self.records(daemon, disk).count >= 60 }, "\(daemon.log())")
+        #expect(try await eventually { try Self.records(daemon, disk).count >= 20 }, "\(daemon.log())")
         #expect(try await Self.storageProperty(daemon) == "ok")
 
         try disk.fill()
@@ -114,10 +117,10 @@ struct StorageTests {
         let truthPath = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-truth-\(UUID().uuidString.prefix(8)).json").path
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
         let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath)], disk: disk)
-        let truth = daemon.groundTruth(seed: 11, days: 30)
+        let truth = daemon.groundTruth(seed: 11, days: Self.historyDays)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "1"], timeout: .seconds(240))
-        #expect(try await eventually { try Self.records(daemon, disk).count >= 60 }, "\(daemon.log())")
+        #expect(try await eventually { try Self.records(daemon, disk).count >= 20 }, "\(daemon.log())")
 
         try disk.failLikeAnSDCard()
         #expect(try await eventually { try await Self.storageProperty(daemon) == "read-only" }, "\(daemon.log())")
