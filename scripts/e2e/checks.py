@@ -510,22 +510,24 @@ def figure_npk_sync(path, wall, mode):
           f"asked again {d['reconnects']}x; link open {first.group(1)} ms, first byte {first.group(2)} ms after connect; ATT MTU {mtu.group(1)}")
 
 
+def sleep_and_heart_rate_figure(name, path, wall, mode):
+    """The figures line of NAME's 7-day sync (sleep records and heart-rate samples) that took WALL seconds."""
+    d, first, mtu, wall = sync_figure(path, wall)
+    link = f"link open {first.group(1)} ms, first byte {first.group(2)} ms after connect" if first else "link timings not reported"
+    print(f"{mode:>4}  {name} 7-day sync: {d['fetched']} sleep records and {d['heartRateFetched']} heart-rate samples in {wall:.2f} s (whole command); "
+          f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
+
+
 @check("figure-qring-sync")
 def figure_qring_sync(path, wall, mode):
     """The figures line of the ring's 7-day sync that took WALL seconds."""
-    d, first, mtu, wall = sync_figure(path, wall)
-    link = f"link open {first.group(1)} ms, first byte {first.group(2)} ms after connect" if first else "link timings not reported"
-    print(f"{mode:>4}  qring 7-day sync: {d['fetched']} sleep records and {d['heartRateFetched']} heart-rate samples in {wall:.2f} s (whole command); "
-          f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
+    sleep_and_heart_rate_figure("qring", path, wall, mode)
 
 
 @check("figure-huami-sync")
 def figure_huami_sync(path, wall, mode):
     """The figures line of the Huami band's 7-day sync that took WALL seconds."""
-    d, first, mtu, wall = sync_figure(path, wall)
-    link = f"link open {first.group(1)} ms, first byte {first.group(2)} ms after connect" if first else "link timings not reported"
-    print(f"{mode:>4}  huami 7-day sync: {d['fetched']} sleep records and {d['heartRateFetched']} heart-rate samples in {wall:.2f} s (whole command); "
-          f"{link}; ATT MTU {mtu.group(1) if mtu else '?'}")
+    sleep_and_heart_rate_figure("huami", path, wall, mode)
 
 
 @check("miband2-vs-band")
