@@ -205,9 +205,10 @@ enum ExampleRun {
         var environment = cli.environment(settings)
         environment.removeValue(forKey: "TSGATEWAY_BUS")
         let binary = try CLI.requireBinary(), home = cli.home, childEnvironment = environment
-        @Sendable func run(_ arguments: [String], interruption: ChildProcess.Interruption? = nil) async throws -> ChildProcess.Output {
+        @Sendable func run(_ arguments: [String], interruption: ChildProcess.Interruption? = nil,
+                           timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
             try await ChildProcess.run(binary, arguments: arguments, stdin: Data(), environment: childEnvironment, currentDirectory: home,
-                                       interruption: interruption, timeout: .seconds(120))
+                                       interruption: interruption, timeout: timeout)
         }
 
         var arguments = Array(example.commandLine.words.dropFirst())
@@ -260,7 +261,8 @@ enum ExampleRun {
                     name: bedroom
                     live-stage-interval: 1s
                 """.utf8).write(to: configuration)
-            daemon = Task { try await run(["serve", "--config", configuration.path], interruption: .init(signal: SIGTERM, when: .condition { daemonStop.isSet })) }
+            daemon = Task { try await run(["serve", "--config", configuration.path], interruption: .init(signal: SIGTERM, when: .condition { daemonStop.isSet }),
+                                    timeout: .seconds(360)) }
             #expect(try await serving(bus.address), "the daemon for `\(example)` did not take its name")
         }
         defer { daemonStop.set() }
@@ -292,9 +294,11 @@ enum ExampleRun {
         }
     }
 
-    /// Whether org.tsgateway gets an owner on the bus within a while.
+    /// Whether org.tsgateway gets an owner on the bus within two minutes: beside CI's virtual
+    /// machines a debug daemon has taken longer than a hundred turns of this loop to start.
     static func serving(_ address: String) async throws -> Bool {
-        for _ in 0..<100 {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
             let reply = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/dbus-send"), arguments: [
                 "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                 "org.freedesktop.DBus.NameHasOwner", "string:org.tsgateway",

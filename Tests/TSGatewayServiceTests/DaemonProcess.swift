@@ -81,7 +81,9 @@ final class DaemonProcess: @unchecked Sendable {
         self.process = process
         let probe = try BusConnection(.address(bus.address))
         defer { probe.close() }
-        for _ in 0..<600 {
+        // By the clock, not by turns: beside CI's virtual machines a debug daemon can take a minute to start.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline {
             if try await probe.nameHasOwner(GatewayBusAPI.busName) { return }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))

@@ -64,6 +64,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
             return
         }
+        // A parent may hand SIGTERM down ignored (Foundation's Process passes ignored signals on);
+        // then one that came before the service group's handler was lost and the daemon ran on.
+        signal(SIGTERM, SIG_DFL)
         // Before the daemon's threads start allocating; each thread's arena is made on its first allocation.
         DaemonHeap.limitArenas()
         let logger = Logging.logger("tsgateway.serve", verbose: verbose, quiet: .notice)
