@@ -108,12 +108,15 @@ let package = Package(
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
+        // One HTTP POST through libcurl opened with dlopen() on first use (the uploader's), so
+        // nothing that does not upload maps libcurl's libraries; curl.h (libcurl4-openssl-dev) for types only.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them (its API and client are TSGatewayAPI), the YAML configuration, the MQTT bridge.
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc", "CCurl",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

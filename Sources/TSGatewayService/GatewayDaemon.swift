@@ -46,6 +46,12 @@ public final class GatewayDaemon: Service {
         let store = try GatewayStore(path: configuration.database)
         // A TSGATEWAY_CLOCK that says neither trusted nor untrusted stops the daemon here, not at the first clock setting.
         _ = try SystemClockEvidence.assertion(ProcessInfo.processInfo.environment)
+        // Uploads open libcurl on first use; a gateway that cannot is told now, not at its first night.
+        if configuration.upload != nil {
+            do { try HTTPPost.load() } catch {
+                throw CategorizedFailure(.unavailable, "upload: cannot open libcurl (sudo apt install libcurl4): \(error)")
+            }
+        }
         let clock = clockDiscipline ?? ClockDiscipline.system(store: store, configuration: configuration, logger: logger)
         let storage = StorageHealth(directory: store.directory, watches: configuration.watches.map(\.address), logger: logger) { [events] in events.send($0) }
         let supervisors = try await makeSupervisors(store: store, clock: clock, storage: storage)

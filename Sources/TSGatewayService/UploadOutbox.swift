@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import TSModels
 import TSGatewayAPI
@@ -33,7 +30,6 @@ public actor UploadOutbox {
     private let publish: (@Sendable (String) -> Void)?
     /// Whether the disk holding the database takes writes; a result it refused is said there once.
     private let storage: StorageHealth?
-    private let session: URLSession
     private var waiter: CheckedContinuation<Void, Never>?
     private var wakePending = false
     private var pauseGeneration: UInt64 = 0
@@ -46,14 +42,6 @@ public actor UploadOutbox {
         self.settings = settings
         self.logger = logger
         self.publish = publish
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = settings.timeout.timeInterval
-        configuration.timeoutIntervalForResource = settings.timeout.timeInterval
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        session = URLSession(configuration: configuration)
     }
 
     /// Uploads what is due, then waits for the next due event, `settings.interval` or `wake()`,
@@ -73,10 +61,6 @@ public actor UploadOutbox {
             }
             await pause(seconds: delay)
         }
-    }
-
-    deinit {
-        session.invalidateAndCancel()
     }
 
     /// New events were enqueued: look at the outbox now instead of at the next interval.
@@ -129,33 +113,25 @@ public actor UploadOutbox {
     }
 
     func send(_ event: OutboxEvent) async -> Outcome {
-        var request = URLRequest(url: settings.endpoint, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: settings.timeout.timeInterval)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue(event.sourceId, forHTTPHeaderField: "Idempotency-Key")
-        if let token = settings.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        request.httpBody = Data(event.payload.utf8)
-        let data: Data
-        let response: URLResponse
+        var headers = [("Content-Type", "application/json"), ("Accept", "application/json"), ("Idempotency-Key", event.sourceId)]
+        if let token = settings.token { headers.append(("Authorization", "Bearer \(token)")) }
+        let http: HTTPPost.Answer
         do {
-            (data, response) = try await session.data(for: request)
+            http = try await HTTPPost.send(to: settings.endpoint, headers: headers, body: Data(event.payload.utf8), timeout: settings.timeout)
         } catch {
             return .retry(status: nil, error: describe(error))
         }
-        guard let http = response as? HTTPURLResponse else {
-            return .retry(status: nil, error: "the answer was not HTTP")
-        }
-        switch http.statusCode {
+        let data = http.body
+        switch http.status {
         case 200..<300:
-            return .synced(status: http.statusCode, backendId: Self.backendId(in: data), note: nil)
+            return .synced(status: http.status, backendId: Self.backendId(in: data), note: nil)
         case 409:
             return .synced(status: 409, backendId: Self.backendId(in: data), note: "already on the server (409 Conflict on its source id)")
         case 400:
             return .failed(status: 400, reason: Self.reason(in: data) ?? "400 Bad Request (no reason given)")
         default:
             let reason = Self.reason(in: data).map { ": \($0)" } ?? ""
-            return .retry(status: http.statusCode, error: "HTTP \(http.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: http.statusCode))\(reason)")
+            return .retry(status: http.status, error: "HTTP \(http.status) \(Self.statusPhrase(http.status))\(reason)")
         }
     }
 
@@ -225,18 +201,34 @@ public actor UploadOutbox {
         return "\(url.scheme ?? "http")://\(url.host ?? "?")\(url.port.map { ":\($0)" } ?? "")\(url.path)"
     }
 
-    private func describe(_ error: any Error) -> String {
+    private func describe(_ error: HTTPPost.Failure) -> String {
         let target = "\(settings.endpoint.host ?? "?")\(settings.endpoint.port.map { ":\($0)" } ?? "")"
-        guard let error = error as? URLError else { return "request failed: \(error.localizedDescription)" }
-        switch error.code {
+        switch error {
         case .timedOut: return "no answer from \(target) within \(String(format: "%g", settings.timeout.timeInterval))s (timed out)"
-        case .cannotConnectToHost: return "cannot connect to \(target) (connection refused)"
-        case .cannotFindHost, .dnsLookupFailed: return "cannot resolve the host \(settings.endpoint.host ?? "?") (DNS)"
-        case .notConnectedToInternet, .networkConnectionLost: return "network unavailable talking to \(target): \(error.localizedDescription)"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
-            return "TLS failed with \(target): \(error.localizedDescription)"
+        case .refused: return "cannot connect to \(target) (connection refused)"
+        case .unresolved: return "cannot resolve the host \(settings.endpoint.host ?? "?") (DNS)"
+        case let .tls(words): return "TLS failed with \(target): \(words)"
         case .cancelled: return "cancelled"
-        default: return "request to \(target) failed: \(error.localizedDescription) (URLError \(error.code.rawValue))"
+        case let .noLibrary(words): return "uploads need libcurl (sudo apt install libcurl4): \(words)"
+        case let .failed(words): return "request to \(target) failed: \(words)"
+        }
+    }
+
+    /// The reason phrase of an HTTP status the uploader retries on (RFC 9110's words).
+    static func statusPhrase(_ status: Int) -> String {
+        switch status {
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 408: "Request Timeout"
+        case 413: "Content Too Large"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: status >= 500 ? "server error" : "client error"
         }
     }
 
