@@ -65,7 +65,7 @@ import TSTransport
     /// The HCI packets of the recorded link as the central's controller saw them: BlueZ discovers
     /// the attributes and reads the Device Name, then the central's writes (requests, answered),
     /// the band's notifications and the reads of its characteristics.
-    static func packets(_ recorded: Recorded) throws -> [HCIPacket] {
+    static func packets(_ recorded: Recorded, nameRead: Bool = true) throws -> [HCIPacket] {
         let profile = try #require(recorded.dialect.gatt)
         let attributes = handles(profile)
         var link = HCIBuilder()
@@ -80,8 +80,10 @@ import TSTransport
         let long = attributes.filter { !isShort($0.uuid) }, short = attributes.filter { isShort($0.uuid) }
         link.att([0x09, 21] + long.flatMap { declaration($0.handle, attUUID($0.uuid)) }, sent: false)
         link.att([0x09, 7] + declaration(nameHandle, [0x00, 0x2A]) + short.flatMap { declaration($0.handle, Array(attUUID($0.uuid)[12..<14])) }, sent: false)
-        link.att([0x0A] + le16(nameHandle), sent: true)
-        link.att([0x0B] + Array(recorded.name.utf8), sent: false)
+        if nameRead {
+            link.att([0x0A] + le16(nameHandle), sent: true)
+            link.att([0x0B] + Array(recorded.name.utf8), sent: false)
+        }
         for entry in recorded.entries where entry.characteristic == nil {
             guard entry.direction == .write || entry.direction == .notification || entry.direction == .read else { continue }
             let handle = try #require(attributes.first { $0.channel == entry.pair }).handle
@@ -169,6 +171,26 @@ import TSTransport
         let entries = try CaptureFile.read(from: out)
         #expect(entries.first?.name == recorded.name)
         let replayed = recorded.dialect.makeCentral(ReplayTransport(capture: entries), Self.configuration(recorded.secret))
+        try await replayed.connect()
+        #expect(try await replayed.allSleepRecords(start: D.from, end: nil) == recorded.records)
+    }
+
+    /// BlueZ reads a known band's name from its cache, so a capture may not hold it: the decode
+    /// says which rules it read the samples by, and `--name` gives the model to the decode and the replay.
+    @Test func aCaptureWithoutTheBandsNameTakesItFromName() async throws {
+        let recorded = try await Self.recordSync()
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let snoop = cli.home.appendingPathComponent("huami.btsnoop")
+        try Data(D.btsnoop(try Self.packets(recorded, nameRead: false))).write(to: snoop)
+        let nameless = try await cli.runDetached(["protocol", "decode", "--btsnoop", snoop.path])
+        #expect(nameless.stdout.contains("4-byte samples (the band's name is not in the capture: the Mi Band 4's rules)"), "\(nameless.stdout)")
+        let out = cli.home.appendingPathComponent("huami.jsonl")
+        let named = try await cli.runDetached(["protocol", "decode", "--btsnoop", snoop.path, "--name", recorded.name, "--to-capture", out.path])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(named.stdout.contains("of 8-byte samples (the Mi Smart Band 5's)"))
+        #expect(!named.stdout.contains("corrupt frame"), "\(named.stdout)")
+        let replayed = recorded.dialect.makeCentral(ReplayTransport(capture: try CaptureFile.read(from: out)), Self.configuration(recorded.secret))
         try await replayed.connect()
         #expect(try await replayed.allSleepRecords(start: D.from, end: nil) == recorded.records)
     }

@@ -65,6 +65,10 @@ extension ProtocolCommand {
                                    valueName: "uuid"))
         var characteristic: String?
 
+        @Option(help: ArgumentHelp("The name the watch gives itself, where the bytes do not say it (a capture without a read of its GAP Device Name: BlueZ reads a known watch's name from its cache). A Huami band's model, and so the size of its samples, comes from it; --to-capture keeps it for the replay.",
+                                   valueName: "NAME"))
+        var name: String?
+
         @Option(help: ArgumentHelp("Decode the watch exchange of this btsnoop capture.", valueName: "FILE"))
         var btsnoop: String?
 
@@ -88,7 +92,7 @@ extension ProtocolCommand {
             }
             let channel = try pastedChannel(chosen)
             let flow: CaptureFlow = from == .watch ? .notification : from == .central ? .write : .read
-            var session = decoder.session(started: nil)
+            var session = decoder.session(started: nil, peripheralName: name)
             var printer = DecodePrinter(json: json, dialect: chosen.name)
             for frame in session.append(bytes, channel: channel, flow: flow) + session.finish(channel: channel, flow: flow) { try printer.print(frame) }
             if printer.frames == 0 {
@@ -148,7 +152,7 @@ extension ProtocolCommand.Decode {
             let stream = Stream(connection: value.connection, channel: value.channel, flow: value.flow)
             if !streams.contains(stream) { streams.append(stream) }
             var session = sessions[value.connection] ?? found.decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000),
-                                                                              peripheralName: exchange.peripheralNames[value.connection])
+                                                                              peripheralName: exchange.peripheralNames[value.connection] ?? name)
             let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, channel: value.channel,
                                                 time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))
             for frame in session.append(value.bytes, channel: value.channel, flow: value.flow) { try printer.print(frame, context: context) }
@@ -161,7 +165,9 @@ extension ProtocolCommand.Decode {
             sessions[stream.connection] = session
         }
         if let toCapture {
-            do { try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture) } catch { throw CLIFailure.from(error) }
+            var entries = exchange.captureEntries
+            for index in entries.indices where entries[index].direction == .open && entries[index].name == nil { entries[index].name = name }
+            do { try PrivateFile.write(try CaptureFile.lines(entries), to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {
             throw CLIFailure("no \(found.dialect.name) frame found in the watch values of \(path)", status: .dataError)
