@@ -291,7 +291,7 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
         }
 
         var formatSource: String {
-            model.map { " (the \($0.advertisedNames[0])'s)" } ?? " (the band's name is not in the capture: the Mi Band 4's rules)"
+            model.map { " (the \($0.advertisedNames[0])'s)" } ?? " (the band's name is unknown: the Mi Band 4's rules)"
         }
 
         mutating func dataPacket(_ value: [UInt8]) -> [DecodedFrame] {

@@ -115,7 +115,7 @@ import TSHuami
 
     @Test func withoutTheBandsNameSamplesAreReadAsTheMiBand4s() throws {
         let frames = Self.decode(try Self.exchange(), name: nil)
-        #expect(frames.contains { $0.text.contains("4-byte samples (the band's name is not in the capture: the Mi Band 4's rules)") })
+        #expect(frames.contains { $0.text.contains("4-byte samples (the band's name is unknown: the Mi Band 4's rules)") })
     }
 
     @Test func aTransferThatStopsAndDataWithNoFetchAreShownNotDropped() throws {
