@@ -9,10 +9,12 @@ extension Dialect {
 
 extension GATTProfile {
     /// The band's vendor service `FEE0` (what it advertises): its configuration characteristic
-    /// (`…0003…`, alarms) is the profile's write/notify pair; the auth, fetch, data, battery and
-    /// clock characteristics are addressed by service and UUID (`HuamiCharacteristic`).
+    /// (`…0003…`, alarms) is the profile's write/notify pair; the auth, fetch, data, battery,
+    /// clock and heart-rate characteristics are addressed by service and UUID (`HuamiCharacteristic`),
+    /// and named here so that a capture of a band's exchange follows them.
     public static let huami = GATTProfile(service: HuamiGATT.service, writeCharacteristic: HuamiGATT.configuration,
-                                          notifyCharacteristic: HuamiGATT.configuration, writeMode: .withResponse)
+                                          notifyCharacteristic: HuamiGATT.configuration, writeMode: .withResponse,
+                                          characteristics: HuamiCharacteristic.all)
 }
 
 /// The band's characteristics beside the profile's pair, as the transport addresses them.
@@ -27,6 +29,8 @@ public enum HuamiCharacteristic {
     public static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
     public static let heartRateControlPoint = GATTCharacteristicID(service: heartRateService, uuid: HuamiGATT.heartRateControlPoint)
     public static let heartRateMeasurement = GATTCharacteristicID(service: heartRateService, uuid: HuamiGATT.heartRateMeasurement)
+    /// Every one of them, as the profile names them.
+    public static let all = [auth, fetchControl, activityData, battery, currentTime, heartRateControlPoint, heartRateMeasurement]
 }
 
 extension PairingCredential {
@@ -51,7 +55,7 @@ extension WatchDialect {
     public static let huami: WatchDialect = {
         var dialect = WatchDialect(
             name: .huami, summary: "Huami bands (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth key, alarms, heart rate, per-minute activity",
-            gatt: .huami, credential: .huamiAuthKey,
+            gatt: .huami, credential: .huamiAuthKey, captureDecoder: HuamiCaptureDecoder(),
             makeCentral: { HuamiWatch(transport: $0, configuration: $1) })
         dialect.presentation.noSmartWake = "no (a Huami band has no smart wake)"
         return dialect

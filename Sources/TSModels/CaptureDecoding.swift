@@ -1,11 +1,48 @@
 import Foundation
 
-/// Which of a dialect's write/notify pairs (`GATTProfile`) a captured value went over.
-public enum CaptureChannel: String, Sendable, Hashable, Codable, CaseIterable {
+/// Which of a dialect's characteristics a captured value went over: one of the profile's
+/// write/notify pairs (`main`, `second`), or a characteristic the profile names by service and
+/// UUID (`GATTProfile.characteristics`) for a dialect that speaks over more than two pairs.
+/// Spelled `main`, `second`, or `SERVICE/CHARACTERISTIC` (128-bit UUIDs, lower case) in captures and JSON.
+public struct CaptureChannel: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
     /// The profile's first pair (its write and notify characteristics).
-    case main
+    public static let main = CaptureChannel(checked: "main")
     /// The profile's second pair (`GATTProfile.secondChannel`, QRing's big-data service).
-    case second
+    public static let second = CaptureChannel(checked: "second")
+    /// The profile's two pairs, the channels of a dialect that names no characteristics of its own.
+    public static let pairs: [CaptureChannel] = [.main, .second]
+
+    /// `main`, `second` or `SERVICE/CHARACTERISTIC`; nil for anything else.
+    public init?(rawValue: String) {
+        let text = rawValue.lowercased()
+        guard text == "main" || text == "second" || CaptureChannel.characteristic(in: text) != nil else { return nil }
+        self.rawValue = text
+    }
+
+    /// The channel of one characteristic.
+    public init(_ characteristic: GATTCharacteristicID) {
+        rawValue = characteristic.service + "/" + characteristic.uuid
+    }
+
+    private init(checked: String) { rawValue = checked }
+
+    /// The characteristic of a channel named by one; nil for the profile's pairs.
+    public var characteristic: GATTCharacteristicID? { CaptureChannel.characteristic(in: rawValue) }
+
+    public var description: String { rawValue }
+
+    private static func characteristic(in text: String) -> GATTCharacteristicID? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy(isUUID) else { return nil }
+        return GATTCharacteristicID(service: String(parts[0]), uuid: String(parts[1]))
+    }
+
+    private static func isUUID(_ text: Substring) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    }
 }
 
 /// Which way a captured value went.
@@ -14,6 +51,8 @@ public enum CaptureFlow: String, Sendable, Hashable, Codable {
     case write
     /// Watch → central (an ATT notification).
     case notification
+    /// Watch → central: the value of a characteristic the central read (an ATT read response).
+    case read
 }
 
 /// A dialect's reader of captured bytes: `protocol decode` asks a dialect's registration for
@@ -23,6 +62,13 @@ public protocol CaptureDecoder: Sendable {
     /// captured (nil for pasted bytes); a dialect whose records are dated relative to the
     /// watch's day (a ring's "days ago") dates them from it.
     func session(started: Date?) -> any CaptureSessionDecoder
+    /// The same, for a peripheral whose name the capture holds (a GAP Device Name read): a
+    /// dialect whose values read differently by model (a Huami band's sample size) goes by it.
+    func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder
+}
+
+extension CaptureDecoder {
+    public func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder { session(started: started) }
 }
 
 /// Decodes one connection's values in capture order, each stream (pair and direction) on its

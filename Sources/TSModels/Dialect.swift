@@ -35,14 +35,19 @@ public struct GATTProfile: Sendable, Hashable {
     public var writeMode: WriteMode
     /// A second write/notify pair beside the first (QRing's "big data" service); nil: none.
     public var secondChannel: GATTChannel?
+    /// More characteristics the dialect's central writes, reads or hears from, addressed by
+    /// service and UUID (Huami's auth, fetch, data, battery, clock, heart rate): what a capture
+    /// of its exchange follows beside the pairs, each as a channel of its own.
+    public var characteristics: [GATTCharacteristicID]
 
     public init(service: String, writeCharacteristic: String, notifyCharacteristic: String, writeMode: WriteMode,
-                secondChannel: GATTChannel? = nil) {
+                secondChannel: GATTChannel? = nil, characteristics: [GATTCharacteristicID] = []) {
         self.service = service
         self.writeCharacteristic = writeCharacteristic
         self.notifyCharacteristic = notifyCharacteristic
         self.writeMode = writeMode
         self.secondChannel = secondChannel
+        self.characteristics = characteristics
     }
 }
 

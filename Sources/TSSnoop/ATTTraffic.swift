@@ -52,6 +52,8 @@ public struct ATTTraffic: Sendable {
         public var interval: UInt16?
         public var connectedAt: Int64?
         public var disconnectedAt: Int64?
+        /// The HCI reason of the disconnection (0x16: the capturing host, the central, ended it).
+        public var disconnectReason: UInt8?
     }
 
     public private(set) var operations: [Operation] = []
@@ -96,9 +98,10 @@ public struct ATTTraffic: Sendable {
             connections[key] = Connection(peer: peer, mtu: nil, interval: interval, connectedAt: packet.unixMicroseconds)
         case let .leConnectionUpdateComplete(status, handle, interval, _, _) where status == 0:
             connections[ConnectionKey(index: packet.index, handle: handle), default: Connection()].interval = interval
-        case let .disconnectionComplete(status, handle, _) where status == 0:
+        case let .disconnectionComplete(status, handle, reason) where status == 0:
             let key = ConnectionKey(index: packet.index, handle: handle)
             connections[key, default: Connection()].disconnectedAt = packet.unixMicroseconds
+            connections[key]?.disconnectReason = reason
             forget(key)
         default: break
         }

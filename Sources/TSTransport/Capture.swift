@@ -3,9 +3,10 @@ import TSGATT
 import TSModels
 
 /// A recorded link session, whatever dialect it carries: when each connection opened and with
-/// what MTU, every write and every notification with its time and the pair it went over, reads
-/// of standard characteristics, and disconnects. Stored as JSON lines; keys that do not apply
-/// are left out, so a capture of the first pair alone reads as it always has.
+/// what MTU, every write and every notification with its time and the channel it went over (a
+/// pair of the dialect's profile, or a characteristic it names), reads, and disconnects. Stored
+/// as JSON lines; keys that do not apply are left out, so a capture of the first pair alone reads
+/// as it always has.
 public struct CaptureEntry: Sendable, Hashable, Codable {
     public enum Direction: String, Sendable, Hashable, Codable {
         /// A connection opened; `bytes` is empty and `mtu` set.
@@ -14,7 +15,7 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
         case write
         /// Watch → central notification.
         case notification
-        /// A standard characteristic's value the central read (`characteristic`).
+        /// A value the central read: of a standard characteristic (`characteristic`) or of a channel's.
         case read
         case disconnected
     }
@@ -24,7 +25,7 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
     public var direction: Direction
     public var hex: String
     public var mtu: Int?
-    /// The dialect's pair a write or notification went over; nil: the first.
+    /// The dialect's pair or characteristic a write, notification or read went over; nil: the first pair.
     public var channel: CaptureChannel?
     /// A standard characteristic read or written (`StandardCharacteristic`'s raw value); nil: the dialect's own.
     public var characteristic: String?
@@ -34,6 +35,11 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
     public var standard: [String]?
     /// On `open`: the link had the dialect's second pair.
     public var secondChannel: Bool?
+    /// On `open`: the characteristics addressed by service and UUID the link had (`CaptureChannel`
+    /// raw values); nil: none.
+    public var characteristics: [String]?
+    /// On `disconnected`: the central closed the link (nil: the watch or the link ended it).
+    public var byCentral: Bool?
 
     public var bytes: [UInt8] {
         let digits = Array(hex.utf8)
@@ -87,7 +93,8 @@ public enum CaptureFile {
 }
 
 /// Wraps a transport and records everything that crosses it: both write/notify pairs, reads and
-/// writes of standard characteristics, and what the link said of itself when it opened.
+/// writes of standard characteristics and of characteristics addressed by service and UUID, and
+/// what the link said of itself when it opened.
 public final class RecordingTransport: WatchTransport, @unchecked Sendable {
     private let inner: any WatchTransport
     private let recorder = CaptureRecorder()
@@ -105,6 +112,8 @@ public final class RecordingTransport: WatchTransport, @unchecked Sendable {
         let standard = connection.standardCharacteristics.map(\.rawValue).sorted()
         opened.standard = standard.isEmpty ? nil : standard
         opened.secondChannel = connection.secondChannelNotifications == nil ? nil : true
+        let characteristics = connection.characteristics.map { CaptureChannel($0).rawValue }.sorted()
+        opened.characteristics = characteristics.isEmpty ? nil : characteristics
         await recorder.add(opened)
         let recorder = self.recorder
         let (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
@@ -137,6 +146,10 @@ public final class RecordingTransport: WatchTransport, @unchecked Sendable {
 actor CaptureRecorder {
     private(set) var entries: [CaptureEntry] = []
     private let start = ContinuousClock.now
+    /// The central is closing the link: the disconnect that follows is its own.
+    private var closing = false
+
+    func centralCloses() { closing = true }
 
     func add(_ direction: CaptureEntry.Direction, _ bytes: [UInt8], channel: CaptureChannel? = nil, characteristic: StandardCharacteristic? = nil) {
         add(CaptureEntry(time: 0, direction: direction, bytes: bytes, channel: channel, characteristic: characteristic))
@@ -145,6 +158,8 @@ actor CaptureRecorder {
     func add(_ entry: CaptureEntry) {
         var entry = entry
         entry.time = (ContinuousClock.now - start).timeInterval
+        if entry.direction == .open { closing = false }
+        if entry.direction == .disconnected, closing { entry.byCentral = true }
         entries.append(entry)
     }
 }
@@ -185,5 +200,37 @@ struct RecordingConnection: TransportConnection {
 
     func peripheralName() async -> String? { await inner.peripheralName() }
 
-    func close() async { await inner.close() }
+    func close() async {
+        await recorder.centralCloses()
+        await inner.close()
+    }
+
+    var characteristics: Set<GATTCharacteristicID> { inner.characteristics }
+
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] {
+        let value = try await inner.read(characteristic)
+        await recorder.add(.read, value, channel: CaptureChannel(characteristic))
+        return value
+    }
+
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
+        await recorder.add(.write, value, channel: CaptureChannel(characteristic))
+        try await inner.write(value, to: characteristic, withResponse: withResponse)
+    }
+
+    /// Each value is recorded before the central gets it, so the capture holds it before whatever the central writes next.
+    func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
+        let values = try await inner.notifications(of: characteristic)
+        let (stream, forward) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        let recorder = self.recorder, channel = CaptureChannel(characteristic)
+        let task = Task {
+            for await bytes in values {
+                await recorder.add(.notification, bytes, channel: channel)
+                forward.yield(bytes)
+            }
+            forward.finish()
+        }
+        forward.onTermination = { _ in task.cancel() }
+        return stream
+    }
 }

@@ -2,10 +2,10 @@ import TSGATT
 import TSModels
 
 /// Plays a capture back to a central, whatever its dialect: each `open()` replays the next
-/// recorded connection. Every write (on either pair, or to a standard characteristic) must equal
-/// the recorded one (the same central logic with the same inputs writes the same bytes), and a
-/// read gets the recorded value; after either, the notifications recorded up to the next write
-/// or read are delivered on the pair they came over.
+/// recorded connection. Every write (on either pair, to a standard characteristic, or to one
+/// addressed by service and UUID) must equal the recorded one (the same central logic with the
+/// same inputs writes the same bytes), and a read gets the recorded value; after either, the
+/// notifications recorded up to the next write or read are delivered on the channel they came over.
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
 
@@ -23,8 +23,9 @@ public actor ReplayTransport: WatchTransport {
         let opened = segment[0]
         let mtu = try ATTMTU(opened.mtu ?? ATTMTU.minimum)
         let standard = Set((opened.standard ?? []).compactMap(StandardCharacteristic.init(rawValue:)))
+        let characteristics = Set((opened.characteristics ?? []).compactMap { CaptureChannel(rawValue: $0)?.characteristic })
         let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()), name: opened.name, standard: standard,
-                                          secondChannel: opened.secondChannel == true)
+                                          secondChannel: opened.secondChannel == true, characteristics: characteristics)
         await connection.deliverUntilNextRequest()
         return connection
     }
@@ -36,14 +37,20 @@ actor ReplayConnection: TransportConnection {
     nonisolated let secondChannelNotifications: AsyncStream<[UInt8]>?
     nonisolated let standardCharacteristics: Set<StandardCharacteristic>
     nonisolated let services: ServiceSet
+    nonisolated let characteristics: Set<GATTCharacteristicID>
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let secondContinuation: AsyncStream<[UInt8]>.Continuation?
     private var entries: ArraySlice<CaptureEntry>
     private let name: String?
     private var isOpen = true
+    /// Who listens to each characteristic's notifications, and what came before anyone listened.
+    private var subscribers: [CaptureChannel: [AsyncStream<[UInt8]>.Continuation]] = [:]
+    private var held: [CaptureChannel: [[UInt8]]] = [:]
 
-    init(mtu: ATTMTU, entries: [CaptureEntry], name: String?, standard: Set<StandardCharacteristic>, secondChannel: Bool) {
+    init(mtu: ATTMTU, entries: [CaptureEntry], name: String?, standard: Set<StandardCharacteristic>, secondChannel: Bool,
+         characteristics: Set<GATTCharacteristicID>) {
         self.mtu = mtu
+        self.characteristics = characteristics
         self.entries = entries[...]
         self.name = name
         standardCharacteristics = standard
@@ -82,6 +89,30 @@ actor ReplayConnection: TransportConnection {
         return next.bytes
     }
 
+    func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] {
+        guard isOpen else { throw TransportError.notConnected }
+        let channel = CaptureChannel(characteristic)
+        guard let next = entries.first, next.direction == .read, next.characteristic == nil, next.pair == channel else {
+            throw TransportError.captureExhausted("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))")
+        }
+        entries.removeFirst()
+        deliverUntilNextRequest()
+        return next.bytes
+    }
+
+    func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
+        try expectWrite(value, channel: CaptureChannel(characteristic), characteristic: nil)
+    }
+
+    func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
+        guard characteristics.contains(characteristic) else { throw TransportError.noCharacteristic(characteristic) }
+        let channel = CaptureChannel(characteristic)
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        for value in held.removeValue(forKey: channel) ?? [] { continuation.yield(value) }
+        if isOpen { subscribers[channel, default: []].append(continuation) } else { continuation.finish() }
+        return stream
+    }
+
     private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
         guard isOpen else { throw TransportError.notConnected }
         guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
@@ -96,11 +127,23 @@ actor ReplayConnection: TransportConnection {
 
     /// Delivers what the watch sent before the central's next write or read.
     func deliverUntilNextRequest() {
-        while let entry = entries.first, entry.direction != .write, entry.direction != .read {
+        // The central's own close is its to make again: the link stays up until it does, so what
+        // came before has time to reach it over every characteristic's stream.
+        while let entry = entries.first, entry.direction != .write, entry.direction != .read, entry.byCentral != true {
             entries.removeFirst()
             switch entry.direction {
             case .notification:
-                if entry.pair == .second { secondContinuation?.yield(entry.bytes) } else { continuation.yield(.notification(entry.bytes)) }
+                if entry.pair.characteristic != nil {
+                    if let listeners = subscribers[entry.pair], !listeners.isEmpty {
+                        listeners.forEach { $0.yield(entry.bytes) }
+                    } else {
+                        held[entry.pair, default: []].append(entry.bytes)
+                    }
+                } else if entry.pair == .second {
+                    secondContinuation?.yield(entry.bytes)
+                } else {
+                    continuation.yield(.notification(entry.bytes))
+                }
             case .disconnected:
                 end(reason: "recorded disconnect")
                 return
@@ -119,10 +162,13 @@ actor ReplayConnection: TransportConnection {
         continuation.yield(.disconnected(reason: reason))
         continuation.finish()
         secondContinuation?.finish()
+        subscribers.values.joined().forEach { $0.finish() }
+        subscribers = [:]
     }
 
     private static func `where`(_ channel: CaptureChannel, _ characteristic: StandardCharacteristic?) -> String {
         if let characteristic { return " to \(characteristic.title)" }
+        if let addressed = channel.characteristic { return " to the \(addressed)" }
         return channel == .second ? " to the second pair" : ""
     }
 
@@ -130,7 +176,7 @@ actor ReplayConnection: TransportConnection {
         guard let entry else { return "its end" }
         switch entry.direction {
         case .write: return "a write\(Self.where(entry.pair, entry.characteristic.flatMap(StandardCharacteristic.init(rawValue:))))"
-        case .read: return "a read of \(entry.characteristic ?? "a characteristic")"
+        case .read: return "a read of \(entry.characteristic ?? entry.pair.characteristic.map { "the \($0)" } ?? "a characteristic")"
         default: return entry.direction.rawValue
         }
     }

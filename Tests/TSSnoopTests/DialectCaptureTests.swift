@@ -116,7 +116,7 @@ import TSTransport
         var session = decoder.session(started: now)
         var frames: [DecodedFrame] = []
         for value in exchange.values { frames += session.append(value.bytes, channel: value.channel, flow: value.flow) }
-        for channel in CaptureChannel.allCases { for flow in [CaptureFlow.write, .notification] { frames += session.finish(channel: channel, flow: flow) } }
+        for channel in CaptureChannel.pairs { for flow in [CaptureFlow.write, .notification] { frames += session.finish(channel: channel, flow: flow) } }
         return frames
     }
 

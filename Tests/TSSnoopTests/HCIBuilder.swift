@@ -27,7 +27,8 @@ struct HCIBuilder {
         event(0x3E, head + addresses + le16(24) + le16(0) + le16(42) + [0])
     }
 
-    mutating func disconnectionComplete() { event(0x05, [0x00] + le16(handle) + [0x13]) }
+    /// Reason 0x13: the peer ended the link; 0x16: this host (the central) did.
+    mutating func disconnectionComplete(reason: UInt8 = 0x13) { event(0x05, [0x00] + le16(handle) + [reason]) }
 
     /// One L2CAP PDU on `cid`, cut into ACL fragments.
     mutating func l2cap(cid: UInt16, _ payload: [UInt8], sent: Bool) {

@@ -31,8 +31,11 @@ struct CapturedDialect {
                 throw CLIFailure("the \(asked) dialect has no frames of its own to decode; use one of \(names)", status: .usage)
             }
             let mine = carried.first { $0.dialect.name == asked }
-            // Another dialect's service in the discovery, and this one's values only by frames that happen to pass its checks.
-            let other = discovered.first { $0.dialect.name != asked } ?? (mine == nil ? carried.first : nil)
+            // Another dialect's service in the discovery, or more of another's frames, and this
+            // one's values only by frames that happen to pass its checks.
+            let most = carried.filter { $0.dialect.name != asked }.max { $0.frameCount < $1.frameCount }
+            let other = discovered.first { $0.dialect.name != asked }
+                ?? (mine == nil ? carried.first : most.flatMap { most in mine.map { most.frameCount > $0.frameCount } == true ? most : nil })
             if let other, mine == nil || mine?.exchange.handleSource == .frames {
                 throw CLIFailure("\(path) carries the \(other.dialect.name) dialect's exchange (\(other.exchange.values.count) value(s), \(other.describedSource)), not \(asked)'s; run it again with --dialect \(other.dialect.name), or without --dialect", status: .usage)
             }

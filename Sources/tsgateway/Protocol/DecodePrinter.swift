@@ -14,14 +14,24 @@ struct DecodePrinter {
     }
 
     /// `context`, for frames from a capture: which way the bytes went ("write" central → watch,
-    /// "notification" watch → central), over which pair, on which connection, and when (seconds into the capture).
+    /// "notification" and "read" watch → central), over which pair or characteristic, on which
+    /// connection, and when (seconds into the capture).
     struct Context {
         var direction: String
         var connection: String
         var channel: CaptureChannel = .main
         var time: Double
 
-        var text: String { (direction == "write" ? " (central → watch" : " (watch → central") + (channel == .second ? ", second pair)" : ")") }
+        var text: String {
+            let way = direction == "write" ? " (central → watch" : direction == "read" ? " (read, watch → central" : " (watch → central"
+            if let characteristic = channel.characteristic { return way + ", \(Self.short(characteristic.uuid)))" }
+            return way + (channel == .second ? ", second pair)" : ")")
+        }
+
+        /// A UUID on the Bluetooth base by its 4 digits, another by its first 8.
+        static func short(_ uuid: String) -> String {
+            uuid.hasPrefix("0000") && uuid.hasSuffix("-0000-1000-8000-00805f9b34fb") ? String(uuid.prefix(8).dropFirst(4)) : String(uuid.prefix(8))
+        }
         var fields: [String: any Encodable] {
             var fields: [String: any Encodable] = ["direction": direction, "connection": connection, "time": (time * 1000).rounded() / 1000]
             if channel != .main { fields["channel"] = channel.rawValue }

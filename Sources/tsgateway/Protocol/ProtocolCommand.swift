@@ -27,17 +27,20 @@ extension ProtocolCommand {
                 is skipped, a frame that fails its checks is shown as such and scanning goes on.
 
                 With --btsnoop, the watch exchange of an HCI capture (tsgateway capture, btmon -w, \
-                Android's HCI snoop log) is decoded in whichever dialect it carries (v1, npk, qring): \
-                the dialect whose service the capture's GATT discovery found, else the one whose \
-                frames its handles carry, or the one --dialect names. ATT writes to the dialect's \
-                write characteristics and notifications of its notify characteristics are \
+                Android's HCI snoop log) is decoded in whichever dialect it carries (v1, npk, qring, \
+                huami): the dialect whose service the capture's GATT discovery found, else the one \
+                whose frames its handles carry, or the one --dialect names. ATT writes to the \
+                dialect's write characteristics, notifications of its notify characteristics and, \
+                for a dialect that speaks over more characteristics (huami), reads of them are \
                 reassembled (L2CAP fragments, EATT channels, frames) and each frame printed with \
-                its meaning: command, fields, sleep items, heart rate, alarms. --to-capture writes \
-                the exchange as a capture `ReplayTransport` plays to that dialect's central.
+                its meaning: command, fields, sleep items, heart rate, alarms. Auth keys and \
+                challenges are masked. --to-capture writes the exchange as a capture \
+                `ReplayTransport` plays to that dialect's central.
 
                 Example:
                   tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
                   tsgateway protocol decode --dialect qring 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 03
+                  tsgateway protocol decode --dialect huami --characteristic 0004 10 02 01
                   tsgateway protocol decode --btsnoop sync.btsnoop --json
                 """
         )
@@ -52,11 +55,19 @@ extension ProtocolCommand {
                                    valueName: "dialect"), transform: DialectChoice.parse)
         var dialect: Dialect?
 
-        @Option(help: ArgumentHelp("For hex bytes: which way they went, watch (notifications, the default) or central (writes).", valueName: "side"))
+        @Option(help: ArgumentHelp("For hex bytes: which way they went, watch (notifications, the default), central (writes) or read (a value the central read).", valueName: "side"))
         var from: StreamSide = .watch
 
         @Flag(help: "For hex bytes: they went over the dialect's second pair (QRing's big-data service).")
         var secondPair = false
+
+        @Option(help: ArgumentHelp("For hex bytes: the characteristic they went over, for a dialect that speaks over more than its pairs (huami): its UUID, or the 4 hex digits that tell it apart (0009 auth, 0004 fetch control, 0005 activity data, 0006 battery, 2a2b clock, 2a39/2a37 heart rate).",
+                                   valueName: "uuid"))
+        var characteristic: String?
+
+        @Option(help: ArgumentHelp("The name the watch gives itself, where the bytes do not say it (a capture without a read of its GAP Device Name: BlueZ reads a known watch's name from its cache). A Huami band's model, and so the size of its samples, comes from it; --to-capture keeps it for the replay.",
+                                   valueName: "NAME"))
+        var name: String?
 
         @Option(help: ArgumentHelp("Decode the watch exchange of this btsnoop capture.", valueName: "FILE"))
         var btsnoop: String?
@@ -67,6 +78,8 @@ extension ProtocolCommand {
         func validate() throws {
             if btsnoop != nil, !hex.isEmpty { throw ValidationError("give either hex bytes or --btsnoop, not both") }
             if toCapture != nil, btsnoop == nil { throw ValidationError("--to-capture needs --btsnoop") }
+            if characteristic != nil, secondPair { throw ValidationError("give either --second-pair or --characteristic, not both") }
+            if characteristic != nil, btsnoop != nil { throw ValidationError("--characteristic is for hex bytes; a capture says which characteristic each value went over") }
         }
 
         func run() throws {
@@ -77,9 +90,9 @@ extension ProtocolCommand {
             guard let decoder = chosen.captureDecoder else {
                 throw CLIFailure("the \(chosen.name) dialect has no frames of its own to decode; use one of \(CapturedDialect.names)", status: .usage)
             }
-            let channel: CaptureChannel = secondPair ? .second : .main
-            let flow: CaptureFlow = from == .watch ? .notification : .write
-            var session = decoder.session(started: nil)
+            let channel = try pastedChannel(chosen)
+            let flow: CaptureFlow = from == .watch ? .notification : from == .central ? .write : .read
+            var session = decoder.session(started: nil, peripheralName: name)
             var printer = DecodePrinter(json: json, dialect: chosen.name)
             for frame in session.append(bytes, channel: channel, flow: flow) + session.finish(channel: channel, flow: flow) { try printer.print(frame) }
             if printer.frames == 0 {
@@ -90,7 +103,24 @@ extension ProtocolCommand {
 
     /// Which way pasted bytes went.
     enum StreamSide: String, ExpressibleByArgument, CaseIterable {
-        case watch, central
+        case watch, central, read
+    }
+}
+
+extension ProtocolCommand.Decode {
+    /// The channel pasted bytes went over: a pair, or one of the characteristics the dialect's profile names.
+    func pastedChannel(_ dialect: WatchDialect) throws -> CaptureChannel {
+        guard let text = characteristic?.lowercased() else { return secondPair ? .second : .main }
+        let named = dialect.gatt?.characteristics ?? []
+        let matches = named.filter { $0.uuid == text || $0.uuid.hasPrefix("0000" + text + "-") || $0.uuid.hasPrefix("0000" + text) }
+        guard matches.count == 1, let match = matches.first else {
+            let known = named.map { String($0.uuid.prefix(8).dropFirst(4)) }.joined(separator: ", ")
+            throw CLIFailure(named.isEmpty
+                ? "the \(dialect.name) dialect speaks over its pairs only; leave out --characteristic (or give --second-pair)"
+                : "--characteristic \(text) is none of the \(dialect.name) dialect's characteristics (\(known)); give one of those or its whole UUID",
+                status: .usage)
+        }
+        return CaptureChannel(match)
     }
 }
 
@@ -121,7 +151,8 @@ extension ProtocolCommand.Decode {
         for value in exchange.values {
             let stream = Stream(connection: value.connection, channel: value.channel, flow: value.flow)
             if !streams.contains(stream) { streams.append(stream) }
-            var session = sessions[value.connection] ?? found.decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000))
+            var session = sessions[value.connection] ?? found.decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000),
+                                                                              peripheralName: exchange.peripheralNames[value.connection] ?? name)
             let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, channel: value.channel,
                                                 time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))
             for frame in session.append(value.bytes, channel: value.channel, flow: value.flow) { try printer.print(frame, context: context) }
@@ -134,7 +165,9 @@ extension ProtocolCommand.Decode {
             sessions[stream.connection] = session
         }
         if let toCapture {
-            do { try PrivateFile.write(try CaptureFile.lines(exchange.captureEntries), to: toCapture) } catch { throw CLIFailure.from(error) }
+            var entries = exchange.captureEntries
+            for index in entries.indices where entries[index].direction == .open && entries[index].name == nil { entries[index].name = name }
+            do { try PrivateFile.write(try CaptureFile.lines(entries), to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {
             throw CLIFailure("no \(found.dialect.name) frame found in the watch values of \(path)", status: .dataError)
