@@ -270,4 +270,4 @@ func modelledHuamiSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEve
 }
 
 /// The watch a modelled sync stores under.
-private let benchWatch = WatchID(BluetoothAddress(littleEndian: [0x01, 0x53, 0x00, 0x5E, 0x00, 0x00])!)
+private let benchWatch = WatchID("00:00:5E:00:53:01")!

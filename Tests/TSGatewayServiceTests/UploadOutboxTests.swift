@@ -256,7 +256,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let report = try await rig.sync().run(from: rig.from)
         #expect(report.enqueued == expected.count)
         let pending = try await rig.store.outboxEvents()
-        #expect(pending.map(\.sourceId) == expected.map { "sim:\($0.night.summary.start)" }, "oldest first, one per night")
+        #expect(pending.map(\.sourceId) == expected.map { "\(simulatedWatch.rawValue):\($0.night.summary.start)" }, "oldest first, one per night")
         #expect(pending.allSatisfy { $0.status == .pending && $0.kind == "sleepNight" && $0.attempts == 0 })
 
         let server = try ScriptedServer(script: ["then": 201])
@@ -267,7 +267,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let events = try await rig.store.outboxEvents()
         #expect(events.allSatisfy { $0.status == .synced && $0.httpStatus == 201 && $0.syncedAt != nil && $0.lastError == nil })
         #expect(events.map(\.backendId) == (1...expected.count).map { "srv-\($0)" }, "the id from data.session_id")
-        #expect(published.all == expected.map { "sim:\($0.night.summary.start)" })
+        #expect(published.all == expected.map { "\(simulatedWatch.rawValue):\($0.night.summary.start)" })
         let summary = try await rig.store.outboxSummary()
         #expect(summary.synced == expected.count && summary.pending == 0 && summary.failed == 0 && summary.oldestPending == nil)
 
@@ -277,7 +277,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
             #expect(request["path"] as? String == "/api/v1/sleep")
             let headers = try #require(request["headers"] as? [String: String])
             let body = try #require(request["body"] as? [String: Any])
-            let sourceId = "sim:\(night.summary.start)"
+            let sourceId = "\(simulatedWatch.rawValue):\(night.summary.start)"
             #expect(headers["content-type"] == "application/json")
             #expect(headers["authorization"] == "Bearer s3cret")
             #expect(headers["idempotency-key"] == sourceId)
@@ -285,7 +285,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
                                        "sleep_efficiency", "source", "source_id", "device_id", "stages"])
             #expect(body["source_id"] as? String == sourceId)
             #expect(body["source"] as? String == "tsgateway")
-            #expect(body["device_id"] as? String == "sim")
+            #expect(body["device_id"] as? String == simulatedWatch.rawValue)
             #expect(body["date"] as? String == date.description)
             #expect(body["start_time"] as? String == rfc3339(night.summary.start))
             #expect(body["end_time"] as? String == rfc3339(night.summary.end))
@@ -531,7 +531,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         #expect(report.enqueued == nights.count)
         for event in try await rig.store.outboxEvents() {
             let body = try #require(try JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])
-            if event.sourceId == "sim:\(night.start)" {
+            if event.sourceId == "\(simulatedWatch.rawValue):\(night.start)" {
                 let heartRate = try #require(body["heart_rate"] as? [String: Any], "the night with samples: \(event.payload)")
                 #expect(heartRate["min_bpm"] as? Int == 51)
                 #expect(heartRate["max_bpm"] as? Int == 62)
@@ -571,11 +571,11 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let lastNight = try #require(rig.expectedNights.last?.night)
         let report = try await rig.sync().run(from: rig.from, to: lastNight.summary.end)
         #expect(report.enqueued == rig.expectedNights.count - 1)
-        #expect(try await rig.store.outboxEvent(sourceId: "sim:\(lastNight.summary.start)") == nil)
+        #expect(try await rig.store.outboxEvent(sourceId: "\(simulatedWatch.rawValue):\(lastNight.summary.start)") == nil)
         // The next sync (nothing new on the watch, but later): now it is final.
         let next = try await rig.sync().run(from: rig.from)
         #expect(next.enqueued == 1)
-        #expect(try await rig.store.outboxEvent(sourceId: "sim:\(lastNight.summary.start)")?.status == .pending)
+        #expect(try await rig.store.outboxEvent(sourceId: "\(simulatedWatch.rawValue):\(lastNight.summary.start)")?.status == .pending)
     }
 
     @Test func noDuplicateUploadsAfterAGatewayRestart() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TSModels
 import TSStore
@@ -85,6 +86,17 @@ private let watchW = WatchID("00:00:5E:00:53:77")!
         #expect(watches.first?.info?.capabilities.statisticsRule == .longestNight)
         #expect(try await reopened.monitorConfigs(watch: storedWatch).map(\.type) == [.sleep])
         #expect(try await reopened.syncCursor(watch: storedWatch) == SyncCursor(rangeStart: 10, upTo: 20, committedUpTo: 15))
+    }
+
+    @Test func aStoredWatchIdThatIsNoAddressIsACorruptValue() async throws {
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try GatewayStore(path: path)
+        try await store.storeSleepRecords([SleepItem(stage: .deep, start: 1_000, duration: 60)], watch: watchW, cursor: nil)
+        try await DatabaseQueue(path: path).write { try $0.execute(sql: "INSERT INTO watch (id, firstSeen, lastSeen) VALUES ('bedroom', 0, 0)") }
+        await #expect { try await store.watches() } throws: { error in
+            (error as? StoreError).map { "\($0)".contains("watch id \"bedroom\"") } ?? false
+        }
+        #expect(try await store.sleepRecords(watch: watchW).count == 1, "the watch's own records still read")
     }
 
     @Test func anUnusablePathGivesAClearError() throws {

@@ -13,7 +13,7 @@ import TSWatchService
 /// The watch service's operations on one watch for one command (own link, own store), and what
 /// must happen after it.
 struct DeviceSession {
-    static let simulatedWatchId = WatchID(BluetoothAddress(littleEndian: [0x01, 0x53, 0x00, 0x5E, 0x00, 0x00])!)
+    static let simulatedWatchId = WatchID("00:00:5E:00:53:01")!
     static let simulatedHistoryDays = 90
 
     let operations: WatchOperations
