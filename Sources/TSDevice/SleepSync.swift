@@ -72,7 +72,7 @@ public struct SleepSyncReport: Sendable, Hashable, Codable {
 public struct SleepSync: Sendable {
     public let watch: any WatchCentral
     public let store: GatewayStore
-    public let watchId: String
+    public let watchId: WatchID
     public var maxReconnects = 20
     public var firstBackoff: Duration = .milliseconds(100)
     public var maxBackoff: Duration = .seconds(5)
@@ -89,7 +89,7 @@ public struct SleepSync: Sendable {
     /// not from the cursor. What is stored already is not stored twice; the cursor never goes back.
     public var watchClockSetBackTo: Int64?
 
-    public init(watch: any WatchCentral, store: GatewayStore, watchId: String) {
+    public init(watch: any WatchCentral, store: GatewayStore, watchId: WatchID) {
         self.watch = watch
         self.store = store
         self.watchId = watchId

@@ -20,8 +20,8 @@ public enum GatewayBusAPI {
     public static let errorPrefix = "org.tsgateway.Error."
 
     /// `/org/tsgateway/watch_AABBCCDDEEFF` for the watch AA:BB:CC:DD:EE:FF (a `WatchID`'s text).
-    public static func path(forWatch id: String) -> String {
-        rootPath + "/watch_" + id.filter { $0.isHexDigit }
+    public static func path(forWatch id: WatchID) -> String {
+        rootPath + "/watch_" + id.rawValue.filter { $0.isHexDigit }
     }
 
     // MARK: Errors
@@ -66,7 +66,7 @@ public enum GatewayBusAPI {
     /// A watch's status as `a{sv}`: the Watch2 property names, unknown values left out.
     public static func dictionary(_ status: WatchStatus) -> DBusProperties {
         var values: DBusProperties = [:]
-        values[.address] = .string(status.id)
+        values[.address] = .string(status.id.rawValue)
         values[.simulated] = .boolean(status.simulated)
         values[.dialect] = (status.dialect ?? status.info?.spokenDialect).map { .string($0.rawValue) }
         values[.connected] = .boolean(status.connected)
@@ -123,7 +123,7 @@ public enum GatewayBusAPI {
 
     /// The status back from `a{sv}`; nil when a required key is missing or of another type.
     public static func status(_ values: DBusProperties) -> WatchStatus? {
-        guard let id = values[.address]?.stringValue, let simulated = values[.simulated]?.boolValue else { return nil }
+        guard let id = values[.address]?.stringValue.flatMap(WatchID.init), let simulated = values[.simulated]?.boolValue else { return nil }
         let dialect = values[.dialect]?.stringValue.map(Dialect.init(rawValue:))
         var status = WatchStatus(id: id, name: values[.name]?.stringValue, simulated: simulated, dialect: dialect)
         status.connected = values[.connected]?.boolValue ?? false
@@ -281,11 +281,11 @@ public enum GatewayBusAPI {
 
 /// GetSession's answer: the open or latest session and its stage events.
 public struct SessionReport: Sendable, Codable, Hashable {
-    public var watch: String
+    public var watch: WatchID
     public var session: LiveSleepSession?
     public var stages: [LiveStageRecord]
 
-    public init(watch: String, session: LiveSleepSession?, stages: [LiveStageRecord]) {
+    public init(watch: WatchID, session: LiveSleepSession?, stages: [LiveStageRecord]) {
         self.watch = watch
         self.session = session
         self.stages = stages

@@ -70,7 +70,7 @@ public final class GatewayClient: Sendable {
         let reply = try await value(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface, GatewayMethod.listWatches.rawValue, signature: "aa{sv}")
         return try (reply.arrayValue ?? []).map { entry in
             guard let status = entry.propertiesValue.flatMap(GatewayBusAPI.status) else {
-                throw CategorizedFailure(.protocolError, "tsgateway serve listed a watch without address: \(entry)")
+                throw CategorizedFailure(.protocolError, "tsgateway serve listed a watch without a valid address: \(entry)")
             }
             return status
         }
@@ -111,13 +111,13 @@ public final class GatewayClient: Sendable {
         }
     }
 
-    public func watch(_ id: String) -> RemoteWatch { RemoteWatch(client: self, id: id) }
+    public func watch(_ id: WatchID) -> RemoteWatch { RemoteWatch(client: self, id: id) }
 }
 
 /// One watch the daemon serves.
 public struct RemoteWatch: Sendable {
     public let client: GatewayClient
-    public let id: String
+    public let id: WatchID
     public var path: String { GatewayBusAPI.path(forWatch: id) }
 
     func string(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(60)) async throws -> String {
@@ -128,7 +128,7 @@ public struct RemoteWatch: Sendable {
     public func status() async throws -> WatchStatus {
         let reply = try await client.value(path, GatewayBusAPI.watchInterface, WatchMethod.getInfo.rawValue, signature: "a{sv}")
         guard let status = reply.propertiesValue.flatMap(GatewayBusAPI.status) else {
-            throw CategorizedFailure(.protocolError, "tsgateway serve answered GetInfo without the watch's address")
+            throw CategorizedFailure(.protocolError, "tsgateway serve answered GetInfo without a valid address of the watch")
         }
         return status
     }

@@ -44,11 +44,11 @@ public struct GatewayEvent: Sendable, Hashable {
         case connection, alarmsChanged, sleepSynced, battery, heartRate, liveStage, fellAsleep, wokeUp, session, night, smartWake, clock, storage
     }
 
-    public var watch: String
+    public var watch: WatchID
     public var time: Date
     public var kind: Kind
 
-    public init(_ kind: Kind, watch: String, time: Date = Date()) {
+    public init(_ kind: Kind, watch: WatchID, time: Date = Date()) {
         self.kind = kind
         self.watch = watch
         self.time = time
@@ -138,7 +138,7 @@ extension GatewayEvent: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        watch = try container.decode(String.self, forKey: .watch)
+        watch = try container.decode(WatchID.self, forKey: .watch)
         time = try container.decode(Date.self, forKey: .time)
         switch try container.decode(KindName.self, forKey: .type) {
         case .connection:
@@ -179,7 +179,7 @@ extension GatewayEvent: Codable {
 
 /// What the daemon knows of one watch right now; read by D-Bus property getters from any thread.
 public struct WatchStatus: Sendable, Codable, Hashable {
-    public var id: String
+    public var id: WatchID
     public var name: String?
     public var simulated: Bool
     /// The dialect the gateway speaks with it; nil from a daemon older than this property (API version 3 has it).
@@ -205,7 +205,7 @@ public struct WatchStatus: Sendable, Codable, Hashable {
         case open, interrupted, closed, complete
     }
 
-    public init(id: String, name: String?, simulated: Bool, dialect: Dialect? = nil) {
+    public init(id: WatchID, name: String?, simulated: Bool, dialect: Dialect? = nil) {
         self.id = id
         self.name = name
         self.simulated = simulated

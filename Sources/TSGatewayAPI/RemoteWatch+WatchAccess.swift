@@ -7,7 +7,7 @@ import TSWatchService
 /// The daemon's watch as the front doors use it: the same operations as over an own link, each
 /// answered by `tsgateway serve`'s D-Bus API.
 extension RemoteWatch: WatchAccess {
-    public var watchId: String { id }
+    public var watchId: WatchID { id }
 
     public func capabilities() async throws -> WatchCapabilities? { nil }
 

@@ -303,15 +303,18 @@ private struct Reader {
         let secretKeys = Array(Set(dialects.compactMap(\.credential?.key))).sorted()
         let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"] + secretKeys, what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
-        var address: String
+        let address: WatchID
         if let node = entries["address"]?.value {
-            address = try string(node, "address")
-            guard let parsed = BluetoothAddress(address) else {
-                throw fail(node, "address \"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF (find it with `tsgateway scan`)")
+            let text = try string(node, "address")
+            guard let parsed = WatchID(text) else {
+                throw fail(node, "address \"\(text)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF (find it with `tsgateway scan`)")
             }
-            address = parsed.description
+            address = parsed
         } else if simulated {
-            address = String(format: "00:00:5E:00:54:%02X", simulatedIndex)
+            guard let index = UInt8(exactly: simulatedIndex), let generated = BluetoothAddress(littleEndian: [index, 0x54, 0x00, 0x5E, 0x00, 0x00]) else {
+                throw fail(node, "more than 255 simulated watches; give this one an `address: AA:BB:CC:DD:EE:FF`")
+            }
+            address = WatchID(generated)
         } else {
             throw fail(node, "this watch has no address; add `address: AA:BB:CC:DD:EE:FF` (or `simulated: true`)")
         }

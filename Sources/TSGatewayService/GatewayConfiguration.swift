@@ -12,7 +12,7 @@ public struct GatewayConfiguration: Sendable {
     public struct WatchEntry: Sendable, Hashable {
         /// The Bluetooth address (upper case); for a simulated watch, an address in the
         /// documentation range 00:00:5E:00:54:xx unless the file gives one.
-        public var address: String
+        public var address: WatchID
         public var name: String?
         public var adapter: String?
         /// A watch simulated inside the daemon (development, tests, demos).
@@ -47,7 +47,7 @@ public struct GatewayConfiguration: Sendable {
         /// (set over D-Bus, or by an earlier configuration).
         public var smartWake: [Int: Int]?
 
-        public init(address: String, name: String? = nil) {
+        public init(address: WatchID, name: String? = nil) {
             self.address = address
             self.name = name
         }

@@ -132,7 +132,7 @@ public final class GatewayDaemon: Service {
                 events.send(event)
                 for night in NightEvent.derived(from: event) { events.send(GatewayEvent(.night(night), watch: event.watch, time: event.time)) }
             }
-            let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address
+            let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address.rawValue
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"
             let watchConfiguration = WatchSupervisor.watchConfiguration(configuration, entry: entry)

@@ -177,7 +177,7 @@ public enum HomeAssistantDiscovery {
             identifiers: ["tsgateway_\(watchKey)"], name: status.name.flatMap { $0.isEmpty ? nil : $0 } ?? "Watch \(status.id)",
             manufacturer: manufacturer(status), model: status.info.flatMap { $0.model.isEmpty ? nil : $0.model },
             swVersion: status.info.flatMap { $0.firmware.isEmpty ? nil : $0.firmware },
-            connections: [["bluetooth", status.id.lowercased()]], viaDevice: gatewayIdentifier(gatewayId: gatewayId))
+            connections: [["bluetooth", status.id.rawValue.lowercased()]], viaDevice: gatewayIdentifier(gatewayId: gatewayId))
         let objectPrefix = objectPrefix(watchKey: watchKey, name: status.name)
         return entities.map { entity in
             let objectId = "\(objectPrefix)_\(entity.key)"

@@ -9,7 +9,7 @@ import TSStore
 /// has stored the records past its end. Every change is in the store before it is announced,
 /// so a gateway that dies leaves its session behind with the last moment it was alive.
 public actor LiveSessionTracker {
-    let watchId: String
+    let watchId: WatchID
     let store: GatewayStore
     let timeZone: TimeZone
     let publish: @Sendable (GatewayEvent) -> Void
@@ -17,7 +17,7 @@ public actor LiveSessionTracker {
     /// How long after its last activity an interrupted session may still be resumed.
     let resumeWindow: Int64 = 2 * 3600
 
-    public init(watchId: String, store: GatewayStore, timeZone: TimeZone, publish: @escaping @Sendable (GatewayEvent) -> Void) {
+    public init(watchId: WatchID, store: GatewayStore, timeZone: TimeZone, publish: @escaping @Sendable (GatewayEvent) -> Void) {
         self.watchId = watchId
         self.store = store
         self.timeZone = timeZone

@@ -48,12 +48,12 @@ public actor MQTTBridge {
     private var publishedUpTo: Int64 = 0
     private var lastRefusal: String?
     /// Per watch: last night's figures and the alarm table, for the state document.
-    private var nights: [String: LastNightFigures] = [:]
-    private var alarms: [String: [Alarm]] = [:]
+    private var nights: [WatchID: LastNightFigures] = [:]
+    private var alarms: [WatchID: [Alarm]] = [:]
     /// Per watch: the identity (name, model, firmware) its discovery configs were last published with.
-    private var publishedIdentity: [String: String] = [:]
+    private var publishedIdentity: [WatchID: String] = [:]
     /// Per watch: when a heart-rate sample last brought out the state document.
-    private var lastHeartRateState: [String: ContinuousClock.Instant] = [:]
+    private var lastHeartRateState: [WatchID: ContinuousClock.Instant] = [:]
     /// A watch sends heart rate about once a second; the state document follows it at most this often.
     static let heartRateStateInterval: Duration = .seconds(15)
 
@@ -68,10 +68,10 @@ public actor MQTTBridge {
     }
 
     public nonisolated var base: String { "\(settings.topicPrefix)/\(settings.gatewayId)" }
-    public nonisolated static func key(_ watchId: String) -> String { watchId.lowercased().filter(\.isHexDigit) }
-    public nonisolated func watchTopic(_ watchId: String) -> String { "\(base)/watch/\(Self.key(watchId))" }
+    public nonisolated static func key(_ watchId: WatchID) -> String { watchId.rawValue.lowercased().filter(\.isHexDigit) }
+    public nonisolated func watchTopic(_ watchId: WatchID) -> String { "\(base)/watch/\(Self.key(watchId))" }
     /// Where the night's events go, as Home Assistant's event entity reads them.
-    public nonisolated func nightTopic(_ watchId: String) -> String { "\(watchTopic(watchId))/event/night" }
+    public nonisolated func nightTopic(_ watchId: WatchID) -> String { "\(watchTopic(watchId))/event/night" }
 
     enum Signal: Sendable {
         case connected

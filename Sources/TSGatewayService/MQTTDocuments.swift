@@ -23,7 +23,7 @@ struct LastNightFigures: Sendable, Hashable {
 /// Assistant's templates stay simple; every key always present, null for what is unknown
 /// (a template reads it as None, which Home Assistant shows as unknown).
 struct MQTTStateDocument: Encodable, Sendable, Hashable {
-    var watch: String
+    var watch: WatchID
     var name: String?
     var dialect: String?
     var connected: Bool

@@ -29,7 +29,7 @@ public actor ReportWriter {
 
     /// The file of a watch: its name when it has one (spaces become dashes), else its address without colons.
     public static func fileName(for entry: GatewayConfiguration.WatchEntry) -> String {
-        let word = entry.name.map { $0.replacingOccurrences(of: " ", with: "-") } ?? entry.address.replacingOccurrences(of: ":", with: "")
+        let word = entry.name.map { $0.replacingOccurrences(of: " ", with: "-") } ?? entry.address.rawValue.replacingOccurrences(of: ":", with: "")
         return "sleep-\(word).html"
     }
 
@@ -60,7 +60,7 @@ public actor ReportWriter {
         for supervisor in supervisors { await write(supervisor) }
     }
 
-    func write(watch: String) async {
+    func write(watch: WatchID) async {
         guard let supervisor = supervisors.first(where: { $0.id == watch }) else { return }
         await write(supervisor)
     }

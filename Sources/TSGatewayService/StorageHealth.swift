@@ -15,7 +15,7 @@ import TSModels
 /// before its acknowledgement (`SleepSync`), and the next one after the disk is back fetches them.
 public final class StorageHealth: Sendable {
     public let directory: String
-    let watches: [String]
+    let watches: [WatchID]
     let checkInterval: Duration
     let logger: Logger
     let publish: @Sendable (GatewayEvent) -> Void
@@ -28,7 +28,7 @@ public final class StorageHealth: Sendable {
     }
 
     /// `directory`: the database's; `watches`: the ids each event is published for.
-    public init(directory: String, watches: [String], checkInterval: Duration = .seconds(5), logger: Logger,
+    public init(directory: String, watches: [WatchID], checkInterval: Duration = .seconds(5), logger: Logger,
                 publish: @escaping @Sendable (GatewayEvent) -> Void) {
         self.directory = directory
         self.watches = watches

@@ -17,7 +17,7 @@ import TSWatchService
 /// link has one owner.
 public actor WatchSupervisor {
     public let entry: GatewayConfiguration.WatchEntry
-    public nonisolated var id: String { entry.address }
+    public nonisolated var id: WatchID { entry.address }
     /// The watch service's operations on this watch; every operation of the daemon goes through them.
     public let operations: WatchOperations
     public nonisolated var watch: any WatchCentral { operations.watch }

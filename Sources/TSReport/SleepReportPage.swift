@@ -4,7 +4,7 @@ import TSSleep
 
 /// What a report is drawn from: the daily models of one watch over a range of dates.
 public struct SleepReportInput: Sendable {
-    public var watchId: String
+    public var watchId: WatchID
     public var watchName: String?
     public var timeZone: TimeZone
     public var rule: StatisticsRule
@@ -15,7 +15,7 @@ public struct SleepReportInput: Sendable {
     /// When the report was made (Unix seconds), stated in its footer; nil leaves it out.
     public var generated: Int64?
 
-    public init(watchId: String, watchName: String? = nil, timeZone: TimeZone, rule: StatisticsRule,
+    public init(watchId: WatchID, watchName: String? = nil, timeZone: TimeZone, rule: StatisticsRule,
                 first: LocalDate, last: LocalDate, days: [DailySleepModel], generated: Int64? = nil) {
         self.watchId = watchId
         self.watchName = watchName
@@ -44,8 +44,8 @@ public enum SleepReportPage {
                               uniquingKeysWith: { _, latest in latest })
         let recorded = dates.compactMap { days[$0] }.filter { $0.dailySummary.duration > 0 }
         let naps = { (day: DailySleepModel) in countedDaytime(day, rule: input.rule) }
-        let watch = input.watchName.map { "\($0) (\(input.watchId))" } ?? input.watchId
-        let title = "Sleep of \(input.watchName ?? input.watchId), \(input.first) to \(input.last)"
+        let watch = input.watchName.map { "\($0) (\(input.watchId))" } ?? input.watchId.rawValue
+        let title = "Sleep of \(input.watchName ?? input.watchId.rawValue), \(input.first) to \(input.last)"
 
         var page = """
             <!DOCTYPE html>

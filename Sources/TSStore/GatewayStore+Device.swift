@@ -11,19 +11,19 @@ public struct AlarmSnapshot: Sendable, Hashable {
 
 extension GatewayStore {
     /// Records what is known of a watch after connecting.
-    public func saveWatch(id: String, name: String?, info: DeviceInfo) async throws {
+    public func saveWatch(id: WatchID, name: String?, info: DeviceInfo) async throws {
         let now = Int64(Date().timeIntervalSince1970)
         let capabilities = String(decoding: try JSONCoding.recordEncoder(sortedKeys: false).encode(info.capabilities), as: UTF8.self)
         try await write { db in
             try Self.ensureWatch(db, id: id, now: now)
             try db.execute(sql: "UPDATE watch SET name = COALESCE(?, name), model = ?, firmware = ?, capabilities = ?, dialect = COALESCE(?, dialect), lastSeen = ? WHERE id = ?",
-                           arguments: [name, info.model, info.firmware, capabilities, info.dialect?.rawValue, now, id])
+                           arguments: [name, info.model, info.firmware, capabilities, info.dialect?.rawValue, now, id.rawValue])
         }
     }
 
-    public func markSynced(watch: String, at date: Date = Date()) async throws {
+    public func markSynced(watch: WatchID, at date: Date = Date()) async throws {
         try await write { db in
-            try db.execute(sql: "UPDATE watch SET lastSync = ? WHERE id = ?", arguments: [Int64(date.timeIntervalSince1970), watch])
+            try db.execute(sql: "UPDATE watch SET lastSync = ? WHERE id = ?", arguments: [Int64(date.timeIntervalSince1970), watch.rawValue])
         }
     }
 
@@ -37,7 +37,7 @@ extension GatewayStore {
                                       dialect: (row["dialect"] as String?).map(Dialect.init(rawValue:)))
                 }
                 return StoredWatch(
-                    id: row["id"], name: row["name"], info: info,
+                    id: try row.watchID("id"), name: row["name"], info: info,
                     firstSeen: Date(timeIntervalSince1970: TimeInterval(row["firstSeen"] as Int64)),
                     lastSeen: Date(timeIntervalSince1970: TimeInterval(row["lastSeen"] as Int64)),
                     lastSync: (row["lastSync"] as Int64?).map { Date(timeIntervalSince1970: TimeInterval($0)) })
@@ -50,19 +50,19 @@ extension GatewayStore {
     /// (the read reached the watch after the edit and was saved before the announcement was)
     /// takes that snapshot over: the history says who changed the table, and a read changes nothing.
     @discardableResult
-    public func saveAlarmSnapshot(_ alarms: [Alarm], watch: String, origin: AlarmTableOrigin) async throws -> Bool {
+    public func saveAlarmSnapshot(_ alarms: [Alarm], watch: WatchID, origin: AlarmTableOrigin) async throws -> Bool {
         let now = Int64(Date().timeIntervalSince1970)
         let json = String(decoding: try JSONCoding.recordEncoder().encode(alarms.sorted { $0.slot < $1.slot }), as: UTF8.self)
         return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
-            let latest = try Row.fetchOne(db, sql: "SELECT id, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch])
+            let latest = try Row.fetchOne(db, sql: "SELECT id, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch.rawValue])
             if let latest, latest["alarms"] as String == json {
                 guard Self.announcedOrigins.contains(origin), latest["origin"] as String == AlarmTableOrigin.read.rawValue else { return false }
                 try db.execute(sql: "UPDATE alarmSnapshot SET origin = ? WHERE id = ?", arguments: [origin.rawValue, latest["id"] as Int64])
                 return true
             }
             try db.execute(sql: "INSERT INTO alarmSnapshot (watchId, takenAt, origin, alarms) VALUES (?, ?, ?, ?)",
-                           arguments: [watch, now, origin.rawValue, json])
+                           arguments: [watch.rawValue, now, origin.rawValue, json])
             return true
         }
     }
@@ -71,9 +71,9 @@ extension GatewayStore {
     static let announcedOrigins: Set<AlarmTableOrigin> = [.watch, .app, .onceAlarmFired]
 
     /// Every stored version of the alarm table, oldest first.
-    public func alarmHistory(watch: String) async throws -> [AlarmSnapshot] {
+    public func alarmHistory(watch: WatchID) async throws -> [AlarmSnapshot] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch]).map { row in
+            try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch.rawValue]).map { row in
                 let json: String = row["alarms"], originText: String = row["origin"]
                 guard let origin = AlarmTableOrigin(stored: originText) else { throw StoreError.corruptValue("alarm history origin \"\(originText)\"") }
                 return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: origin,
@@ -82,7 +82,7 @@ extension GatewayStore {
         }
     }
 
-    public func saveMonitorConfig(_ config: MonitorConfig, watch: String) async throws {
+    public func saveMonitorConfig(_ config: MonitorConfig, watch: WatchID) async throws {
         let now = Int64(Date().timeIntervalSince1970)
         let json = String(decoding: try JSONCoding.recordEncoder(sortedKeys: false).encode(config), as: UTF8.self)
         try await write { db in
@@ -90,13 +90,13 @@ extension GatewayStore {
             try db.execute(sql: """
                 INSERT INTO monitorConfig (watchId, type, config, updatedAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(watchId, type) DO UPDATE SET config = excluded.config, updatedAt = excluded.updatedAt
-                """, arguments: [watch, Int(config.type.rawValue), json, now])
+                """, arguments: [watch.rawValue, Int(config.type.rawValue), json, now])
         }
     }
 
-    public func monitorConfigs(watch: String) async throws -> [MonitorConfig] {
+    public func monitorConfigs(watch: WatchID) async throws -> [MonitorConfig] {
         try await pool.read { db in
-            try String.fetchAll(db, sql: "SELECT config FROM monitorConfig WHERE watchId = ? ORDER BY type", arguments: [watch])
+            try String.fetchAll(db, sql: "SELECT config FROM monitorConfig WHERE watchId = ? ORDER BY type", arguments: [watch.rawValue])
                 .map { try JSONDecoder().decode(MonitorConfig.self, from: Data($0.utf8)) }
         }
     }

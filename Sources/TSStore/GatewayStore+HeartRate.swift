@@ -6,7 +6,7 @@ extension GatewayStore {
     /// Stores heart-rate samples of a watch. A sample already stored (same watch, same
     /// millisecond of arrival) is not stored twice. Returns how many were new.
     @discardableResult
-    public func storeHeartRate(_ samples: [HeartRateSample], watch: String) async throws -> Int {
+    public func storeHeartRate(_ samples: [HeartRateSample], watch: WatchID) async throws -> Int {
         guard !samples.isEmpty else { return 0 }
         let now = Int64(Date().timeIntervalSince1970)
         return try await write { db in
@@ -16,7 +16,7 @@ extension GatewayStore {
                 try db.execute(sql: """
                     INSERT INTO heartRateSample (watchId, timeMs, bpm, sensorContact, energyExpended, rrIntervals)
                     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """, arguments: [watch, Self.milliseconds(sample.time), sample.bpm, sample.sensorContact.rawValue,
+                    """, arguments: [watch.rawValue, Self.milliseconds(sample.time), sample.bpm, sample.sensorContact.rawValue,
                                      sample.energyExpended, sample.rrIntervals.map(String.init).joined(separator: " ")])
                 inserted += db.changesCount
             }
@@ -25,19 +25,19 @@ extension GatewayStore {
     }
 
     /// The samples of a watch received in [from, to), oldest first.
-    public func heartRate(watch: String, from: Date = .distantPast, to: Date = .distantFuture) async throws -> [HeartRateSample] {
+    public func heartRate(watch: WatchID, from: Date = .distantPast, to: Date = .distantFuture) async throws -> [HeartRateSample] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT timeMs, bpm, sensorContact, energyExpended, rrIntervals FROM heartRateSample
                 WHERE watchId = ? AND timeMs >= ? AND timeMs < ? ORDER BY timeMs
-                """, arguments: [watch, Self.milliseconds(from), Self.milliseconds(to)]).map(Self.sample)
+                """, arguments: [watch.rawValue, Self.milliseconds(from), Self.milliseconds(to)]).map(Self.sample)
         }
     }
 
     /// The summary of the samples of a watch received in each span [start, end) (Unix seconds),
     /// aggregated by the database in one query per 500 spans rather than read sample by sample;
     /// a span without samples has no entry.
-    public func heartRateSummaries(watch: String, spans: some Collection<Range<Int64>>) async throws -> [Range<Int64>: HeartRateSummary] {
+    public func heartRateSummaries(watch: WatchID, spans: some Collection<Range<Int64>>) async throws -> [Range<Int64>: HeartRateSummary] {
         let distinct = Array(Set(spans.filter { !$0.isEmpty }))
         guard !distinct.isEmpty else { return [:] }
         return try await pool.read { db in
@@ -48,7 +48,7 @@ extension GatewayStore {
                 for (index, span) in chunk.enumerated() {
                     arguments += [index, Self.milliseconds(seconds: span.lowerBound), Self.milliseconds(seconds: span.upperBound)]
                 }
-                arguments += [watch]
+                arguments += [watch.rawValue]
                 let rows = try Row.fetchAll(db, sql: """
                     WITH span(position, lower, upper) AS (VALUES \(Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")))
                     SELECT span.position, min(h.bpm) AS minimum, sum(h.bpm) AS total, max(h.bpm) AS maximum, count(*) AS samples

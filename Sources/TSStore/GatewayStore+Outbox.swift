@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TSModels
 
 /// The state of one outbox event.
 public enum OutboxStatus: String, Sendable, Hashable, CaseIterable, Codable {
@@ -15,11 +16,11 @@ public enum OutboxStatus: String, Sendable, Hashable, CaseIterable, Codable {
 public struct OutboxEventDraft: Sendable, Hashable {
     /// Unique across the outbox: enqueuing a source id again is a no-op.
     public var sourceId: String
-    public var watchId: String
+    public var watchId: WatchID
     public var kind: String
     public var payload: String
 
-    public init(sourceId: String, watchId: String, kind: String, payload: String) {
+    public init(sourceId: String, watchId: WatchID, kind: String, payload: String) {
         self.sourceId = sourceId
         self.watchId = watchId
         self.kind = kind
@@ -31,7 +32,7 @@ public struct OutboxEventDraft: Sendable, Hashable {
 public struct OutboxEvent: Sendable, Hashable {
     public var id: Int64
     public var sourceId: String
-    public var watchId: String
+    public var watchId: WatchID
     public var kind: String
     public var payload: String
     public var createdAt: Date
@@ -78,7 +79,7 @@ extension GatewayStore {
     /// where the synced data has been looked at for events (it only ever grows).
     /// Returns how many events were new.
     @discardableResult
-    public func setSyncCursor(_ cursor: SyncCursor, watch: String, enqueueing events: [OutboxEventDraft], consideredUpTo: Int64) async throws -> Int {
+    public func setSyncCursor(_ cursor: SyncCursor, watch: WatchID, enqueueing events: [OutboxEventDraft], consideredUpTo: Int64) async throws -> Int {
         let now = Date()
         let seconds = Int64(now.timeIntervalSince1970)
         return try await write { db in
@@ -88,15 +89,15 @@ extension GatewayStore {
             try db.execute(sql: """
                 INSERT INTO uploadWatermark (watchId, consideredUpTo, updatedAt) VALUES (?, ?, ?)
                 ON CONFLICT(watchId) DO UPDATE SET consideredUpTo = max(consideredUpTo, excluded.consideredUpTo), updatedAt = excluded.updatedAt
-                """, arguments: [watch, consideredUpTo, seconds])
+                """, arguments: [watch.rawValue, consideredUpTo, seconds])
             return inserted
         }
     }
 
     /// Up to where the synced data of `watch` has been turned into outbox events (nil: never).
-    public func outboxConsideredUpTo(watch: String) async throws -> Int64? {
+    public func outboxConsideredUpTo(watch: WatchID) async throws -> Int64? {
         try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT consideredUpTo FROM uploadWatermark WHERE watchId = ?", arguments: [watch])
+            try Int64.fetchOne(db, sql: "SELECT consideredUpTo FROM uploadWatermark WHERE watchId = ?", arguments: [watch.rawValue])
         }
     }
 
@@ -211,7 +212,7 @@ extension GatewayStore {
             try db.execute(sql: """
                 INSERT INTO uploadOutbox (sourceId, watchId, kind, payload, createdAt, status, attempts, nextAttemptAt)
                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT(sourceId) DO NOTHING
-                """, arguments: [event.sourceId, event.watchId, event.kind, event.payload, now.timeIntervalSince1970, now.timeIntervalSince1970])
+                """, arguments: [event.sourceId, event.watchId.rawValue, event.kind, event.payload, now.timeIntervalSince1970, now.timeIntervalSince1970])
             inserted += db.changesCount
         }
         return inserted
@@ -223,7 +224,7 @@ extension GatewayStore {
             throw StoreError.corruptValue("outbox status \"\(statusText)\"")
         }
         return OutboxEvent(
-            id: row["id"], sourceId: row["sourceId"], watchId: row["watchId"], kind: row["kind"], payload: row["payload"],
+            id: row["id"], sourceId: row["sourceId"], watchId: try row.watchID("watchId"), kind: row["kind"], payload: row["payload"],
             createdAt: Date(timeIntervalSince1970: row["createdAt"]), status: status, attempts: row["attempts"],
             lastError: row["lastError"], nextAttemptAt: (row["nextAttemptAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
             syncedAt: (row["syncedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },

@@ -10,7 +10,7 @@ public struct LiveSleepSession: Sendable, Hashable, Codable {
     }
 
     public var id: String
-    public var watchId: String
+    public var watchId: WatchID
     public var state: State
     public var startTime: Int64
     public var endTime: Int64?
@@ -27,7 +27,7 @@ public struct LiveSleepSession: Sendable, Hashable, Codable {
     /// The latest stage, from the stage rows.
     public var currentStage: SleepStage?
 
-    public init(id: String = UUID().uuidString, watchId: String, startTime: Int64, timeZone: String) {
+    public init(id: String = UUID().uuidString, watchId: WatchID, startTime: Int64, timeZone: String) {
         self.id = id
         self.watchId = watchId
         self.state = .open
@@ -67,7 +67,7 @@ extension GatewayStore {
                     unexpectedEndTime = excluded.unexpectedEndTime, interrupted = excluded.interrupted,
                     interruptions = excluded.interruptions, fellAsleepAt = excluded.fellAsleepAt,
                     wokeUpAt = excluded.wokeUpAt, lastActivity = excluded.lastActivity
-                """, arguments: [session.id, session.watchId, session.state.rawValue, session.startTime, session.endTime,
+                """, arguments: [session.id, session.watchId.rawValue, session.state.rawValue, session.startTime, session.endTime,
                                  session.unexpectedEndTime, session.interrupted, session.interruptions, session.fellAsleepAt,
                                  session.wokeUpAt, session.lastActivity, session.timeZone])
             if let stage {
@@ -78,14 +78,14 @@ extension GatewayStore {
     }
 
     /// Sessions of a watch (all watches when nil), newest first.
-    public func sessions(watch: String? = nil, states: Set<LiveSleepSession.State>? = nil, limit: Int = 50) async throws -> [LiveSleepSession] {
+    public func sessions(watch: WatchID? = nil, states: Set<LiveSleepSession.State>? = nil, limit: Int = 50) async throws -> [LiveSleepSession] {
         try await pool.read { db in
             var sql = "SELECT s.*, (SELECT stage FROM liveStage WHERE sessionId = s.id ORDER BY time DESC, rowid DESC LIMIT 1) AS lastStage FROM liveSession s"
             var conditions: [String] = []
             var arguments: StatementArguments = []
             if let watch {
                 conditions.append("s.watchId = ?")
-                _ = arguments.append(contentsOf: [watch])
+                _ = arguments.append(contentsOf: [watch.rawValue])
             }
             if let states {
                 conditions.append("s.state IN (\(states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")))")
@@ -96,7 +96,7 @@ extension GatewayStore {
                 guard let state = LiveSleepSession.State(rawValue: row["state"]) else {
                     throw StoreError.corruptValue("live session \(row["id"] as String) has the unknown state \(row["state"] as String)")
                 }
-                var session = LiveSleepSession(id: row["id"], watchId: row["watchId"], startTime: row["startTime"], timeZone: row["timeZone"])
+                var session = LiveSleepSession(id: row["id"], watchId: try row.watchID("watchId"), startTime: row["startTime"], timeZone: row["timeZone"])
                 session.state = state
                 session.endTime = row["endTime"]
                 session.unexpectedEndTime = row["unexpectedEndTime"]

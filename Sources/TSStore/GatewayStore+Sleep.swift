@@ -8,7 +8,7 @@ extension GatewayStore {
     /// not stored twice; if the watch now reports another duration for it, the new one wins.
     /// Returns how many records were new.
     @discardableResult
-    public func storeSleepRecords(_ records: [SleepItem], watch: String, cursor: SyncCursor?) async throws -> Int {
+    public func storeSleepRecords(_ records: [SleepItem], watch: WatchID, cursor: SyncCursor?) async throws -> Int {
         let now = Int64(Date().timeIntervalSince1970)
         return try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
@@ -16,13 +16,13 @@ extension GatewayStore {
             for record in records {
                 try db.execute(
                     sql: "INSERT INTO sleepRecord (watchId, start, stage, duration, receivedAt) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    arguments: [watch, record.start, Int(record.stage.rawValue), record.duration, now])
+                    arguments: [watch.rawValue, record.start, Int(record.stage.rawValue), record.duration, now])
                 if db.changesCount > 0 {
                     inserted += 1
                 } else {
                     try db.execute(
                         sql: "UPDATE sleepRecord SET duration = ? WHERE watchId = ? AND start = ? AND stage = ? AND duration != ?",
-                        arguments: [record.duration, watch, record.start, Int(record.stage.rawValue), record.duration])
+                        arguments: [record.duration, watch.rawValue, record.start, Int(record.stage.rawValue), record.duration])
                 }
             }
             if let cursor { try Self.writeCursor(db, watch: watch, cursor, now: now) }
@@ -30,7 +30,7 @@ extension GatewayStore {
         }
     }
 
-    public func setSyncCursor(_ cursor: SyncCursor, watch: String) async throws {
+    public func setSyncCursor(_ cursor: SyncCursor, watch: WatchID) async throws {
         let now = Int64(Date().timeIntervalSince1970)
         try await write { db in
             try Self.ensureWatch(db, id: watch, now: now)
@@ -38,20 +38,20 @@ extension GatewayStore {
         }
     }
 
-    public func syncCursor(watch: String) async throws -> SyncCursor? {
+    public func syncCursor(watch: WatchID) async throws -> SyncCursor? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT rangeStart, upTo, committedUpTo FROM syncCursor WHERE watchId = ?", arguments: [watch])
+            try Row.fetchOne(db, sql: "SELECT rangeStart, upTo, committedUpTo FROM syncCursor WHERE watchId = ?", arguments: [watch.rawValue])
                 .map { SyncCursor(rangeStart: $0["rangeStart"], upTo: $0["upTo"], committedUpTo: $0["committedUpTo"]) }
         }
     }
 
     /// Records with start in [start, end), ordered by start then stage.
-    public func sleepRecords(watch: String, start: Int64 = .min, end: Int64 = .max) async throws -> [SleepItem] {
+    public func sleepRecords(watch: WatchID, start: Int64 = .min, end: Int64 = .max) async throws -> [SleepItem] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT start, stage, duration FROM sleepRecord
                 WHERE watchId = ? AND start >= ? AND start < ? ORDER BY start, stage
-                """, arguments: [watch, start, end]).map { row in
+                """, arguments: [watch.rawValue, start, end]).map { row in
                 let stageValue: Int = row["stage"]
                 guard let stage = SleepStage(rawValue: UInt8(clamping: stageValue)) else {
                     throw StoreError.corruptValue("sleep stage \(stageValue) at \(row["start"] as Int64)")
@@ -76,23 +76,23 @@ extension GatewayStore {
         }
     }
 
-    public func countSleepRecords(watch: String, start: Int64, end: Int64) async throws -> Int {
+    public func countSleepRecords(watch: WatchID, start: Int64, end: Int64) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sleepRecord WHERE watchId = ? AND start >= ? AND start < ?",
-                             arguments: [watch, start, end]) ?? 0
+                             arguments: [watch.rawValue, start, end]) ?? 0
         }
     }
 
-    static func writeCursor(_ db: Database, watch: String, _ cursor: SyncCursor, now: Int64) throws {
+    static func writeCursor(_ db: Database, watch: WatchID, _ cursor: SyncCursor, now: Int64) throws {
         try db.execute(sql: """
             INSERT INTO syncCursor (watchId, rangeStart, upTo, committedUpTo, updatedAt) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(watchId) DO UPDATE SET rangeStart = excluded.rangeStart, upTo = excluded.upTo,
                 committedUpTo = excluded.committedUpTo, updatedAt = excluded.updatedAt
-            """, arguments: [watch, cursor.rangeStart, cursor.upTo, cursor.committedUpTo, now])
+            """, arguments: [watch.rawValue, cursor.rangeStart, cursor.upTo, cursor.committedUpTo, now])
     }
 
-    static func ensureWatch(_ db: Database, id: String, now: Int64) throws {
+    static func ensureWatch(_ db: Database, id: WatchID, now: Int64) throws {
         try db.execute(sql: "INSERT INTO watch (id, firstSeen, lastSeen) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                       arguments: [id, now, now])
+                       arguments: [id.rawValue, now, now])
     }
 }

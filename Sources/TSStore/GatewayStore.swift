@@ -209,12 +209,21 @@ public struct SyncCursor: Sendable, Hashable {
 }
 
 public struct StoredWatch: Sendable, Hashable {
-    public var id: String
+    public var id: WatchID
     public var name: String?
     public var info: DeviceInfo?
     public var firstSeen: Date
     public var lastSeen: Date
     public var lastSync: Date?
+}
+
+extension Row {
+    /// A column holding a watch id: text that is not an address is a corrupt value, not a crash.
+    func watchID(_ column: String) throws -> WatchID {
+        let text: String = self[column]
+        guard let id = WatchID(text) else { throw StoreError.corruptValue("watch id \"\(text)\" in column \(column)") }
+        return id
+    }
 }
 
 extension DatabaseError: CategorizedError {

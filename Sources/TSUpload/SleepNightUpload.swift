@@ -11,8 +11,8 @@ public enum SleepNightUpload {
     public static let lookback: Int64 = 2 * 86_400
 
     /// `<watchId>:<night start, Unix seconds>`: the same night gets the same id on every gateway and after restarts.
-    public static func sourceId(watchId: String, night: SleepSegment) -> String {
-        "\(watchId):\(night.summary.start)"
+    public static func sourceId(watchId: WatchID, night: SleepSegment) -> String {
+        "\(watchId.rawValue):\(night.summary.start)"
     }
 
     /// The final nights of `records` with their belonging dates. `records` must hold every
@@ -47,7 +47,7 @@ public enum SleepNightUpload {
     }
 
     /// The outbox events of `nights` (each with the heart rate it should carry, if any).
-    public static func events(nights: [(date: LocalDate, night: SleepSegment)], watchId: String) -> [OutboxEventDraft] {
+    public static func events(nights: [(date: LocalDate, night: SleepSegment)], watchId: WatchID) -> [OutboxEventDraft] {
         nights.compactMap { date, night in
             guard let payload = try? payload(night: night, date: date, watchId: watchId) else { return nil }
             return OutboxEventDraft(sourceId: sourceId(watchId: watchId, night: night), watchId: watchId, kind: kind, payload: payload)
@@ -58,7 +58,7 @@ public enum SleepNightUpload {
     /// belonging date in the analysis zone, minutes are rounded to the nearest minute,
     /// `sleep_efficiency` is `SleepEfficiency.percent` (whole percent), `heart_rate`
     /// the night's `heartRate` (left out when it has none).
-    public static func payload(night: SleepSegment, date: LocalDate, watchId: String) throws -> String {
+    public static func payload(night: SleepSegment, date: LocalDate, watchId: WatchID) throws -> String {
         let inBed = night.summary.end - night.summary.start
         let body = Body(
             start_time: rfc3339(night.summary.start),
@@ -88,7 +88,7 @@ public enum SleepNightUpload {
         var sleep_efficiency: Double
         var source: String
         var source_id: String
-        var device_id: String
+        var device_id: WatchID
         var stages: [Stage]
         var heart_rate: HeartRate?
     }

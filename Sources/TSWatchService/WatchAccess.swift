@@ -9,7 +9,7 @@ import TSSleep
 /// written once against this; the daemon's D-Bus service and MQTT bridge serve the same
 /// operations, so each result has one type whichever door it leaves by.
 public protocol WatchAccess: Sendable {
-    var watchId: String { get }
+    var watchId: WatchID { get }
     /// What the watch said about itself (connecting when needed; the daemon's copy when it has one).
     func info() async throws -> DeviceInfo
     /// What the watch can do, as its dialect says; nil through the daemon (its status carries

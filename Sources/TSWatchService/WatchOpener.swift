@@ -34,7 +34,7 @@ public enum WatchOpener {
         switch link {
         case let .bluetooth(bluetooth, bluez):
             let dialect = chosen ?? WatchDialects.fallback
-            var transport = BlueZTransport(bluez: bluez, address: bluetooth.address, adapter: bluetooth.adapter, profile: dialect.gatt)
+            var transport = BlueZTransport(bluez: bluez, address: bluetooth.address.rawValue, adapter: bluetooth.adapter, profile: dialect.gatt)
             transport.onStep = onStep
             return OpenedWatch(central: dialect.makeCentral(transport, configuration), bluetooth: bluetooth)
         case let .replay(capture):
@@ -52,7 +52,7 @@ public enum WatchOpener {
         -> (dialect: WatchDialect, reason: DialectResolution.Reason) {
         var services: [String] = []
         if asked == nil && remembered == nil {
-            services = (try? await bluez.serviceUUIDs(address: link.address, adapter: link.adapter)) ?? []
+            services = (try? await bluez.serviceUUIDs(address: link.address.rawValue, adapter: link.adapter)) ?? []
         }
         return try DialectResolution.resolve(asked: asked, remembered: remembered, serviceUUIDs: services)
     }

@@ -32,9 +32,9 @@ public struct WatchPolicy: Sendable {
 /// The BlueZ link to a real watch: the adapter (nil: BlueZ's choice) and the watch's address.
 public struct BluetoothLink: Sendable, Hashable {
     public var adapter: String?
-    public var address: String
+    public var address: WatchID
 
-    public init(adapter: String?, address: String) {
+    public init(adapter: String?, address: WatchID) {
         self.adapter = adapter
         self.address = address
     }
@@ -69,7 +69,7 @@ public struct WatchOperations: Sendable {
     /// The watch in its dialect.
     public let watch: any WatchCentral
     public let store: GatewayStore
-    public let watchId: String
+    public let watchId: WatchID
     /// The configured name, kept in the store when the watch connects.
     public let name: String?
     public let policy: WatchPolicy
@@ -81,7 +81,7 @@ public struct WatchOperations: Sendable {
     public var simulatedActivity: (any SimulatedActivity)?
     let logger: Logger
 
-    public init(watch: any WatchCentral, store: GatewayStore, watchId: String, name: String? = nil, policy: WatchPolicy,
+    public init(watch: any WatchCentral, store: GatewayStore, watchId: WatchID, name: String? = nil, policy: WatchPolicy,
                 link: BluetoothLink? = nil, logger: Logger? = nil) {
         self.watch = watch
         self.store = store
@@ -214,7 +214,7 @@ public struct WatchOperations: Sendable {
             sync.outbox = OutboxPolicy(timeZone: uploads.timeZone, statisticsRule: uploads.statisticsRule)
         }
         // A bulk transfer runs at a short connection interval, and the link is relaxed after it.
-        let fast = link.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address, logger: logger) }
+        let fast = link.flatMap { FastConnection.begin(adapter: $0.adapter, address: $0.address.rawValue, logger: logger) }
         if link != nil { PhaseLog.log("connection interval requested", to: logger) }
         defer {
             if let fast {

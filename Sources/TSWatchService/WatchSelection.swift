@@ -2,17 +2,17 @@ import TSModels
 
 /// A watch as `--device` (or an MQTT topic, or a D-Bus caller) may name it.
 public struct WatchIdentity: Sendable, Hashable {
-    public var id: String
+    public var id: WatchID
     public var name: String?
 
-    public init(id: String, name: String?) {
+    public init(id: WatchID, name: String?) {
         self.id = id
         self.name = name
     }
 
     /// `device` names this watch: its address in any case, or its name exactly.
     public func isNamed(by device: String) -> Bool {
-        WatchID(device)?.rawValue == id || name == device
+        WatchID(device) == id || name == device
     }
 }
 
@@ -40,7 +40,7 @@ public enum WatchSelectionError: CategorizedError, Sendable, Hashable, CustomStr
         switch self {
         case .noneKnown: "no watch known yet; pass --device ADDRESS (find it with `tsgateway scan`), or add --simulate"
         case let .several(watches):
-            "several watches are known (\(watches.map { watch in watch.name.map { "\($0) (\(watch.id))" } ?? watch.id }.joined(separator: ", "))); choose one with --device"
+            "several watches are known (\(watches.map { watch in watch.name.map { "\($0) (\(watch.id))" } ?? watch.id.rawValue }.joined(separator: ", "))); choose one with --device"
         case let .unknown(text): "\"\(text)\" is neither a Bluetooth address (AA:BB:CC:DD:EE:FF) nor the name of a known watch; see `tsgateway devices`"
         }
     }

@@ -51,7 +51,7 @@ func runDaemonBenchmarks() async throws {
 private func callsPerSecond(bus: BenchBus) async throws {
     let clients = 4
     let duration: Duration = .seconds(3)
-    let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01")
+    let path = GatewayBusAPI.path(forWatch: try simulatedWatch(1))
     func rate(_ member: String, _ call: @escaping @Sendable (BusConnection, Int) async throws -> Void) async throws -> Double {
         let connections = try (0..<clients).map { _ in try BusConnection(.address(bus.address)) }
         defer { connections.forEach { $0.close() } }
@@ -80,7 +80,7 @@ private func callsPerSecond(bus: BenchBus) async throws {
                                       [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)])
     }
     let alarms = try await rate("GetAlarms") { connection, index in
-        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.path(forWatch: "00:00:5E:00:54:0\(index + 1)"),
+        _ = try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.path(forWatch: try simulatedWatch(index + 1)),
                                       interface: GatewayBusAPI.watchInterface, member: WatchMethod.getAlarms.rawValue)
     }
     print("""
@@ -121,7 +121,7 @@ private final class ServedGateway {
         for _ in 0..<600 {
             var ready = 0
             for index in 1...watches {
-                let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:0\(index)")
+                let path = GatewayBusAPI.path(forWatch: try simulatedWatch(index))
                 let connected = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: StandardBusNames.properties,
                                                       member: "Get", [.string(GatewayBusAPI.watchInterface), .string(WatchStatusKey.connected.rawValue)]).first?.boolValue
                 let lastSync = try? await probe.call(destination: GatewayBusAPI.busName, path: path, interface: StandardBusNames.properties,
@@ -155,4 +155,10 @@ private func residentKiB(_ pid: Int32) throws -> Int {
 func siblingExecutable(_ name: String) -> URL? {
     let candidate = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
     return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+}
+
+/// The address the daemon's configuration gives its `index`th simulated watch.
+private func simulatedWatch(_ index: Int) throws -> WatchID {
+    guard let id = WatchID(String(format: "00:00:5E:00:54:%02X", index)) else { throw BenchFailure("no address for simulated watch \(index)") }
+    return id
 }

@@ -202,12 +202,12 @@ func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: I
     let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
     let start = ContinuousClock.now
     // The heart-rate history comes first (SleepSync); the notifications up to its end are its.
-    let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: records[0].start)
+    let report = try await SleepSync(watch: watch, store: store, watchId: benchWatch).run(from: records[0].start)
     let elapsed = ContinuousClock.now - start
     let heartRateDown = dialect == .npkWithHeartRate ? await counter.downBetweenFirstTwoWrites(from: eventsBefore) : 0
     await watch.disconnect()
-    guard try await store.sleepRecords(watch: "bench") == records else { throw BenchFailure("the store does not equal the simulator's records") }
-    guard try await store.heartRate(watch: "bench") == heartRate else { throw BenchFailure("the store does not equal the simulator's heart rate") }
+    guard try await store.sleepRecords(watch: benchWatch) == records else { throw BenchFailure("the store does not equal the simulator's records") }
+    guard try await store.heartRate(watch: benchWatch) == heartRate else { throw BenchFailure("the store does not equal the simulator's heart rate") }
     return ModelledSyncRun(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, fetched: report.fetched,
                            records: records, wireBytesBeforeSync: bytesBefore, eventsBeforeSync: eventsBefore,
                            heartRateFetched: report.heartRateFetched, heartRateDown: heartRateDown)
@@ -251,12 +251,12 @@ func modelledHuamiSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEve
     let store = try GatewayStore(path: path)
     let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
     let start = ContinuousClock.now
-    let report = try await SleepSync(watch: watch, store: store, watchId: "bench").run(from: history.start)
+    let report = try await SleepSync(watch: watch, store: store, watchId: benchWatch).run(from: history.start)
     let elapsed = ContinuousClock.now - start
     await watch.disconnect()
     let truth = history.sleepItems
-    guard try await store.sleepRecords(watch: "bench") == truth else { throw BenchFailure("the store does not equal the band's ground truth") }
-    guard try await store.heartRate(watch: "bench") == history.heartRates else { throw BenchFailure("the store does not equal the band's heart rate") }
+    guard try await store.sleepRecords(watch: benchWatch) == truth else { throw BenchFailure("the store does not equal the band's ground truth") }
+    guard try await store.heartRate(watch: benchWatch) == history.heartRates else { throw BenchFailure("the store does not equal the band's heart rate") }
     let shape = HuamiTransferShape(minutes: history.minutes, maxMinutesPerTransfer: bandConfiguration.maxMinutesPerFetch,
                                    sampleSize: bandConfiguration.sampleFormat.size, dataBytesPerPacket: bandConfiguration.dataBytesPerPacket)
     let statistics = await band.statistics
@@ -268,3 +268,6 @@ func modelledHuamiSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEve
                            records: truth, wireBytesBeforeSync: bytesBefore, eventsBeforeSync: eventsBefore,
                            heartRateFetched: report.heartRateFetched, huami: shape)
 }
+
+/// The watch a modelled sync stores under.
+private let benchWatch = WatchID("00:00:5E:00:53:01")!

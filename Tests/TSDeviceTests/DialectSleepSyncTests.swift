@@ -5,6 +5,10 @@ import TSDevice
 import TSModels
 import TSStore
 
+private let daysWatch = WatchID("00:00:5E:00:53:D0")!
+private let plainWatch = WatchID("00:00:5E:00:53:0C")!
+private let refusingWatch = WatchID("00:00:5E:00:53:0F")!
+
 /// `SleepSync` over a dialect that takes no acknowledgement and answers a range with a list of
 /// days (as TopStep's NPK does): everything is stored, nothing is acknowledged, and the cursor
 /// moves only with what the store committed.
@@ -26,19 +30,19 @@ import TSStore
         let store = try GatewayStore(path: path)
 
         // The gateway "dies" before storing the second day: the first stays, nothing is acknowledged.
-        var dying = SleepSync(watch: watch, store: store, watchId: "days")
+        var dying = SleepSync(watch: watch, store: store, watchId: daysWatch)
         let parts = Mutex(0)
         dying.willStore = { _ in if parts.withLock({ seen in defer { seen += 1 }; return seen }) == 1 { throw CancellationError() } }
         await #expect(throws: CancellationError.self) { _ = try await dying.run(from: Self.start) }
-        #expect(try await store.sleepRecords(watch: "days", start: 0, end: .max) == Array(Self.records.prefix(4)))
-        let cursor = try #require(try await store.syncCursor(watch: "days"))
+        #expect(try await store.sleepRecords(watch: daysWatch, start: 0, end: .max) == Array(Self.records.prefix(4)))
+        let cursor = try #require(try await store.syncCursor(watch: daysWatch))
         #expect(cursor.upTo == Self.records[3].start, "the cursor reaches the last stored record, no further")
 
-        let report = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        let report = try await SleepSync(watch: watch, store: store, watchId: daysWatch).run(from: Self.start)
         #expect(report.stored == 8)
         #expect(report.committed == nil)
         #expect(report.deletedOnWatch == 0)
-        #expect(try await store.sleepRecords(watch: "days", start: 0, end: .max) == Self.records)
+        #expect(try await store.sleepRecords(watch: daysWatch, start: 0, end: .max) == Self.records)
         #expect(await watch.acknowledgements == 0, "a watch without acknowledgements is never sent one")
         #expect(await watch.requestedStarts == [Self.start, Self.records[3].start], "the second sync resumes at the cursor")
     }
@@ -53,14 +57,14 @@ import TSStore
         let watch = DayListWatch(records: Self.records, heartRate: samples)
         let store = try GatewayStore(path: path)
 
-        let first = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        let first = try await SleepSync(watch: watch, store: store, watchId: daysWatch).run(from: Self.start)
         #expect(first.heartRateFetched == 3 * 288)
         #expect(first.heartRateStored == 3 * 288)
-        #expect(try await store.heartRate(watch: "days") == Array(samples.dropFirst()), "stored at the times the watch measured them")
+        #expect(try await store.heartRate(watch: daysWatch) == Array(samples.dropFirst()), "stored at the times the watch measured them")
 
         // Resuming the stored range, the history is asked for from a day and a half before the last record.
-        let upTo = try #require(try await store.syncCursor(watch: "days")).upTo
-        let again = try await SleepSync(watch: watch, store: store, watchId: "days").run(from: Self.start)
+        let upTo = try #require(try await store.syncCursor(watch: daysWatch)).upTo
+        let again = try await SleepSync(watch: watch, store: store, watchId: daysWatch).run(from: Self.start)
         let resumed = upTo - SleepSync.heartRateOverlap
         #expect(await watch.heartRateRequests.last?.lowerBound == resumed)
         #expect(again.heartRateFetched == samples.filter { Int64($0.time.timeIntervalSince1970) >= resumed }.count)
@@ -71,13 +75,13 @@ import TSStore
         // A watch that refuses its history still hands over the records.
         let refusing = DayListWatch(records: Self.records, heartRate: samples)
         await refusing.refuseHeartRate(.protocolViolation("sync start answered 127"))
-        let refused = try await SleepSync(watch: refusing, store: store, watchId: "refusing").run(from: Self.start)
+        let refused = try await SleepSync(watch: refusing, store: store, watchId: refusingWatch).run(from: Self.start)
         #expect(refused.stored == Self.records.count && refused.heartRateFetched == 0)
         #expect(refused.heartRateError?.contains("127") == true)
         #expect(refused.reconnects == 0, "a refusal is not retried")
 
         let withoutHistory = DayListWatch(records: Self.records)
-        let report = try await SleepSync(watch: withoutHistory, store: store, watchId: "plain").run(from: Self.start)
+        let report = try await SleepSync(watch: withoutHistory, store: store, watchId: plainWatch).run(from: Self.start)
         #expect(report.heartRateFetched == 0)
         #expect(await withoutHistory.heartRateRequests.isEmpty, "a watch without the capability is not asked")
     }

@@ -8,6 +8,8 @@ import TSSimulator
 import TSStore
 import TSTransport
 
+private let simulatedWatch = WatchID("00:00:5E:00:53:01")!
+
 private func temporaryDatabase() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-test-\(UUID()).sqlite").path
 }
@@ -24,11 +26,11 @@ private struct SimulatedCrash: Error {}
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = try GatewayStore(path: path)
-        var sync = SleepSync(watch: rig.watch, store: store, watchId: "sim")
+        var sync = SleepSync(watch: rig.watch, store: store, watchId: simulatedWatch)
         sync.maxReconnects = 200
         sync.firstBackoff = .milliseconds(1)
         let report = try await sync.run(from: Int64(rig.start))
-        let stored = try await store.sleepRecords(watch: "sim")
+        let stored = try await store.sleepRecords(watch: simulatedWatch)
         #expect(stored == rig.groundTruth, "none lost, none duplicated")
         #expect(stored.count > 600)
         #expect(report.reconnects > 0, "the link really dropped")
@@ -41,7 +43,7 @@ private struct SimulatedCrash: Error {}
         let path = temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let store = try GatewayStore(path: path)
-        let sync = SleepSync(watch: rig.watch, store: store, watchId: "sim")
+        let sync = SleepSync(watch: rig.watch, store: store, watchId: simulatedWatch)
         let first = try await sync.run(from: Int64(rig.start))
         #expect(first.stored == rig.groundTruth.count)
         let next = rig.groundTruth.last!.end + 3600
@@ -50,7 +52,7 @@ private struct SimulatedCrash: Error {}
         let second = try await sync.run(from: Int64(rig.start))
         #expect(second.stored == 1)
         #expect(second.fetched <= 2, "resumed from the cursor instead of fetching everything again")
-        #expect(try await store.sleepRecords(watch: "sim") == rig.groundTruth + [newRecord])
+        #expect(try await store.sleepRecords(watch: simulatedWatch) == rig.groundTruth + [newRecord])
     }
 
     @Test func aDestructiveWatchLosesNothingWhenTheGatewayDiesBetweenReceiveAndCommit() async throws {
@@ -61,7 +63,7 @@ private struct SimulatedCrash: Error {}
         defer { try? FileManager.default.removeItem(atPath: path) }
 
         // First run: the gateway "dies" after receiving page 3, before storing it.
-        var dying = SleepSync(watch: rig.watch, store: try GatewayStore(path: path), watchId: "sim")
+        var dying = SleepSync(watch: rig.watch, store: try GatewayStore(path: path), watchId: simulatedWatch)
         let pagesSeen = Mutex(0)
         dying.willStore = { _ in if pagesSeen.withLock({ seen in defer { seen += 1 }; return seen }) == 3 { throw SimulatedCrash() } }
         await #expect(throws: SimulatedCrash.self) { _ = try await dying.run(from: Int64(rig.start)) }
@@ -70,19 +72,19 @@ private struct SimulatedCrash: Error {}
 
         // A new process: new store handle on the same file, new device actor.
         let store = try GatewayStore(path: path)
-        let partial = try await store.sleepRecords(watch: "sim")
+        let partial = try await store.sleepRecords(watch: simulatedWatch)
         #expect(!partial.isEmpty && partial.count < rig.groundTruth.count)
         let watch = Watch(transport: LoopbackTransport(peripheral: rig.simulator, mtu: try ATTMTU(185)), configuration: await rig.watch.configuration)
-        let report = try await SleepSync(watch: watch, store: store, watchId: "sim").run(from: Int64(rig.start))
-        #expect(try await store.sleepRecords(watch: "sim") == rig.groundTruth)
+        let report = try await SleepSync(watch: watch, store: store, watchId: simulatedWatch).run(from: Int64(rig.start))
+        #expect(try await store.sleepRecords(watch: simulatedWatch) == rig.groundTruth)
         #expect(report.deletedOnWatch == rig.groundTruth.count)
         #expect(await rig.simulator.state.records.isEmpty)
 
         // Later nights: only the new records are fetched and committed.
         let later = SleepItem(stage: .deep, start: rig.groundTruth.last!.end + 7200, duration: 1200)
         await rig.simulator.replaceRecords([later])
-        let again = try await SleepSync(watch: watch, store: store, watchId: "sim").run(from: Int64(rig.start))
+        let again = try await SleepSync(watch: watch, store: store, watchId: simulatedWatch).run(from: Int64(rig.start))
         #expect(again.deletedOnWatch == 1)
-        #expect(try await store.sleepRecords(watch: "sim") == rig.groundTruth + [later])
+        #expect(try await store.sleepRecords(watch: simulatedWatch) == rig.groundTruth + [later])
     }
 }

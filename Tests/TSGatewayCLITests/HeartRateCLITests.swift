@@ -42,7 +42,7 @@ import TSStore
         #expect(lines.count == 2)
         #expect(Set(lines[0].keys) == ["type", "watch", "time", "bpm", "sensorContact", "rrIntervals"])
         #expect(lines[0]["type"] as? String == "heartRate", "the heartRate event's shape, as `hr watch --json` and `tsgateway events` print it")
-        #expect(lines[0]["watch"] as? String == HeartRateSeed.watch)
+        #expect(lines[0]["watch"] as? String == HeartRateSeed.watch.rawValue)
         #expect(lines[0]["time"] as? String == "2026-11-20T21:00:00Z")
         #expect(lines[0]["bpm"] as? Int == 50)
         #expect(lines[0]["sensorContact"] as? String == "detected")
@@ -75,7 +75,7 @@ import TSStore
 
         // A second watch: without --device the choice is the user's.
         let store = try GatewayStore(path: elsewhere)
-        try await store.storeHeartRate([HeartRateSample(time: HeartRateSeed.nightStart, bpm: 77)], watch: "11:22:33:44:55:66")
+        try await store.storeHeartRate([HeartRateSample(time: HeartRateSeed.nightStart, bpm: 77)], watch: WatchID("11:22:33:44:55:66")!)
         let ambiguous = try await cli.runDetached(["hr", "history", "--db", elsewhere] + range)
         #expect(ambiguous.status == 80 && ambiguous.stderr.contains("choose one with --device"), "\(ambiguous.summary)")
         let other = try await cli.runDetached(["hr", "history", "--db", elsewhere, "--device", "11:22:33:44:55:66"] + range)

@@ -5,7 +5,7 @@ import TSStore
 /// Databases holding heart-rate samples as `tsgateway serve` stores them, written through
 /// `GatewayStore` by the test itself.
 enum HeartRateSeed {
-    static let watch = "AA:BB:CC:DD:EE:FF"
+    static let watch = WatchID("AA:BB:CC:DD:EE:FF")!
     /// The night the help examples name: 2026-11-20 22:00 to 2026-11-21 07:00 in Berlin.
     static let nightStart = Date(timeIntervalSince1970: 1_795_208_400)
     static let nightEnd = Date(timeIntervalSince1970: 1_795_240_800)

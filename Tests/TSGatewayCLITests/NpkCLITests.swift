@@ -94,7 +94,7 @@ import Testing
         #expect(first["heartRateFetched"] as? Int == truth.count, "\(first)")
         #expect(first["heartRateStored"] as? Int == truth.count, "\(first)")
         let store = try GatewayStore(path: HeartRateCLITests.defaultDatabase(cli))
-        #expect(try await store.heartRate(watch: "00:00:5E:00:53:01") == truth, "stored as the watch measured them")
+        #expect(try await store.heartRate(watch: WatchID("00:00:5E:00:53:01")!) == truth, "stored as the watch measured them")
 
         let again = try #require(try await cli.json(sync, environment: Self.pinned) as? [String: Any])
         // The second sync resumes the stored range: the history of its last day and a half again, nothing new.

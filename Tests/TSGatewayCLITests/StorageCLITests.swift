@@ -12,7 +12,7 @@ import Testing
 struct StorageCLITests {
     static let pinned = ["TSGATEWAY_SIMULATOR_NOW": "2026-11-20T08:00:00Z", "TSGATEWAY_CLOCK": "trusted"]
     static let range = ["--from", "2026-10-25", "--to", "2026-11-18"]
-    static let watchId = "00:00:5E:00:53:01"
+    static let watchId = WatchID("00:00:5E:00:53:01")!
 
     /// `tsgateway ARGUMENTS` in the disk's namespace, with its database on the disk.
     static func run(_ arguments: [String], on disk: ScratchDisk, cli: CLI) async throws -> ChildProcess.Output {

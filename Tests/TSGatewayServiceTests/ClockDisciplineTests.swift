@@ -52,7 +52,7 @@ struct ClockDisciplineTests {
         let simulator = SimulatedWatch(state: SimulatorState())
         let events = Events()
         let logger = Logger(label: "test")
-        let supervisor = WatchSupervisor(entry: .init(address: "00:00:5E:00:54:97", name: "wrist"),
+        let supervisor = WatchSupervisor(entry: .init(address: WatchID("00:00:5E:00:54:97")!, name: "wrist"),
                                          transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)), store: store, settings: settings,
                                          clock: ClockDiscipline(source: evidence, logger: logger), logger: logger, publish: events.append)
         return Serving(supervisor: supervisor, simulator: simulator, events: events, running: Task { await supervisor.run() }, directory: directory)

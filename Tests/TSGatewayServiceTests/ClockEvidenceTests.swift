@@ -83,11 +83,11 @@ struct ClockEvidenceTests {
         let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
         #expect(try await store.newestStamp() == nil)
         let before = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        try await store.storeSleepRecords([SleepItem(stage: .light, start: 1_700_000_000, duration: 600)], watch: "AA:BB:CC:DD:EE:FF", cursor: nil)
+        try await store.storeSleepRecords([SleepItem(stage: .light, start: 1_700_000_000, duration: 600)], watch: WatchID("AA:BB:CC:DD:EE:FF")!, cursor: nil)
         let stamp = try #require(try await store.newestStamp())
         #expect(stamp >= before && stamp <= Date())
         let later = Date() + 3600
-        try await store.storeHeartRate([HeartRateSample(time: later, bpm: 60, sensorContact: .detected, energyExpended: nil, rrIntervals: [])], watch: "AA:BB:CC:DD:EE:FF")
+        try await store.storeHeartRate([HeartRateSample(time: later, bpm: 60, sensorContact: .detected, energyExpended: nil, rrIntervals: [])], watch: WatchID("AA:BB:CC:DD:EE:FF")!)
         #expect(try await store.newestStamp() == Date(timeIntervalSince1970: later.timeIntervalSince1970.rounded(.down)))
         let evidence = try await SystemClockEvidence(store: store, timedatedBus: nil, environment: [:], runDirectory: directory.path, asksKernel: false).evidence()
         #expect(evidence.newestStamp == Date(timeIntervalSince1970: later.timeIntervalSince1970.rounded(.down)))

@@ -44,7 +44,7 @@ struct ClockStepTests {
         func since(_ instant: ContinuousClock.Instant) -> [(event: Date, monotonic: ContinuousClock.Instant)] { all.filter { $0.monotonic >= instant } }
     }
 
-    static let watchId = "00:00:5E:00:54:98"
+    static let watchId = WatchID("00:00:5E:00:54:98")!
 
     @Test("stepped +2 h then −1 h: syncs keep their cadence, the cursor never goes back, every record the watch made is stored once, the watch's clock follows, sync times are the stepped clock's")
     func steppedForwardAndBack() async throws {

@@ -12,7 +12,7 @@ struct ConfigurationTests {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("udev/config.example.yaml").path
         let example = try GatewayConfiguration.load(path: path)
-        #expect(example.watches.map(\.address) == ["AA:BB:CC:DD:EE:FF"])
+        #expect(example.watches.map(\.address) == [WatchID("AA:BB:CC:DD:EE:FF")!])
 
         let configuration = try GatewayConfiguration.parse("""
             database: /var/lib/x/db.sqlite
@@ -58,9 +58,9 @@ struct ConfigurationTests {
         #expect(configuration.reconnectMaximum == .seconds(600))
         #expect(configuration.statisticsRule == .longestNight)
         let real = try #require(configuration.watches.first)
-        #expect(real.address == "AA:BB:CC:DD:EE:01" && real.name == "bedroom" && real.adapter == "hci1" && !real.simulated)
+        #expect(real.address == WatchID("AA:BB:CC:DD:EE:01") && real.name == "bedroom" && real.adapter == "hci1" && !real.simulated)
         let simulated = try #require(configuration.watches.last)
-        #expect(simulated.simulated && simulated.address == "00:00:5E:00:54:01" && simulated.seed == 3 && simulated.historyDays == 5)
+        #expect(simulated.simulated && simulated.address == WatchID("00:00:5E:00:54:01") && simulated.seed == 3 && simulated.historyDays == 5)
         #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
         #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
         #expect(simulated.simulatedProtocol == .version1)

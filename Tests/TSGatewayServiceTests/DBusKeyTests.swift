@@ -39,7 +39,7 @@ struct DBusKeyTests {
 
     @Test("every key the encoders write is PascalCase")
     func everyKeyIsPascalCase() {
-        var status = WatchStatus(id: "AA:BB:CC:DD:EE:FF", name: "bedroom", simulated: true)
+        var status = WatchStatus(id: WatchID("AA:BB:CC:DD:EE:FF")!, name: "bedroom", simulated: true)
         status.batteryLevel = 80
         status.heartRate = 60
         let sample = HeartRateSample(time: Date(), bpm: 60, sensorContact: .detected, energyExpended: 5, rrIntervals: [1000])

@@ -25,7 +25,7 @@ struct DaemonTests {
         async let cliInfo = daemon.cli(["info", "--device", "00:00:5e:00:54:01", "--json"])
         let direct = try await withThrowingTaskGroup(of: [Alarm].self) { group in
             for index in 0..<20 {
-                group.addTask { try await client.watch(index % 2 == 0 ? "00:00:5E:00:54:01" : "00:00:5E:00:54:02").alarms() }
+                group.addTask { try await client.watch(WatchID(index % 2 == 0 ? "00:00:5E:00:54:01" : "00:00:5E:00:54:02")!).alarms() }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -50,8 +50,8 @@ struct DaemonTests {
         // A change through one client is what the next client reads.
         let added = try await daemon.cli(["alarms", "add", "21:15", "--label", "Read", "--device", "sim-b"])
         #expect(added.status == 0, "\(added.stderr)")
-        #expect(try await client.watch("00:00:5E:00:54:02").alarms().map(\.label) == ["Work", "Read"])
-        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work"])
+        #expect(try await client.watch(WatchID("00:00:5E:00:54:02")!).alarms().map(\.label) == ["Work", "Read"])
+        #expect(try await client.watch(WatchID("00:00:5E:00:54:01")!).alarms().map(\.label) == ["Work"])
         await daemon.cleanUp()
     }
 
@@ -74,7 +74,7 @@ struct DaemonTests {
             received[signal.path] = signal.arguments.last?.stringValue
             if received.count == 2 { break }
         }
-        #expect(received == [GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"): "watch", GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02"): "watch"])
+        #expect(received == [GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:01")!): "watch", GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:02")!): "watch"])
         let (one, two, lines) = try await (watcher1, watcher2, events)
         for result in [one, two] {
             #expect(result.status == 0, "\(result.stderr)")
@@ -82,7 +82,7 @@ struct DaemonTests {
         }
         #expect(lines.status == 0, "\(lines.stderr)")
         let decoded = try lines.stdout.split(separator: "\n").map { try GatewayEvent.decode(json: String($0)) }
-        #expect(Set(decoded.map(\.watch)) == ["00:00:5E:00:54:01", "00:00:5E:00:54:02"])
+        #expect(Set(decoded.map(\.watch.rawValue)) == ["00:00:5E:00:54:01", "00:00:5E:00:54:02"])
         #expect(decoded.allSatisfy { $0.type == .alarmsChanged && $0.alarmOrigin == .watch })
         await daemon.cleanUp()
     }
@@ -111,10 +111,10 @@ struct DaemonTests {
         // Nothing changed; root may change it.
         let client = GatewayClient(connection: try BusConnection(.address(bus.address)))
         defer { client.close() }
-        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work"])
+        #expect(try await client.watch(WatchID("00:00:5E:00:54:01")!).alarms().map(\.label) == ["Work"])
         let asRoot = try await daemon.cli(["alarms", "add", "10:00", "--label", "Allowed"])
         #expect(asRoot.status == 0, "\(asRoot.stderr)")
-        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Work", "Allowed"])
+        #expect(try await client.watch(WatchID("00:00:5E:00:54:01")!).alarms().map(\.label) == ["Work", "Allowed"])
         await daemon.cleanUp()
     }
 
@@ -133,7 +133,7 @@ struct DaemonTests {
 
     func interruptedSync(signal: Int32) async throws {
         let daemon = try DaemonProcess(watches: [Self.slowWatch + "\nlive-stage-interval: 1s"], extraConfig: "sync-interval: 1h")
-        let watchId = "00:00:5E:00:54:01"
+        let watchId = WatchID("00:00:5E:00:54:01")!
         let truth = daemon.groundTruth(seed: 11, days: 30)
         try #require(truth.count > 300)
         try await daemon.start()
@@ -198,11 +198,11 @@ struct DaemonTests {
         let sync = try await daemon.cli(["sleep", "sync", "--since", "1d", "--device", "night"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let store = try daemon.store()
-        #expect(try await eventually { try await store.sessions(watch: "00:00:5E:00:54:01").first { $0.id == closed.id }?.state == .complete })
+        #expect(try await eventually { try await store.sessions(watch: WatchID("00:00:5E:00:54:01")!).first { $0.id == closed.id }?.state == .complete })
         let status = try await daemon.cli(["session", "status", "--json"])
         #expect(status.status == 0, "\(status.stderr)")
         let report = try GatewayBusAPI.decode(SessionReport.self, json: status.stdout)
-        #expect(report.watch == "00:00:5E:00:54:01")
+        #expect(report.watch == WatchID("00:00:5E:00:54:01"))
         #expect(report.session != nil && !report.stages.isEmpty)
         await daemon.cleanUp()
     }
@@ -233,7 +233,7 @@ struct DaemonTests {
                   let end = text.range(of: "</interface>", range: start.upperBound..<text.endIndex) else { return nil }
             return text[start.lowerBound..<end.upperBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")
         }
-        for (path, name) in [(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface), (GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"), GatewayBusAPI.watchInterface)] {
+        for (path, name) in [(GatewayBusAPI.rootPath, GatewayBusAPI.gatewayInterface), (GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:01")!), GatewayBusAPI.watchInterface)] {
             let live = try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
             let xml = try #require(live.first?.stringValue)
             let documented = try #require(interface(name, in: doc), "protocol-spec/dbus-api.md lacks \(name)")
@@ -241,8 +241,8 @@ struct DaemonTests {
         }
         let objects = try #require(try await connection.call(destination: GatewayBusAPI.busName, path: GatewayBusAPI.rootPath,
                                                              interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects").first?.managedObjectsValue)
-        #expect(Set(objects.keys) == [GatewayBusAPI.path(forWatch: "00:00:5E:00:54:01"), GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02")])
-        let path = GatewayBusAPI.path(forWatch: "00:00:5E:00:54:02")
+        #expect(Set(objects.keys) == [GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:01")!), GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:02")!)])
+        let path = GatewayBusAPI.path(forWatch: WatchID("00:00:5E:00:54:02")!)
         func properties() async throws -> DBusProperties {
             try #require(try await connection.call(destination: GatewayBusAPI.busName, path: path, interface: "org.freedesktop.DBus.Properties",
                                                    member: "GetAll", [.string(GatewayBusAPI.watchInterface)]).first?.propertiesValue)
@@ -329,7 +329,7 @@ struct DaemonTests {
         try await daemon.start()
         let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
         defer { client.close() }
-        let watchId = "00:00:5E:00:54:01"
+        let watchId = WatchID("00:00:5E:00:54:01")!
         let signals = try await client.watch(watchId).heartRate()
         var received: [HeartRateSample] = []
         for try await sample in signals {
@@ -388,7 +388,7 @@ struct DaemonTests {
         #expect(followed.status == 0 && followed.stdout.contains("bpm"), "\(followed.stdout) \(followed.stderr)")
 
         await daemon.stop()
-        #expect(try await daemon.store().heartRate(watch: "00:00:5E:00:54:01").count >= 2)
+        #expect(try await daemon.store().heartRate(watch: WatchID("00:00:5E:00:54:01")!).count >= 2)
         #expect(!daemon.log().contains("scheduled sync failed"), "a band without protocol v1 is not synced on schedule")
         await daemon.cleanUp()
     }
@@ -399,7 +399,7 @@ struct DaemonTests {
         try await daemon.start()
         let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
         defer { client.close() }
-        let signals = try await client.watch("00:00:5E:00:54:01").nightEvents()
+        let signals = try await client.watch(WatchID("00:00:5E:00:54:01")!).nightEvents()
         // A night may be half over when `events` joins: 24 events hold a whole one from its start.
         let events = try await daemon.cli(["events", "--device", "night", "--type", "night", "--count", "24"])
         #expect(events.status == 0, "\(events.stderr)")
@@ -449,14 +449,14 @@ struct DaemonTests {
         #expect(abs(alarmTime.timeIntervalSince(alarmAt)) < 60)
         #expect(daemon.log().contains("smart wake window of alarm 1"))
         let store = try daemon.store()
-        #expect(try await store.settledSmartWakes(watch: "00:00:5E:00:54:01", since: Date() - 3600).map(\.outcome) == [.rang])
+        #expect(try await store.settledSmartWakes(watch: WatchID("00:00:5E:00:54:01")!, since: Date() - 3600).map(\.outcome) == [.rang])
 
         // Restarted inside the same window, the gateway finds the ringing settled and leaves it.
         await daemon.stop()
         try await daemon.start()
         let quiet = try await daemon.cli(["events", "--type", "smartWake"], timeout: .seconds(30), interruptAfter: .seconds(6))
         #expect(quiet.stdout.isEmpty, "no second ring: \(quiet.stdout)")
-        #expect(try await store.settledSmartWakes(watch: "00:00:5E:00:54:01", since: Date() - 3600).count == 1)
+        #expect(try await store.settledSmartWakes(watch: WatchID("00:00:5E:00:54:01")!, since: Date() - 3600).count == 1)
         await daemon.cleanUp()
     }
 }

@@ -78,7 +78,7 @@ struct FrontDoorTests {
         let client = GatewayClient(connection: try .init(.address(daemon.bus.address)))
         defer { client.close() }
         // The printed document, whole, as SetAlarms' argument.
-        try await client.watch("00:00:5E:00:53:01").setAlarms(AlarmJSON.table(from: printed.stdout.utf8))
+        try await client.watch(WatchID("00:00:5E:00:53:01")!).setAlarms(AlarmJSON.table(from: printed.stdout.utf8))
         let again = try await daemon.cli(["alarms", "get", "--json"])
         #expect(again.stdout == printed.stdout)
         let alarm = try #require((try Self.object(again.stdout)["alarms"] as? [[String: Any]])?.first)

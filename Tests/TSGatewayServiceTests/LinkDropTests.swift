@@ -122,7 +122,7 @@ struct LinkDropTests {
         settings.reconnectMaximum = .seconds(600)
         let simulator = SimulatedWatch(state: SimulatorState(alarms: [Alarm(slot: 0, label: "Work", hour: 7, minute: 0)]))
         let transport = DroppableTransport(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
-        let entry = GatewayConfiguration.WatchEntry(address: "00:00:5E:00:54:99", name: "wrist")
+        let entry = GatewayConfiguration.WatchEntry(address: WatchID("00:00:5E:00:54:99")!, name: "wrist")
         let supervisor = WatchSupervisor(entry: entry, transport: transport, store: store, settings: settings,
                                          logger: Logger(label: "test"), publish: { _ in })
         let running = Task { await supervisor.run() }
@@ -173,7 +173,7 @@ struct LinkDropTests {
         settings.reconnectMaximum = .milliseconds(40)
         let simulator = SimulatedWatch()
         let transport = DroppableTransport(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)))
-        let supervisor = WatchSupervisor(entry: .init(address: "00:00:5E:00:54:98"), transport: transport, store: try GatewayStore(path: path),
+        let supervisor = WatchSupervisor(entry: .init(address: WatchID("00:00:5E:00:54:98")!), transport: transport, store: try GatewayStore(path: path),
                                          settings: settings, logger: Logger(label: "test"), publish: { _ in })
         let watch = try #require(supervisor.watch as? Watch)
         /// Subscribers to the watch's events (link losses, alarm changes, live stages: each a view of them).

@@ -7,6 +7,8 @@ import TSProtocol
 import TSStore
 import Testing
 
+private let watchW = WatchID("00:00:5E:00:53:77")!
+
 @Suite("live sleep sessions")
 struct LiveSessionTests {
     final class Recorder: Sendable {
@@ -29,25 +31,25 @@ struct LiveSessionTests {
         let (store, directory) = try makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recorder = Recorder()
-        let tracker = LiveSessionTracker(watchId: "W", store: store, timeZone: .gmt) { recorder.record($0) }
+        let tracker = LiveSessionTracker(watchId: watchW, store: store, timeZone: .gmt) { recorder.record($0) }
         // An awake stage before sleep opens nothing.
         try await tracker.handle(stage(.stageChanged, .awake, 1_000))
-        #expect(try await store.sessions(watch: "W").isEmpty)
+        #expect(try await store.sessions(watch: watchW).isEmpty)
         try await tracker.handle(stage(.fellAsleep, .light, 1_100))
         try await tracker.handle(stage(.stageChanged, .deep, 1_700))
         try await tracker.interrupt(now: Date(timeIntervalSince1970: 1_800), reason: "link lost")
-        var stored = try #require(try await store.sessions(watch: "W").first)
+        var stored = try #require(try await store.sessions(watch: watchW).first)
         #expect(stored.state == .open && stored.interrupted && stored.interruptions == 1 && stored.lastActivity == 1_800)
         try await tracker.handle(stage(.stageChanged, .rem, 2_500))
         try await tracker.handle(stage(.wokeUp, .awake, 3_000))
-        stored = try #require(try await store.sessions(watch: "W").first)
+        stored = try #require(try await store.sessions(watch: watchW).first)
         #expect(stored.state == .closed && !stored.interrupted && stored.fellAsleepAt == 1_100 && stored.wokeUpAt == 3_000 && stored.endTime == 3_000)
         #expect(try await store.liveStages(session: stored.id).map(\.stage) == [.light, .deep, .rem, .awake])
         // A sync that reached only 2_999 leaves it closed; one past the end completes it.
         try await tracker.syncedUpTo(2_999)
-        #expect(try await store.sessions(watch: "W").first?.state == .closed)
+        #expect(try await store.sessions(watch: watchW).first?.state == .closed)
         try await tracker.syncedUpTo(3_000)
-        #expect(try await store.sessions(watch: "W").first?.state == .complete)
+        #expect(try await store.sessions(watch: watchW).first?.state == .complete)
         // The session opens before the stage that opened it is announced (sleep_tracking_started comes first).
         #expect(recorder.changes == ["liveStage", "opened", "liveStage", "fellAsleep", "liveStage", "interrupted", "resumed", "liveStage",
                                      "liveStage", "wokeUp", "closed", "completed"])
@@ -57,30 +59,30 @@ struct LiveSessionTests {
     func recovery() async throws {
         let (store, directory) = try makeStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = LiveSessionTracker(watchId: "W", store: store, timeZone: .gmt) { _ in }
+        let first = LiveSessionTracker(watchId: watchW, store: store, timeZone: .gmt) { _ in }
         try await first.handle(stage(.fellAsleep, .light, 10_000))
         try await first.heartbeat(now: Date(timeIntervalSince1970: 10_060))
         // The process dies here: nothing marks the session.
         let recorder = Recorder()
-        let second = LiveSessionTracker(watchId: "W", store: store, timeZone: .gmt) { recorder.record($0) }
+        let second = LiveSessionTracker(watchId: watchW, store: store, timeZone: .gmt) { recorder.record($0) }
         try await second.recover(now: Date(timeIntervalSince1970: 11_000))
-        let died = try #require(try await store.sessions(watch: "W").first)
+        let died = try #require(try await store.sessions(watch: watchW).first)
         #expect(died.state == .closed && died.unexpectedEndTime == 10_060 && died.endTime == 10_060)
         #expect(recorder.changes == ["unexpectedEnd"])
 
         // A clean stop interrupts; a start within two hours resumes the same session.
         try await second.handle(stage(.fellAsleep, .light, 20_000))
         try await second.interrupt(now: Date(timeIntervalSince1970: 20_100), reason: "the gateway stopped")
-        let third = LiveSessionTracker(watchId: "W", store: store, timeZone: .gmt) { _ in }
+        let third = LiveSessionTracker(watchId: watchW, store: store, timeZone: .gmt) { _ in }
         try await third.recover(now: Date(timeIntervalSince1970: 21_000))
         try await third.handle(stage(.stageChanged, .deep, 21_100))
-        let resumed = try #require(try await store.sessions(watch: "W").first)
+        let resumed = try #require(try await store.sessions(watch: watchW).first)
         #expect(resumed.startTime == 20_000 && resumed.state == .open && !resumed.interrupted && resumed.unexpectedEndTime == nil)
         // After more than two hours it is closed at its last activity instead.
         try await third.interrupt(now: Date(timeIntervalSince1970: 21_200), reason: "the gateway stopped")
-        let fourth = LiveSessionTracker(watchId: "W", store: store, timeZone: .gmt) { _ in }
+        let fourth = LiveSessionTracker(watchId: watchW, store: store, timeZone: .gmt) { _ in }
         try await fourth.recover(now: Date(timeIntervalSince1970: 21_200 + 3 * 3600))
-        let stale = try #require(try await store.sessions(watch: "W").first)
+        let stale = try #require(try await store.sessions(watch: watchW).first)
         #expect(stale.state == .closed && stale.endTime == 21_200 && stale.unexpectedEndTime == nil)
     }
 }

@@ -12,7 +12,7 @@ struct MQTTDocumentTests {
 
     @Test("the state document has every key always; what is not known is null, so a template reads None (unknown)")
     func stateDocumentNulls() throws {
-        let unknown = MQTTStateDocument(watch: "AA:BB:CC:DD:EE:FF", connected: false, asleep: false, night: LastNightFigures())
+        let unknown = MQTTStateDocument(watch: WatchID("AA:BB:CC:DD:EE:FF")!, connected: false, asleep: false, night: LastNightFigures())
         let object = try Self.object(MQTTJSON.text(unknown))
         let keys = ["watch", "name", "dialect", "connected", "battery", "battery_state", "last_sync", "session", "heart_rate", "asleep", "next_alarm",
                     "night_date", "night_sleep_minutes", "night_quality", "night_deep_share", "night_deep_minutes", "night_efficiency",
@@ -32,7 +32,7 @@ struct MQTTDocumentTests {
         var figures = LastNightFigures()
         figures.efficiency = 88
         figures.heartRate = 56.7
-        let known = MQTTStateDocument(watch: "AA:BB:CC:DD:EE:FF", name: "bedroom", dialect: "npk", connected: true, battery: 80, batteryState: "discharging",
+        let known = MQTTStateDocument(watch: WatchID("AA:BB:CC:DD:EE:FF")!, name: "bedroom", dialect: "npk", connected: true, battery: 80, batteryState: "discharging",
                                       asleep: true, nextAlarm: "2026-11-24T06:45:00+01:00", night: figures)
         let filled = try Self.object(MQTTJSON.text(known))
         #expect(filled["battery"] as? Int == 80 && filled["night_efficiency"] as? Int == 88 && filled["night_heart_rate"] as? Double == 56.7)

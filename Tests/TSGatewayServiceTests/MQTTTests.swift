@@ -225,7 +225,7 @@ struct MQTTTests {
 
     @Test("discovery configs carry state classes, units and categories as Home Assistant expects, an entity per state field, and readable object ids")
     func discoveryEntities() throws {
-        var status = WatchStatus(id: "00:00:5E:00:54:01", name: "Bedroom Watch", simulated: true)
+        var status = WatchStatus(id: WatchID("00:00:5E:00:54:01")!, name: "Bedroom Watch", simulated: true)
         var components: [String: String] = [:]  // entity key: the component of its config topic
         func configs() throws -> [String: [String: Any]] {
             let messages = HomeAssistantDiscovery.messages(prefix: "homeassistant", base: "tsgateway/gw", stateTopic: "tsgateway/gw/watch/00005e005401/state",
@@ -342,7 +342,7 @@ struct MQTTTests {
         #expect(reply["ok"] as? Bool == true && reply["command"] as? String == "alarms/set")
         let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
         defer { client.close() }
-        let alarms = try await client.watch("00:00:5E:00:54:01").alarms()
+        let alarms = try await client.watch(WatchID("00:00:5E:00:54:01")!).alarms()
         #expect(alarms.map { "\($0.label) \($0.hour):\($0.minute) \($0.repeatDays.rawValue) \($0.snoozeAllowed)" } == ["Gym 7:30 9 true"])
         // The change is announced as an event and in the state (the next alarm).
         #expect(try await eventually { subscriber.json("\(base)/state")?["next_alarm"].map { "\($0)".contains("T07:30:00") } == true })
@@ -361,7 +361,7 @@ struct MQTTTests {
         // Not even JSON: the reply has no id to echo, but says what was wrong.
         try subscriber.publish("\(base)/command/alarms/set", #"{"id": "c4", "alarms": "#)
         #expect(try await eventually { subscriber.messages("\(base)/command/reply").contains { $0.text.contains("not an alarm table") } })
-        #expect(try await client.watch("00:00:5E:00:54:01").alarms().map(\.label) == ["Gym"])
+        #expect(try await client.watch(WatchID("00:00:5E:00:54:01")!).alarms().map(\.label) == ["Gym"])
         try subscriber.publish("home/gw1/watch/ffffffffffff/command/alarms/set", #"{"id": "c5", "alarms": []}"#)
         #expect(try await eventually { subscriber.last("home/gw1/watch/ffffffffffff/command/reply")?.text.contains("no watch ffffffffffff") == true })
         await daemon.cleanUp()

@@ -1,4 +1,5 @@
 import Foundation
+import TSModels
 import TSStore
 import Testing
 
@@ -22,7 +23,7 @@ struct NpkServeTests {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(sync.stdout.utf8)) as? [String: Any])
         #expect(report["reconnects"] as? Int == 0)
         let store = try GatewayStore(path: daemon.databasePath)
-        #expect(try await !store.sleepRecords(watch: "00:00:5E:00:54:01").isEmpty, "the watch's nights are in the daemon's database")
+        #expect(try await !store.sleepRecords(watch: WatchID("00:00:5E:00:54:01")!).isEmpty, "the watch's nights are in the daemon's database")
         await daemon.cleanUp()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TSModels
 import TSStore
 import Testing
 
@@ -25,8 +26,8 @@ struct QRingServeTests {
         #expect(report["reconnects"] as? Int == 0)
         #expect(report["heartRateFetched"] as? Int ?? 0 > 0, "\(sync.stdout)")
         let store = try GatewayStore(path: daemon.databasePath)
-        #expect(try await !store.sleepRecords(watch: "00:00:5E:00:54:01").isEmpty, "the ring's nights are in the daemon's database")
-        #expect(try await !store.heartRate(watch: "00:00:5E:00:54:01").isEmpty, "the ring's heart-rate log is in the daemon's database")
+        #expect(try await !store.sleepRecords(watch: WatchID("00:00:5E:00:54:01")!).isEmpty, "the ring's nights are in the daemon's database")
+        #expect(try await !store.heartRate(watch: WatchID("00:00:5E:00:54:01")!).isEmpty, "the ring's heart-rate log is in the daemon's database")
         await daemon.cleanUp()
     }
 }

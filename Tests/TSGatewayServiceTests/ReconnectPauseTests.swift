@@ -77,7 +77,7 @@ struct ReconnectPauseTests {
         settings.reconnectMinimum = .milliseconds(100)
         settings.reconnectMaximum = .milliseconds(200)
         let transport = UnreachableTransport()
-        let supervisor = WatchSupervisor(entry: .init(address: "AA:BB:CC:DD:EE:FF"), transport: transport, store: store,
+        let supervisor = WatchSupervisor(entry: .init(address: WatchID("AA:BB:CC:DD:EE:FF")!), transport: transport, store: store,
                                          settings: settings, logger: Logger(label: "test"), publish: { _ in })
         let running = Task { await supervisor.run() }
         defer { running.cancel() }

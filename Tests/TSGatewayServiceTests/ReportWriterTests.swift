@@ -71,7 +71,7 @@ struct ReportWriterTests {
 
     @Test("file names: the watch's name, else its address without colons")
     func fileNames() {
-        var named = GatewayConfiguration.WatchEntry(address: "AA:BB:CC:DD:EE:01", name: "guest room")
+        var named = GatewayConfiguration.WatchEntry(address: WatchID("AA:BB:CC:DD:EE:01")!, name: "guest room")
         #expect(ReportWriter.fileName(for: named) == "sleep-guest-room.html")
         named.name = nil
         #expect(ReportWriter.fileName(for: named) == "sleep-AABBCCDDEE01.html")

@@ -12,7 +12,7 @@ import Testing
 /// kernel makes read-only in the middle of a sync.
 @Suite("serve on a full or read-only disk", .enabled(if: ScratchDisk.unavailableReason == nil, "\(ScratchDisk.unavailableReason ?? "")"))
 struct StorageTests {
-    static let watchId = "00:00:5E:00:54:01"
+    static let watchId = WatchID("00:00:5E:00:54:01")!
     /// Slow, so that the disk fails while the first sync is under way (serve's first sync reaches
     /// back 30 days): with 300 ms a packet and the disk filled after 60 records, the sync once
     /// ended before the full disk was noticed, beside the other suites in CI.

@@ -17,7 +17,7 @@ import TSWatchService
 /// and through `tsgateway serve`'s D-Bus service, and what the toy lacks answers "not supported".
 @Suite("a dialect added in one module", .serialized, .timeLimit(.minutes(2)))
 struct ToyDialectTests {
-    static let address = "00:00:5E:00:53:7A"
+    static let address = WatchID("00:00:5E:00:53:7A")!
     static let alarms = [
         Alarm(slot: 0, hour: 6, minute: 30, repeatDays: [.monday, .friday]),
         Alarm(slot: 2, hour: 9, minute: 5, isEnabled: false),

@@ -12,6 +12,10 @@ import TSStore
 import TSTestSupport
 import TSTransport
 
+private let otherWatch = WatchID("00:00:5E:00:53:0E")!
+private let simulatedWatch = WatchID("00:00:5E:00:53:01")!
+private let watchW = WatchID("00:00:5E:00:53:77")!
+
 /// A scripted HTTP backend: a small Python server the test starts on 127.0.0.1 (port 0). Its
 /// answers follow `script.json`, re-read on every request: `sequence` lists the statuses of
 /// the next requests in order, `by_source` the statuses of the next requests for one source_id,
@@ -163,7 +167,7 @@ private struct OutboxRig {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
     /// 2025-11-03 09:00 in Berlin: the nights up to this morning are finished.
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
-    static let watchId = "sim"
+    static let watchId = simulatedWatch
 
     let simulator: SimulatedWatch
     let watch: Watch
@@ -252,7 +256,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let report = try await rig.sync().run(from: rig.from)
         #expect(report.enqueued == expected.count)
         let pending = try await rig.store.outboxEvents()
-        #expect(pending.map(\.sourceId) == expected.map { "sim:\($0.night.summary.start)" }, "oldest first, one per night")
+        #expect(pending.map(\.sourceId) == expected.map { "\(simulatedWatch.rawValue):\($0.night.summary.start)" }, "oldest first, one per night")
         #expect(pending.allSatisfy { $0.status == .pending && $0.kind == "sleepNight" && $0.attempts == 0 })
 
         let server = try ScriptedServer(script: ["then": 201])
@@ -263,7 +267,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let events = try await rig.store.outboxEvents()
         #expect(events.allSatisfy { $0.status == .synced && $0.httpStatus == 201 && $0.syncedAt != nil && $0.lastError == nil })
         #expect(events.map(\.backendId) == (1...expected.count).map { "srv-\($0)" }, "the id from data.session_id")
-        #expect(published.all == expected.map { "sim:\($0.night.summary.start)" })
+        #expect(published.all == expected.map { "\(simulatedWatch.rawValue):\($0.night.summary.start)" })
         let summary = try await rig.store.outboxSummary()
         #expect(summary.synced == expected.count && summary.pending == 0 && summary.failed == 0 && summary.oldestPending == nil)
 
@@ -273,7 +277,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
             #expect(request["path"] as? String == "/api/v1/sleep")
             let headers = try #require(request["headers"] as? [String: String])
             let body = try #require(request["body"] as? [String: Any])
-            let sourceId = "sim:\(night.summary.start)"
+            let sourceId = "\(simulatedWatch.rawValue):\(night.summary.start)"
             #expect(headers["content-type"] == "application/json")
             #expect(headers["authorization"] == "Bearer s3cret")
             #expect(headers["idempotency-key"] == sourceId)
@@ -281,7 +285,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
                                        "sleep_efficiency", "source", "source_id", "device_id", "stages"])
             #expect(body["source_id"] as? String == sourceId)
             #expect(body["source"] as? String == "tsgateway")
-            #expect(body["device_id"] as? String == "sim")
+            #expect(body["device_id"] as? String == simulatedWatch.rawValue)
             #expect(body["date"] as? String == date.description)
             #expect(body["start_time"] as? String == rfc3339(night.summary.start))
             #expect(body["end_time"] as? String == rfc3339(night.summary.end))
@@ -414,8 +418,8 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
     @Test func aRetrySetBeforeTheClockSteppedBackIsNotPutOffByTheStep() async throws {
         let rig = try OutboxRig(days: 2)
         defer { rig.cleanUp() }
-        try await rig.store.enqueueOutboxEvents([OutboxEventDraft(sourceId: "step:1", watchId: "sim", kind: "sleepNight", payload: "{}"),
-                                                 OutboxEventDraft(sourceId: "step:2", watchId: "sim", kind: "sleepNight", payload: "{}")])
+        try await rig.store.enqueueOutboxEvents([OutboxEventDraft(sourceId: "step:1", watchId: simulatedWatch, kind: "sleepNight", payload: "{}"),
+                                                 OutboxEventDraft(sourceId: "step:2", watchId: simulatedWatch, kind: "sleepNight", payload: "{}")])
         let events = try await rig.store.outboxEvents()
         let ahead = try #require(events.first { $0.sourceId == "step:1" }), near = try #require(events.first { $0.sourceId == "step:2" })
         // step:1's retry was set a minute ahead by a clock a year fast, which NTP then stepped back;
@@ -473,7 +477,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         // An unknown host is a retry too, not a failure.
         var unknown = settings(URL(string: "http://no-such-host.invalid/api/v1/sleep")!)
         unknown.retryMinimum = .seconds(5)
-        try await rig.store.enqueueOutboxEvents([OutboxEventDraft(sourceId: "dns:1", watchId: "sim", kind: "sleepNight", payload: "{}")])
+        try await rig.store.enqueueOutboxEvents([OutboxEventDraft(sourceId: "dns:1", watchId: simulatedWatch, kind: "sleepNight", payload: "{}")])
         await rig.outbox(unknown).uploadDue()
         let dns = try #require(try await rig.store.outboxEvent(sourceId: "dns:1"))
         #expect(dns.status == .pending && dns.attempts == 1 && dns.lastError != nil)
@@ -488,9 +492,9 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         try rig.sql("CREATE TRIGGER diskFull BEFORE INSERT ON uploadOutbox WHEN (SELECT count(*) FROM uploadOutbox) >= 1 BEGIN SELECT RAISE(ABORT, 'disk full'); END;")
         await #expect(throws: (any Error).self) { _ = try await rig.sync().run(from: rig.from) }
         #expect(try await rig.store.outboxEvents().isEmpty, "the first insert was rolled back with the rest")
-        #expect(try await rig.store.syncCursor(watch: "sim")?.upTo == rig.records.last!.start, "the final cursor was not written")
-        #expect(try await rig.store.outboxConsideredUpTo(watch: "sim") == nil)
-        #expect(try await rig.store.sleepRecords(watch: "sim") == rig.records, "the records themselves are stored")
+        #expect(try await rig.store.syncCursor(watch: simulatedWatch)?.upTo == rig.records.last!.start, "the final cursor was not written")
+        #expect(try await rig.store.outboxConsideredUpTo(watch: simulatedWatch) == nil)
+        #expect(try await rig.store.sleepRecords(watch: simulatedWatch) == rig.records, "the records themselves are stored")
         try rig.sql("DROP TRIGGER diskFull;")
 
         // The next sync finishes the job: every night enqueued, once.
@@ -521,13 +525,13 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         }
         try await rig.store.storeHeartRate([sample(night.start, 62), sample(night.start + 4_000, 51), sample(night.end - 1, 57, milliseconds: 999),
                                             sample(night.end, 130), sample(night.start - 1, 20)], watch: OutboxRig.watchId)
-        try await rig.store.storeHeartRate([sample(nights[0].summary.start + 60, 80)], watch: "another watch")
+        try await rig.store.storeHeartRate([sample(nights[0].summary.start + 60, 80)], watch: otherWatch)
 
         let report = try await rig.sync().run(from: rig.from)
         #expect(report.enqueued == nights.count)
         for event in try await rig.store.outboxEvents() {
             let body = try #require(try JSONSerialization.jsonObject(with: Data(event.payload.utf8)) as? [String: Any])
-            if event.sourceId == "sim:\(night.start)" {
+            if event.sourceId == "\(simulatedWatch.rawValue):\(night.start)" {
                 let heartRate = try #require(body["heart_rate"] as? [String: Any], "the night with samples: \(event.payload)")
                 #expect(heartRate["min_bpm"] as? Int == 51)
                 #expect(heartRate["max_bpm"] as? Int == 62)
@@ -551,9 +555,9 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         }
         let task = Task { [sync] in try await sync.run(from: rig.from) }
         await #expect(throws: CancellationError.self) { _ = try await task.value }
-        #expect(try await rig.store.sleepRecords(watch: "sim") == rig.records)
+        #expect(try await rig.store.sleepRecords(watch: simulatedWatch) == rig.records)
         #expect(try await rig.store.outboxEvents().isEmpty)
-        #expect(try await rig.store.outboxConsideredUpTo(watch: "sim") == nil)
+        #expect(try await rig.store.outboxConsideredUpTo(watch: simulatedWatch) == nil)
 
         let report = try await rig.sync().run(from: rig.from)
         #expect(report.fetched <= 1, "resumed after the stored records")
@@ -567,11 +571,11 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let lastNight = try #require(rig.expectedNights.last?.night)
         let report = try await rig.sync().run(from: rig.from, to: lastNight.summary.end)
         #expect(report.enqueued == rig.expectedNights.count - 1)
-        #expect(try await rig.store.outboxEvent(sourceId: "sim:\(lastNight.summary.start)") == nil)
+        #expect(try await rig.store.outboxEvent(sourceId: "\(simulatedWatch.rawValue):\(lastNight.summary.start)") == nil)
         // The next sync (nothing new on the watch, but later): now it is final.
         let next = try await rig.sync().run(from: rig.from)
         #expect(next.enqueued == 1)
-        #expect(try await rig.store.outboxEvent(sourceId: "sim:\(lastNight.summary.start)")?.status == .pending)
+        #expect(try await rig.store.outboxEvent(sourceId: "\(simulatedWatch.rawValue):\(lastNight.summary.start)")?.status == .pending)
     }
 
     @Test func noDuplicateUploadsAfterAGatewayRestart() async throws {
@@ -638,7 +642,7 @@ private func settings(_ endpoint: URL, token: String? = nil) -> GatewayConfigura
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-outbox-\(UUID()).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try GatewayStore(path: path)
-        let drafts = (1...3).map { OutboxEventDraft(sourceId: "w:\($0)", watchId: "w", kind: "sleepNight", payload: "{\"n\":\($0)}") }
+        let drafts = (1...3).map { OutboxEventDraft(sourceId: "w:\($0)", watchId: watchW, kind: "sleepNight", payload: "{\"n\":\($0)}") }
         #expect(try await store.enqueueOutboxEvents(drafts) == 3)
         #expect(try await store.enqueueOutboxEvents(drafts) == 0, "source ids are unique")
         let due = try await store.dueOutboxEvents(limit: 2)

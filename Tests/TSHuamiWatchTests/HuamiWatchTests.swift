@@ -162,17 +162,17 @@ struct HuamiWatchTests {
         for fault in faults { await rig.band.inject(fault) }
         let (store, directory) = try Self.store()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var sync = SleepSync(watch: rig.watch, store: store, watchId: "AA:BB:CC:DD:EE:05")
+        var sync = SleepSync(watch: rig.watch, store: store, watchId: WatchID("AA:BB:CC:DD:EE:05")!)
         sync.firstBackoff = .milliseconds(10)
         let from = Int64(Self.now.timeIntervalSince1970) - Int64(days) * 86_400
         let report = try await sync.run(from: from)
         let truth = rig.band.history.sleepItems
         #expect(truth.count > days * 5, "a night has several stages")
-        let stored = try await store.sleepRecords(watch: "AA:BB:CC:DD:EE:05")
+        let stored = try await store.sleepRecords(watch: WatchID("AA:BB:CC:DD:EE:05")!)
         #expect(stored.count == truth.count)
         #expect(stored == truth, "the nights as the band's samples say, each once")
         #expect(stored.contains { $0.stage == .rem }, "8-byte samples carry REM")
-        let heartRate = try await store.heartRate(watch: "AA:BB:CC:DD:EE:05")
+        let heartRate = try await store.heartRate(watch: WatchID("AA:BB:CC:DD:EE:05")!)
         #expect(heartRate.count == rig.band.history.heartRates.count)
         #expect(report.heartRateStored == rig.band.history.heartRates.count)
         #expect(await rig.band.statistics.acknowledgements >= 1, "acknowledged once stored")
@@ -220,13 +220,13 @@ struct HuamiWatchTests {
         for fault in faults { await rig.band.inject(fault) }
         let (store, directory) = try Self.store()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sync = SleepSync(watch: rig.watch, store: store, watchId: "AA:BB:CC:DD:EE:06")
+        let sync = SleepSync(watch: rig.watch, store: store, watchId: WatchID("AA:BB:CC:DD:EE:06")!)
         let from = Int64(Self.now.timeIntervalSince1970) - 2 * 86_400
         let error = try await #require(throws: HuamiError.self) { try await sync.run(from: from) }
         #expect(error.code == code, "\(error)")
         #expect(error.category == .protocolError)
-        #expect(try await store.sleepRecords(watch: "AA:BB:CC:DD:EE:06").isEmpty)
-        #expect(try await store.heartRate(watch: "AA:BB:CC:DD:EE:06").isEmpty)
+        #expect(try await store.sleepRecords(watch: WatchID("AA:BB:CC:DD:EE:06")!).isEmpty)
+        #expect(try await store.heartRate(watch: WatchID("AA:BB:CC:DD:EE:06")!).isEmpty)
         #expect(await rig.band.statistics.acknowledgements == 0)
         await rig.watch.disconnect()
         return error
@@ -264,9 +264,9 @@ struct HuamiWatchTests {
         let honest = try Self.rig(days: 2, endOvertakesLastPacket: true)
         let (store, directory) = try Self.store()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sync = SleepSync(watch: honest.watch, store: store, watchId: "AA:BB:CC:DD:EE:07")
+        let sync = SleepSync(watch: honest.watch, store: store, watchId: WatchID("AA:BB:CC:DD:EE:07")!)
         _ = try await sync.run(from: Int64(Self.now.timeIntervalSince1970) - 2 * 86_400)
-        #expect(try await store.sleepRecords(watch: "AA:BB:CC:DD:EE:07") == honest.band.history.sleepItems)
+        #expect(try await store.sleepRecords(watch: WatchID("AA:BB:CC:DD:EE:07")!) == honest.band.history.sleepItems)
         #expect(await honest.band.statistics.acknowledgements == 1)
         await honest.watch.disconnect()
     }

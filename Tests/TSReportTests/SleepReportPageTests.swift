@@ -8,7 +8,7 @@ import TSSleep
 struct SleepReportPageTests {
     static func page(_ days: [DailySleepModel], name: String? = "bedroom", rule: StatisticsRule = .withNap) -> String {
         SleepReportPage.html(SleepReportInput(
-            watchId: "AA:BB:CC:DD:EE:01", watchName: name, timeZone: Zone.berlin, rule: rule,
+            watchId: WatchID("AA:BB:CC:DD:EE:01")!, watchName: name, timeZone: Zone.berlin, rule: rule,
             first: LocalDate(year: 2026, month: 11, day: 16), last: LocalDate(year: 2026, month: 11, day: 20), days: days,
             generated: at("2026-11-20 09:15")))
     }

@@ -18,7 +18,7 @@ import TSModels
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         for batch in 0..<360 {
             let samples = (0..<100).map { HeartRateSample(time: start + Double(batch * 100 + $0) / 8, bpm: 50 + $0 % 30, rrIntervals: [1000]) }
-            try await store.storeHeartRate(samples, watch: "00:00:5E:00:54:0\(batch % 8)")
+            try await store.storeHeartRate(samples, watch: WatchID(String(format: "00:00:5E:00:54:%02X", batch % 8))!)
         }
         let bound = GatewayStore.pageCacheKiB * 1024
         let file = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)

@@ -4,6 +4,8 @@ import Testing
 import TSModels
 import TSStore
 
+private let watchW = WatchID("00:00:5E:00:53:77")!
+
 /// Two processes writing one database (a cron `sleep sync` while someone runs another): the
 /// second waits for the first instead of failing with "database is locked".
 @Suite struct StoreConcurrencyTests {
@@ -20,7 +22,7 @@ import TSStore
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                try db.execute(sql: "INSERT INTO watch (id, firstSeen, lastSeen) VALUES ('other-process', 0, 0)")
+                try db.execute(sql: "INSERT INTO watch (id, firstSeen, lastSeen) VALUES ('00:00:5E:00:53:0D', 0, 0)")
             }
         }
 
@@ -68,15 +70,15 @@ import TSStore
         let record = record
         let write = Task {
             defer { Task { await completion.finish() } }
-            return try await store.storeSleepRecords([record], watch: "w", cursor: nil)
+            return try await store.storeSleepRecords([record], watch: watchW, cursor: nil)
         }
         // Give the write time to reach the lock; it cannot get past it while the holder's transaction is open.
         try await Task.sleep(for: .milliseconds(300))
         #expect(await completion.isDone == false, "the write finished while another connection held the write lock")
         try holder.commit()
         #expect(try await write.value == 1)
-        #expect(try await store.sleepRecords(watch: "w") == [record])
-        #expect(try await store.watches().map(\.id).contains("other-process"))
+        #expect(try await store.sleepRecords(watch: watchW) == [record])
+        #expect(try await store.watches().map(\.id).contains(WatchID("00:00:5E:00:53:0D")!))
     }
 
     @Test func aWriterThatCannotGetTheLockInTimeReportsTheBusyDatabase() async throws {
@@ -85,13 +87,13 @@ import TSStore
         let holder = try WriteLockHolder(path: path)
         let path = path, record = record
         await #expect {
-            try await store.storeSleepRecords([record], watch: "w", cursor: nil)
+            try await store.storeSleepRecords([record], watch: watchW, cursor: nil)
         } throws: { error in
             guard case let StoreError.busy(busyPath) = error else { return false }
             return busyPath == path
         }
         try holder.commit()
         // Once the other writer is done, the same store writes again.
-        #expect(try await store.storeSleepRecords([record], watch: "w", cursor: nil) == 1)
+        #expect(try await store.storeSleepRecords([record], watch: watchW, cursor: nil) == 1)
     }
 }

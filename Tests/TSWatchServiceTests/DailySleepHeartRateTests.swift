@@ -6,12 +6,14 @@ import TSStore
 import TSWatchService
 import Testing
 
+private let otherWatch = WatchID("00:00:5E:00:53:0E")!
+
 /// The store's daily reports put on each segment the heart rate of the samples stored during it.
 @Suite("heart rate in the daily reports")
 struct DailySleepHeartRateTests {
     static let zone = TimeZone(identifier: "Europe/Berlin")!
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
-    static let watch = "AA:BB:CC:DD:EE:01"
+    static let watch = WatchID("AA:BB:CC:DD:EE:01")!
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-dailyhr-\(UUID().uuidString.prefix(8))")
 
@@ -49,7 +51,7 @@ struct DailySleepHeartRateTests {
         let nap = naps[0].summary
         let duringNap = [Self.sample(nap.start + 60, 70), Self.sample(nap.start + 120, 72)]
         try await store.storeHeartRate(during + around + duringNap, watch: Self.watch)
-        try await store.storeHeartRate([Self.sample(nights[1].summary.start + 60, 90)], watch: "another watch")
+        try await store.storeHeartRate([Self.sample(nights[1].summary.start + 60, 90)], watch: otherWatch)
 
         let report = try await store.dailySleepReport(watch: Self.watch, first: first, last: last, timeZone: Self.zone, rule: .withNap)
         let summarised = report.days.flatMap(\.nightSleeps)

@@ -50,13 +50,13 @@ struct NpkRig {
     }
 
     func sync(_ watch: NpkWatch? = nil, maxReconnects: Int = 20) -> SleepSync {
-        var sync = SleepSync(watch: watch ?? self.watch, store: store, watchId: "AA:BB:CC:DD:EE:0F")
+        var sync = SleepSync(watch: watch ?? self.watch, store: store, watchId: WatchID("AA:BB:CC:DD:EE:0F")!)
         sync.maxReconnects = maxReconnects
         sync.firstBackoff = .milliseconds(20)
         return sync
     }
 
-    func stored() async throws -> [SleepItem] { try await store.sleepRecords(watch: "AA:BB:CC:DD:EE:0F") }
+    func stored() async throws -> [SleepItem] { try await store.sleepRecords(watch: WatchID("AA:BB:CC:DD:EE:0F")!) }
 
     func cleanUp() async {
         await watch.disconnect()
@@ -188,7 +188,7 @@ struct NpkRig {
     @Test func theSevenDaysThroughTheWatchService() async throws {
         let rig = try NpkRig(days: 7)
         defer { Task { await rig.cleanUp() } }
-        let operations = WatchOperations(watch: rig.watch, store: rig.store, watchId: "AA:BB:CC:DD:EE:0F", policy: WatchPolicy(timeZone: NpkRig.zone))
+        let operations = WatchOperations(watch: rig.watch, store: rig.store, watchId: WatchID("AA:BB:CC:DD:EE:0F")!, policy: WatchPolicy(timeZone: NpkRig.zone))
         try await operations.connect()
         let report = try await operations.syncSleep(SyncRequest(from: rig.groundTruth.first!.start))
         #expect(report.stored == rig.groundTruth.count)

@@ -13,7 +13,7 @@ import Testing
 /// The NPK watch's own heart-rate history (sync type 1) through `SleepSync`, against the
 /// simulated watch's readings.
 @Suite struct NpkHeartRateTests {
-    static let watchId = "AA:BB:CC:DD:EE:0F"
+    static let watchId = WatchID("AA:BB:CC:DD:EE:0F")!
 
     /// A simulated watch with a week of nights and the heart rate of the 8 days before `now`,
     /// with `extra` readings beside it; its central; a store.

@@ -16,7 +16,7 @@ struct QRingRig {
     static let zone = TimeZone(identifier: "Europe/Berlin")!
     /// 2025-11-03 08:00 UTC (09:00 in Berlin), so runs are reproducible.
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
-    static let watchId = "AA:BB:CC:DD:EE:21"
+    static let watchId = WatchID("AA:BB:CC:DD:EE:21")!
     /// What `sleep sync --since 7d` asks for at `now`.
     static let from = Int64(now.timeIntervalSince1970) - 7 * 86400
 

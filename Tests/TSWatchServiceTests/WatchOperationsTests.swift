@@ -30,7 +30,7 @@ struct ServiceRig {
         configuration.now = { ServiceRig.now }
         let watch = Watch(transport: LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(247)), configuration: configuration)
         let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
-        operations = WatchOperations(watch: watch, store: store, watchId: "AA:BB:CC:DD:EE:01", name: "bedroom", policy: policy)
+        operations = WatchOperations(watch: watch, store: store, watchId: WatchID("AA:BB:CC:DD:EE:01")!, name: "bedroom", policy: policy)
     }
 
     func cleanUp() async {
@@ -46,7 +46,7 @@ struct WatchOperationsTests {
         let rig = try ServiceRig()
         let info = try await rig.operations.connect()
         let stored = try #require(try await rig.operations.store.watches().first)
-        #expect(stored.id == "AA:BB:CC:DD:EE:01" && stored.name == "bedroom")
+        #expect(stored.id == WatchID("AA:BB:CC:DD:EE:01") && stored.name == "bedroom")
         #expect(stored.info?.model == info.model && stored.info?.firmware == info.firmware && stored.info?.capabilities == info.capabilities)
         await rig.cleanUp()
     }
@@ -63,7 +63,7 @@ struct WatchOperationsTests {
         var edited = table
         edited[0].isEnabled = false
         try await rig.operations.recordWatchSideChange(AlarmTableChange(alarms: edited, origin: .app))
-        let history = try await rig.operations.store.alarmHistory(watch: "AA:BB:CC:DD:EE:01")
+        let history = try await rig.operations.store.alarmHistory(watch: WatchID("AA:BB:CC:DD:EE:01")!)
         #expect(history.map(\.origin) == [.read, .gateway, .app])
         #expect(history.map(\.alarms) == [read, table, edited])
         await rig.cleanUp()
@@ -77,7 +77,7 @@ struct WatchOperationsTests {
             try await rig.operations.setAlarms([Alarm(slot: 0, label: String(repeating: "x", count: 40), hour: 7, minute: 0)])
         }
         #expect(error?.category == .invalidInput)
-        #expect(try await rig.operations.store.alarmHistory(watch: "AA:BB:CC:DD:EE:01").isEmpty)
+        #expect(try await rig.operations.store.alarmHistory(watch: WatchID("AA:BB:CC:DD:EE:01")!).isEmpty)
         await rig.cleanUp()
     }
 
@@ -92,7 +92,7 @@ struct WatchOperationsTests {
         let expected = rig.groundTruth.filter { $0.start >= threeDaysBack }
         #expect(!expected.isEmpty && expected.count < rig.groundTruth.count)
         #expect(first.stored == expected.count)
-        #expect(try await rig.operations.store.syncCursor(watch: "AA:BB:CC:DD:EE:01")?.rangeStart == threeDaysBack)
+        #expect(try await rig.operations.store.syncCursor(watch: WatchID("AA:BB:CC:DD:EE:01")!)?.rangeStart == threeDaysBack)
         // The next sync without a start begins where this one began, and finds nothing new.
         let second = try await rig.operations.syncSleep(SyncRequest(to: now))
         #expect(second.stored == 0)
@@ -130,18 +130,18 @@ struct WatchOperationsTests {
 
 @Suite("watch selection")
 struct WatchSelectionTests {
-    static let known = [WatchIdentity(id: "AA:BB:CC:DD:EE:01", name: "bedroom"), WatchIdentity(id: "AA:BB:CC:DD:EE:02", name: nil)]
+    static let known = [WatchIdentity(id: WatchID("AA:BB:CC:DD:EE:01")!, name: "bedroom"), WatchIdentity(id: WatchID("AA:BB:CC:DD:EE:02")!, name: nil)]
 
     @Test("--device names a watch by its address in any case or by its exact name")
     func matching() throws {
-        #expect(try WatchSelection.choose("aa:bb:cc:dd:ee:02", among: Self.known)?.id == "AA:BB:CC:DD:EE:02")
-        #expect(try WatchSelection.choose("bedroom", among: Self.known)?.id == "AA:BB:CC:DD:EE:01")
+        #expect(try WatchSelection.choose("aa:bb:cc:dd:ee:02", among: Self.known)?.id == WatchID("AA:BB:CC:DD:EE:02"))
+        #expect(try WatchSelection.choose("bedroom", among: Self.known)?.id == WatchID("AA:BB:CC:DD:EE:01"))
         #expect(try WatchSelection.choose("Bedroom", among: Self.known) == nil)
     }
 
     @Test("without --device: the only watch, or an error naming the choices")
     func defaults() throws {
-        #expect(try WatchSelection.choose(nil, among: [Self.known[0]])?.id == "AA:BB:CC:DD:EE:01")
+        #expect(try WatchSelection.choose(nil, among: [Self.known[0]])?.id == WatchID("AA:BB:CC:DD:EE:01"))
         #expect(throws: WatchSelectionError.noneKnown) { try WatchSelection.choose(nil, among: []) }
         let several = #expect(throws: WatchSelectionError.self) { try WatchSelection.choose(nil, among: Self.known) }
         #expect(several == .several(Self.known) && several?.category == .deviceNotFound)

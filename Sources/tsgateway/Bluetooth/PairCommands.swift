@@ -69,6 +69,7 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        guard let id = WatchID(address) else { throw CLIFailure("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF", status: .usage) }
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         let info = try await withBlueZ { bluez in
@@ -79,7 +80,7 @@ struct PairCommand: AsyncParsableCommand {
             try await bluez.trust(device)
             do {
                 // A pair learns the dialect afresh (what was remembered may be what went wrong); the store remembers it.
-                let link = BluetoothLink(adapter: found.name, address: device.address)
+                let link = BluetoothLink(adapter: found.name, address: id)
                 let resolved = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: dialect, remembered: nil)
                 let watch = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: resolved.dialect.name,
                                                  configuration: pairingConfiguration).central
@@ -90,8 +91,7 @@ struct PairCommand: AsyncParsableCommand {
                 throw CLIFailure.from(error)
             }
         }
-        let id = WatchID(address)!  // validate() checked it
-        try await store.saveWatch(id: id.rawValue, name: nil, info: info)
+        try await store.saveWatch(id: id, name: nil, info: info)
         if let secret = try pairingSecret(), (try? WatchDialects.named(info.spokenDialect))?.credential?.neededOnEveryConnect == true {
             do { try RememberedSecrets.save(secret, watch: id, databasePath: store.path) } catch { throw CLIFailure.from(error) }
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSGatewayAPI
+import TSModels
 import TSWatchService
 
 struct EventsCommand: AsyncParsableCommand {
@@ -37,11 +38,11 @@ struct EventsCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try await DaemonConnection.require()
         defer { client.close() }
-        var watchId: String?
+        var watchId: WatchID?
         if let device {
             let served = try await DaemonConnection.call { try await client.watches() }
             guard let match = served.first(where: { WatchIdentity(id: $0.id, name: $0.name).isNamed(by: device) }) else {
-                throw CLIFailure("tsgateway serve has no watch \"\(device)\"; it serves \(served.map(\.id).joined(separator: ", "))", status: .deviceNotFound)
+                throw CLIFailure("tsgateway serve has no watch \"\(device)\"; it serves \(served.map(\.id.rawValue).joined(separator: ", "))", status: .deviceNotFound)
             }
             watchId = match.id
         }

@@ -44,7 +44,7 @@ struct SessionCommand: AsyncParsableCommand {
             var state = session.state.rawValue
             if session.state == .open && session.interrupted { state += ", interrupted (link down)" }
             if session.interruptions > 0 { state += ", \(session.interruptions) interruption\(session.interruptions == 1 ? "" : "s")" }
-            var rows = [["watch", report.watch], ["session", state], ["started", time(session.startTime)],
+            var rows = [["watch", report.watch.rawValue], ["session", state], ["started", time(session.startTime)],
                         ["fell asleep", time(session.fellAsleepAt)]]
             if let stage = session.currentStage, session.state == .open { rows.append(["stage now", stage.name]) }
             rows.append(["woke up", time(session.wokeUpAt)])

@@ -148,9 +148,9 @@ struct AlarmsCommand: AsyncParsableCommand {
     }
 }
 
-func printAlarms(_ alarms: [Alarm], json: Bool, watchId: String) throws {
+func printAlarms(_ alarms: [Alarm], json: Bool, watchId: WatchID) throws {
     if json {
-        struct Output: Encodable { var watch: String; var alarms: [Alarm] }
+        struct Output: Encodable { var watch: WatchID; var alarms: [Alarm] }
         try JSONOutput.print(Output(watch: watchId, alarms: alarms.sorted { $0.slot < $1.slot }))
     } else {
         print(AlarmText.table(alarms))

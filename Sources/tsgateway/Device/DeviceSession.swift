@@ -13,7 +13,7 @@ import TSWatchService
 /// The watch service's operations on one watch for one command (own link, own store), and what
 /// must happen after it.
 struct DeviceSession {
-    static let simulatedWatchId = "00:00:5E:00:53:01"
+    static let simulatedWatchId = WatchID("00:00:5E:00:53:01")!
     static let simulatedHistoryDays = 90
 
     let operations: WatchOperations
@@ -56,12 +56,12 @@ struct DeviceSession {
     static func openBluetooth(_ options: ConnectionOptions, store: GatewayStore, logger: Logger) async throws -> DeviceSession {
         let stored = try await store.watches().filter { $0.id != simulatedWatchId }
         let known = stored.map { WatchIdentity(id: $0.id, name: $0.name) }
-        let address: String
+        let address: WatchID
         do {
             if let chosen = try WatchSelection.choose(options.device, among: known) {
                 address = chosen.id
             } else if let device = options.device.flatMap(WatchID.init) {
-                address = device.rawValue
+                address = device
             } else {
                 throw WatchSelectionError.unknown(options.device ?? "")
             }
@@ -79,8 +79,8 @@ struct DeviceSession {
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
             // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
             var configuration = WatchConfiguration()
-            if let credential = dialect.credential, credential.neededOnEveryConnect, let watch = WatchID(address) {
-                configuration.pairingSecret = RememberedSecrets.load(credential, watch: watch, databasePath: store.path)
+            if let credential = dialect.credential, credential.neededOnEveryConnect {
+                configuration.pairingSecret = RememberedSecrets.load(credential, watch: address, databasePath: store.path)
             }
             if let distrust = try await ClockCheck.trust(databasePath: store.path, simulate: false).distrust {
                 configuration.syncTimeOnConnect = false

@@ -11,7 +11,7 @@ struct DevicesCommand: AsyncParsableCommand {
     var json = false
 
     struct Entry: Encodable {
-        var id: String
+        var id: WatchID
         var name: String?
         var model: String?
         var firmware: String?
@@ -35,7 +35,7 @@ struct DevicesCommand: AsyncParsableCommand {
         } else {
             var rows = [["address", "name", "model", "dialect", "last seen", "last sync"]]
             for entry in entries {
-                rows.append([entry.id, entry.name ?? "", entry.model ?? "", entry.dialect?.rawValue ?? "", entry.lastSeen.formatted(date: .abbreviated, time: .shortened),
+                rows.append([entry.id.rawValue, entry.name ?? "", entry.model ?? "", entry.dialect?.rawValue ?? "", entry.lastSeen.formatted(date: .abbreviated, time: .shortened),
                              entry.lastSync?.formatted(date: .abbreviated, time: .shortened) ?? "never"])
             }
             print(TextTable.render(rows))

@@ -42,7 +42,7 @@ struct HeartRateCommand: AsyncParsableCommand {
 /// or a line of text.
 struct HeartRateLine: Encodable {
     var type = "heartRate"
-    var watch: String
+    var watch: WatchID
     var time: Date
     var bpm: Int
     var sensorContact: SensorContact
@@ -50,7 +50,7 @@ struct HeartRateLine: Encodable {
     /// 1/1024 s.
     var rrIntervals: [Int]
 
-    init(watch: String, sample: HeartRateSample) {
+    init(watch: WatchID, sample: HeartRateSample) {
         self.watch = watch
         time = sample.time
         bpm = sample.bpm

@@ -52,11 +52,11 @@ extension HeartRateCommand {
                 end = now
             }
             let store = try database.openStore()
-            let samples: [HeartRateSample], watchId: String
+            let samples: [HeartRateSample], watchId: WatchID
             do {
                 let known = try await store.watches().map { WatchIdentity(id: $0.id, name: $0.name) }
                 guard let chosen = try WatchSelection.choose(device, among: known) else {
-                    throw CLIFailure("the database \(store.path) has nothing of \"\(device ?? "")\"; it knows \(known.map(\.id).joined(separator: ", "))",
+                    throw CLIFailure("the database \(store.path) has nothing of \"\(device ?? "")\"; it knows \(known.map(\.id.rawValue).joined(separator: ", "))",
                                      status: ExitStatus(.deviceNotFound))
                 }
                 watchId = chosen.id

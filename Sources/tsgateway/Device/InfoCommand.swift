@@ -12,7 +12,7 @@ struct InfoCommand: AsyncParsableCommand {
     var json = false
 
     struct Output: Encodable {
-        var watch: String
+        var watch: WatchID
         var model: String
         var firmware: String
         /// The dialect the gateway speaks with it (`v1`, `standard`, …).
@@ -48,7 +48,7 @@ struct InfoCommand: AsyncParsableCommand {
         }
         let caps = output.capabilities
         var rows = [
-            ["watch", output.watch],
+            ["watch", output.watch.rawValue],
             ["model", output.model],
             ["firmware", output.firmware],
             ["dialect", output.dialect.rawValue],

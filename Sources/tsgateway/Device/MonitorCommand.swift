@@ -34,7 +34,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 return (watch.watchId, configs)
             }
             if json {
-                struct Output: Encodable { var watch: String; var monitors: [MonitorConfig] }
+                struct Output: Encodable { var watch: WatchID; var monitors: [MonitorConfig] }
                 try JSONOutput.print(Output(watch: watchId, monitors: configs))
                 return
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSGatewayAPI
+import TSModels
 import TSStore
 
 /// `tsgateway outbox status|retry`: the uploads of synced nights waiting in the database.
@@ -50,7 +51,7 @@ struct OutboxCommand: AsyncParsableCommand {
         /// An event without its body (health data stays in the database).
         struct Event: Encodable {
             var sourceId: String
-            var watchId: String
+            var watchId: WatchID
             var kind: String
             var status: String
             var attempts: Int

@@ -53,7 +53,7 @@ struct SleepExportCommand: AsyncParsableCommand {
         let data: Data
         switch format {
         case .json:
-            struct Output: Encodable { var watch: String; var records: [SleepItem] }
+            struct Output: Encodable { var watch: WatchID; var records: [SleepItem] }
             data = try Self.encode(Output(watch: watchId, records: records))
         case .csv:
             let formatter = ISO8601DateFormatter()
@@ -68,7 +68,7 @@ struct SleepExportCommand: AsyncParsableCommand {
             let rule = WatchPolicy().rule(asked: nil, watch: try await store.watches().first { $0.id == watchId }?.info?.capabilities)
             let samples = SleepProcessor.process(records, rule: rule, timeZone: .current)
                 .flatMap { $0.nightSleeps + $0.daytimeSleeps }.flatMap(\.healthKitSamples)
-            struct Output: Encodable { var watch: String; var samples: [HealthKitSleepSample] }
+            struct Output: Encodable { var watch: WatchID; var samples: [HealthKitSleepSample] }
             data = try Self.encode(Output(watch: watchId, samples: samples))
         }
         guard let out else {

@@ -114,7 +114,7 @@ struct StoredWatchOptions: ParsableArguments {
 
     /// The store and the id of the watch meant: the simulated one, the one named by --device,
     /// or the only known watch.
-    func open() async throws -> (store: GatewayStore, watchId: String) {
+    func open() async throws -> (store: GatewayStore, watchId: WatchID) {
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         if simulate { return (store, DeviceSession.simulatedWatchId) }

@@ -3,6 +3,7 @@ import Foundation
 import TSDevice
 import TSStore
 import TSGatewayAPI
+import TSModels
 import TSWatchService
 
 struct SleepSyncCommand: AsyncParsableCommand {
@@ -73,7 +74,7 @@ extension SleepSyncCommand {
     /// `--json`: the sync's result (`SleepSyncReport`, the shape D-Bus and MQTT report too) with
     /// the watch and the range asked for beside its fields.
     struct Output: Encodable {
-        var watch: String
+        var watch: WatchID
         var from: Date
         var to: Date?
         var result: SleepSyncReport
