@@ -188,7 +188,7 @@ struct ExampleArrangement {
         "tsgateway probe AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: probeRuns),
         "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
         "tsgateway pair AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: pairRuns),
-        "tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=TS7Q-4K9Z": .init(needsBluetoothHardware: pairRuns),
+        "tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE": .init(needsBluetoothHardware: pairRuns),
     ]
 
     static let pairRuns = "pairs with a real watch (NpkPairTests and ToyFamilyCommandTests pair watches bridged to a fake bluetoothd; the e2e journeys pair under QEMU with btvirt)"

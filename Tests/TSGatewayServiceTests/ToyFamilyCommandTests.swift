@@ -126,14 +126,17 @@ struct ToyFamilyCommandTests {
         let bluetoothd = try await ToyBluetoothd(band: ToyBandPeripheral(battery: 64, alarms: []), address: address)
         defer { bluetoothd.stop() }
         InProcess.useBus(bluetoothd.bus.address)
-        let running = Task { await InProcess.run(["simulate", "--adapter", "hci1", "--dialect", "toy", "--duration", "3"]) }
+        // Stopped by Ctrl-C once the central has played, as a person stops it (--duration only
+        // as a backstop); ignored until simulate takes it, so one that comes early is not fatal.
+        signal(SIGINT, SIG_IGN)
+        let running = Task { await InProcess.run(["simulate", "--adapter", "hci1", "--dialect", "toy", "--duration", "30"]) }
         let profile = try #require(ToyBand.dialect.gatt)
         do {
-            var application = bluetoothd.application
-            for _ in 0..<200 where application == nil {
+            // simulate registers its application, then its advertisement.
+            for _ in 0..<500 where bluetoothd.application == nil || bluetoothd.advertisement == nil {
                 try await Task.sleep(for: .milliseconds(10))
-                application = bluetoothd.application
             }
+            let application = bluetoothd.application
             // What bluetoothd read back: the toy's service and its two characteristics, advertised.
             let (sender, objects) = try #require(application, "simulate registered no GATT application")
             func path(of uuid: String) throws -> String {
@@ -156,6 +159,7 @@ struct ToyFamilyCommandTests {
         } catch {
             Issue.record("playing the central: \(error)")
         }
+        kill(getpid(), SIGINT)
         let ended = await running.value
         #expect(ended.status == 0, "\(ended.error)")
         #expect(ended.output.contains("simulated toy band advertising on hci1") && ended.output.hasSuffix("stopped\n"), "\(ended.output)")

@@ -25,7 +25,7 @@ struct PairCommand: AsyncParsableCommand {
 
             Examples:
               tsgateway pair AA:BB:CC:DD:EE:FF
-              tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=TS7Q-4K9Z
+              tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE
             """)
     @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.")
     var address: String
@@ -138,7 +138,7 @@ enum PairingSecretOptions {
     }
 
     static var credentialHelp: String {
-        "A dialect's pairing secret by its name, checked by that dialect's rule; this build's dialects take \(takenNames)."
+        "A dialect's pairing secret by its name, e.g. auth-code=CODE, checked by that dialect's rule; this build's dialects take \(takenNames)."
     }
 
     /// The secrets this build's dialects take, with the dialects: "auth-code (--dialect npk), auth-key (--dialect huami)".
