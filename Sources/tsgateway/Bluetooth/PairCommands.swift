@@ -123,12 +123,15 @@ struct PairCommand: AsyncParsableCommand {
 /// A pairing secret's options: `--auth-code`, `--auth-key`, and `--credential NAME=VALUE` for
 /// any dialect's, each checked by the registration of the dialect that takes it.
 enum PairingSecretOptions {
-    /// A secret as given: its key, its text (never printed) and how it was typed, for errors.
-    struct Given {
+    /// A secret as given: its key, its text (never printed: it describes itself by its option)
+    /// and how it was typed, for errors.
+    struct Given: CustomStringConvertible {
         var key: String
         var text: String
         /// `--auth-code`, `--credential auth-code`.
         var option: String
+
+        var description: String { option }
     }
 
     static func help(_ key: String) -> String {
