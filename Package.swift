@@ -47,8 +47,9 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
         .target(name: "TSDBus", dependencies: ["CDBus"]),
-        // libmosquitto, as Swift sees it.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto opened with dlopen() on first use, so nothing without an mqtt: section maps it
+        // and its OpenSSL; mosquitto.h (libmosquitto-dev) for types only.
+        .target(name: "CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         // An MQTT client on libmosquitto: background connection with reconnects, QoS 1 publish with acknowledgements, subscriptions.
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // glibc's malloc tuning and statistics (mallopt, malloc_trim, mallinfo2); part of libc, nothing to link.

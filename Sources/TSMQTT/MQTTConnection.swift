@@ -72,60 +72,70 @@ public final class MQTTConnection: @unchecked Sendable {
         init(handlers: Handlers) { self.handlers = handlers }
     }
 
-    private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
+    /// libmosquitto is opened on the first connection (CMosquitto): nil when it is ready, else why not.
+    private static let libraryProblem: String? = {
+        var message = [CChar](repeating: 0, count: 256)
+        guard tsg_mosquitto_load(&message, message.count) == 0 else {
+            return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        _ = tsg_mosquitto_lib_init()
+        return nil
+    }()
 
     public init(_ options: Options, handlers: Handlers) throws(MQTTError) {
-        _ = Self.libraryReady
+        if let problem = Self.libraryProblem {
+            throw MQTTError("MQTT needs libmosquitto (sudo apt install libmosquitto1): \(problem)")
+        }
         self.options = options
         self.handlers = handlers
         let box = HandlerBox(handlers: handlers)
         context = Unmanaged.passRetained(box)
-        guard let handle = mosquitto_new(options.clientId, options.cleanSession, context.toOpaque()) else {
+        guard let handle = tsg_mosquitto_new(options.clientId, options.cleanSession, context.toOpaque()) else {
             context.release()
             throw MQTTError("cannot create an MQTT client (out of memory, or an empty client id with a persistent session)")
         }
         self.handle = handle
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        _ = tsg_mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
         do {
-            try check(mosquitto_reconnect_delay_set(handle, 1, 30, true), "reconnect delay")
+            try check(tsg_mosquitto_reconnect_delay_set(handle, 1, 30, true), "reconnect delay")
             if let username = options.username {
-                try check(mosquitto_username_pw_set(handle, username, options.password), "username and password")
+                try check(tsg_mosquitto_username_pw_set(handle, username, options.password), "username and password")
             }
             if let caFile = options.caFile {
-                try check(mosquitto_tls_set(handle, caFile, nil, options.certFile, options.keyFile, nil), "TLS (ca-file \(caFile))")
+                try check(tsg_mosquitto_tls_set(handle, caFile, nil, options.certFile, options.keyFile, nil), "TLS (ca-file \(caFile))")
             }
             if let will = options.will {
                 let code = will.payload.withUnsafeBytes { bytes in
-                    mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+                    tsg_mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
                 }
                 try check(code, "last will")
             }
         } catch {
-            mosquitto_destroy(handle)
+            tsg_mosquitto_destroy(handle)
             context.release()
             throw error
         }
-        mosquitto_connect_callback_set(handle) { _, data, code in
+        tsg_mosquitto_connect_callback_set(handle) { _, data, code in
             guard let data else { return }
             let box = Unmanaged<HandlerBox>.fromOpaque(data).takeUnretainedValue()
             if code == 0 {
                 box.connected.store(true, ordering: .sequentiallyConsistent)
                 box.handlers.connected()
             } else {
-                box.handlers.disconnected(String(cString: mosquitto_connack_string(code)))
+                box.handlers.disconnected(String(cString: tsg_mosquitto_connack_string(code)))
             }
         }
-        mosquitto_disconnect_callback_set(handle) { _, data, code in
+        tsg_mosquitto_disconnect_callback_set(handle) { _, data, code in
             guard let data else { return }
             let box = Unmanaged<HandlerBox>.fromOpaque(data).takeUnretainedValue()
             box.connected.store(false, ordering: .sequentiallyConsistent)
-            box.handlers.disconnected(code == 0 ? "disconnected" : String(cString: mosquitto_strerror(code)))
+            box.handlers.disconnected(code == 0 ? "disconnected" : String(cString: tsg_mosquitto_strerror(code)))
         }
-        mosquitto_publish_callback_set(handle) { _, data, mid in
+        tsg_mosquitto_publish_callback_set(handle) { _, data, mid in
             guard let data else { return }
             Unmanaged<HandlerBox>.fromOpaque(data).takeUnretainedValue().handlers.published(mid)
         }
-        mosquitto_message_callback_set(handle) { _, data, message in
+        tsg_mosquitto_message_callback_set(handle) { _, data, message in
             guard let data, let message, let topic = message.pointee.topic else { return }
             let count = Int(message.pointee.payloadlen)
             let payload = count > 0 && message.pointee.payload != nil
@@ -137,7 +147,7 @@ public final class MQTTConnection: @unchecked Sendable {
 
     deinit {
         stop()
-        mosquitto_destroy(handle)
+        tsg_mosquitto_destroy(handle)
         context.release()
     }
 
@@ -147,19 +157,19 @@ public final class MQTTConnection: @unchecked Sendable {
     /// not an error: the thread keeps trying.
     public func start() throws(MQTTError) {
         guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let code = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
+        let code = tsg_mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepAlive))
         // A refused or unreachable broker at start is retried by the loop like a lost connection.
         if code != MOSQ_ERR_SUCCESS.rawValue && code != MOSQ_ERR_ERRNO.rawValue && code != MOSQ_ERR_NO_CONN.rawValue {
-            throw MQTTError("cannot connect to the MQTT broker \(options.host):\(options.port): \(String(cString: mosquitto_strerror(code)))")
+            throw MQTTError("cannot connect to the MQTT broker \(options.host):\(options.port): \(String(cString: tsg_mosquitto_strerror(code)))")
         }
-        try check(mosquitto_loop_start(handle), "the network thread")
+        try check(tsg_mosquitto_loop_start(handle), "the network thread")
     }
 
     /// Disconnects and stops the network thread.
     public func stop() {
         guard started.load(ordering: .sequentiallyConsistent), !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        _ = mosquitto_disconnect(handle)
-        _ = mosquitto_loop_stop(handle, false)
+        _ = tsg_mosquitto_disconnect(handle)
+        _ = tsg_mosquitto_loop_stop(handle, false)
     }
 
     /// Hands a message to libmosquitto; returns its message id (PUBACK reports it for QoS 1).
@@ -167,19 +177,19 @@ public final class MQTTConnection: @unchecked Sendable {
     public func publish(_ message: Message) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
         let code = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+            tsg_mosquitto_publish(handle, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
         }
         try check(code, "publish to \(message.topic)")
         return mid
     }
 
     public func subscribe(_ pattern: String, qos: Int32 = 1) throws(MQTTError) {
-        try check(mosquitto_subscribe(handle, nil, pattern, qos), "subscribe to \(pattern)")
+        try check(tsg_mosquitto_subscribe(handle, nil, pattern, qos), "subscribe to \(pattern)")
     }
 
     private func check(_ code: Int32, _ what: String) throws(MQTTError) {
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
-            throw MQTTError("MQTT \(what): \(String(cString: mosquitto_strerror(code)))")
+            throw MQTTError("MQTT \(what): \(String(cString: tsg_mosquitto_strerror(code)))")
         }
     }
 }
