@@ -2,8 +2,9 @@
 // `tsgateway protocol decode --btsnoop` does with one. The btsnoop reader; a file it reads must
 // write out to the same bytes. The HCI packets of either datalink, the capture's device filter,
 // ACL/L2CAP reassembly, ATT on the fixed channel and EATT, GATT discovery, each dialect's
-// exchange (v1, NPK, QRing) decoded by its own capture decoder, and the exchange as a replayable capture.
+// exchange (v1, NPK, QRing, Huami) decoded by its own capture decoder, and the exchange as a replayable capture.
 
+import TSHuami
 import TSModels
 import TSNpk
 import TSProtocol
@@ -13,6 +14,7 @@ import TSTransport
 
 private let dialects: [(GATTProfile, any CaptureDecoder)] = [
     (.protocolV1, ProtocolV1CaptureDecoder()), (.npk, NpkCaptureDecoder()), (.qring, QRingCaptureDecoder(zone: .gmt)),
+    (.huami, HuamiCaptureDecoder()),
 ]
 
 private let device = BluetoothAddress(littleEndian: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])

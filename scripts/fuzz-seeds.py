@@ -8,7 +8,7 @@ sleep-json  the JSON documents in Tests/TSSleepTests/SleepInputDecoderTests.swif
 sleep-csv   the CSV documents of the same tests, and a few written here
 btsnoop     captures written here: the monitor datalink with an LE link, GATT discovery of the
             watch service, writes and notifications carrying the vectors' frames, EATT, and the
-            same traffic in H4 (datalink 1002)
+            same traffic in H4 (datalink 1002); a Huami band's link from protocol-spec/vectors/huami/
 config      udev/config.example.yaml and the YAML documents in Tests/TSGatewayServiceTests/ConfigurationTests.swift
 npk         the valid frames (from the watch) and chunked streams of protocol-spec/vectors/npk/ (first byte: chunk size)
 qring       the packets, big-data streams and sleep frames of protocol-spec/vectors/qring/ (first byte: chunk size)
@@ -126,6 +126,50 @@ def link_packets(frames, discovery=True, eatt=False):
     return packets
 
 
+HUAMI_VECTORS = ROOT / "protocol-spec/vectors/huami"
+
+
+def huami_vendor(number):
+    return f"000000{number:02x}-0000-3512-2118-0009af100700"
+
+
+def huami_link_packets():
+    """(opcode, data) monitor packets of one LE link to a Huami band: discovery of its two vendor
+    services (16-bit UUIDs FEE0, FEE1) and their characteristics, then the messages of
+    protocol-spec/vectors/huami/messages.json as writes (to the band) and notifications (from it)
+    on their characteristics, and a fetch's data."""
+    handle = 0x0040
+    packets = [(3, bytes([0x3E, 19, 0x01, 0x00]) + le16(handle) + bytes([0x00, 0x00]) + PEER + le16(24) + le16(0) + le16(42) + bytes([0]))]
+
+    def att(payload, sent):
+        pdu = le16(len(payload)) + le16(4) + payload
+        for offset in range(0, len(pdu), 27):
+            chunk = pdu[offset:offset + 27]
+            boundary = (0x0 if sent else 0x2) if offset == 0 else 0x1
+            packets.append((4 if sent else 5, le16(handle | boundary << 12) + le16(len(chunk)) + chunk))
+
+    # (name, UUID, value handle): FEE0's from 0x0010, FEE1's (auth) from 0x0030.
+    characteristics = [("configuration", huami_vendor(0x03), 0x0012), ("fetchControl", huami_vendor(0x04), 0x0015),
+                       ("activityData", huami_vendor(0x05), 0x0018), ("battery", huami_vendor(0x06), 0x001B),
+                       ("currentTime", "00002a2b-0000-1000-8000-00805f9b34fb", 0x001E),
+                       ("heartRateControl", "00002a39-0000-1000-8000-00805f9b34fb", 0x0021),
+                       ("auth", huami_vendor(0x09), 0x0032)]
+    values = {name: value for name, _, value in characteristics}
+    att(bytes([0x02]) + le16(247), True)
+    att(bytes([0x03]) + le16(185), False)
+    att(bytes([0x11, 6]) + le16(0x0010) + le16(0x002F) + le16(0xFEE0) + le16(0x0030) + le16(0x003F) + le16(0xFEE1), False)
+    att(bytes([0x09, 21]) + b"".join(le16(value - 1) + bytes([0x1A]) + le16(value) + att_uuid(uuid) for _, uuid, value in characteristics[:4]), False)
+    att(bytes([0x09, 21]) + b"".join(le16(value - 1) + bytes([0x1A]) + le16(value) + att_uuid(uuid) for _, uuid, value in characteristics[4:]), False)
+    for message in json.loads((HUAMI_VECTORS / "messages.json").read_text()):
+        to_band = message["direction"] == "toBand"
+        att(bytes([0x12 if to_band else 0x1B]) + le16(values[message["characteristic"]]) + bytes.fromhex(message["bytes"]), to_band)
+    for fetch in json.loads((HUAMI_VECTORS / "fetch.json").read_text())[:2]:
+        for notification in fetch["notifications"]:
+            att(bytes([0x1B]) + le16(values["activityData"]) + bytes.fromhex(notification), False)
+    packets.append((3, bytes([0x05, 4, 0x00]) + le16(handle) + bytes([0x13])))
+    return packets
+
+
 def btsnoop(datalink, records):
     out = b"btsnoop\0" + struct.pack(">II", 1, datalink)
     time = 0x00DCDDB30F2F8000 + 1_762_156_800_000_000
@@ -148,6 +192,7 @@ def btsnoop_seeds():
     h4_flags = {3: 0x3, 4: 0x0, 5: 0x1}
     seeds["h4"] = btsnoop(1002, [(h4_flags[op], bytes([h4_type[op]]) + data) for op, data in link_packets(frames[16:20])])
     seeds["empty-monitor"] = btsnoop(2001, [])
+    seeds["monitor-huami"] = btsnoop(2001, [(0 << 16 | opcode, data) for opcode, data in huami_link_packets()])
     return seeds
 
 

@@ -10,9 +10,12 @@ WHATS: the jobs, comma-separated (default info,7,90); DIALECT names the dialect 
 Each job is PREFIX.out, PREFIX.time ("wall maxrss-KiB status" from /usr/bin/time) and
 PREFIX.clock (the harness's Unix clock before and after), PREFIX = DIR/{tsgateway,bleak}-{info,7,90}-R.
 Medians over the rounds; ratios are tsgateway / bleak (below 1: tsgateway is faster or smaller).
+Where DIR also holds shared-JOB-R (E2E_PEER_SHARED: a second build of tsgateway run in the same
+rounds), a line per job compares the build under test with it.
 """
 
 import json
+import os
 import re
 import statistics
 import sys
@@ -103,6 +106,14 @@ def main():
         print(f"{mode:>4}  {label[what]:>11}: whole {wall_ts:.2f} / {wall_bl:.2f} s = {ratio(wall_ts, wall_bl)}; "
               f"connect→first byte {first_ts:.0f} / {first_bl:.0f} ms = {ratio(first_ts, first_bl)}; "
               f"peak RSS {rss_ts:.1f} / {rss_bl:.1f} MiB = {ratio(rss_ts, rss_bl)}{records}")
+        shared = [tsgateway_job(f"{directory}/shared-{what}-{r}") for r in range(1, rounds + 1)
+                  if os.path.exists(f"{directory}/shared-{what}-{r}.time")]
+        shared = [j for j in shared if not j["status"]]
+        if shared:
+            wall_sh, rss_sh = median(j["wall"] for j in shared), median(j["rss"] for j in shared)
+            print(f"{mode:>4}  {label[what]:>11}: this build / the shared-runtime build ({len(shared)} successful rounds): "
+                  f"whole {wall_ts:.2f} / {wall_sh:.2f} s = {ratio(wall_ts, wall_sh)}; "
+                  f"peak RSS {rss_ts:.1f} / {rss_sh:.1f} MiB = {ratio(rss_ts, rss_sh)}; shared-runtime / bleak peak RSS = {ratio(rss_sh, rss_bl)}")
         if what != "info":
             steps = ", ".join(f"{name} {ms:.0f}" for name, ms in phase_breakdown(ts))
             print(f"{mode:>4}  {label[what]:>11}: tsgateway phases, ms since the previous (median): launch → {steps}")
