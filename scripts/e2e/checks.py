@@ -203,9 +203,12 @@ def capture_sleep_records(decode_path, export_path, dialect, since_iso):
     """Any dialect: `protocol decode --btsnoop --json` found DIALECT's exchange, showed every
     frame (none failed its checks), and the sleep items its notifications carry from SINCE_ISO on
     (v1: sleepPage.stream's body.records; NPK, QRing: the frame's records) are exactly the
-    records the captured sync stored."""
+    records the captured sync stored. A Huami band's items are read from its samples, and its
+    sync keeps the one under way at SINCE whole (those that end after it:
+    HuamiWatch+Activity.swift), so for huami "from SINCE on" means ending after it."""
     key = lambda r: (r["start"], str(r["stage"]), r["duration"])
     since = epoch(since_iso)
+    in_range = (lambda r: r["start"] + r["duration"] > since) if dialect == "huami" else (lambda r: r["start"] >= since)
     decoded_lines = lines(decode_path)
     dialects = {d.get("dialect") for d in decoded_lines}
     assert dialects == {dialect}, f"decoded as {dialects}, expected {dialect}"
@@ -218,7 +221,7 @@ def capture_sleep_records(decode_path, export_path, dialect, since_iso):
         records = message.get("records")
         if records is None and message.get("kind") == "sleepPage.stream":
             records = message["body"]["records"]
-        decoded |= {key(r) for r in records or [] if r["start"] >= since}
+        decoded |= {key(r) for r in records or [] if in_range(r)}
     synced = {key(r) for r in json.load(open(export_path))["records"]}
     print(f"{dialect}: {len(decoded_lines)} frame(s), {len(failed)} failing their checks; decoded {len(decoded)} sleep records "
           f"from the capture; synced {len(synced)}; missing {len(synced - decoded)}; extra {len(decoded - synced)}")

@@ -68,6 +68,7 @@ same_as_truth() {
   check sleep-equals-truth "$truth_json" "$steps/export-$n.json" "$1" || fail "the database does not hold exactly the simulator's records (details above)"
 }
 
+# decode_args: more arguments of its protocol decode steps (a Huami band's --name).
 # captured_sync DIALECT DB SYNC-ARGS...: an HCI capture (tsgateway capture, root in the VM; the
 # file 0600) of `sleep sync SYNC-ARGS` into the fresh database DB, which must hold exactly the
 # ground truth; protocol decode --btsnoop then finds DIALECT's exchange in it by itself, shows
@@ -90,10 +91,10 @@ captured_sync() {
   cp "$cap" "$OUT/"   # kept with the logs if a later step fails
   from=$(check field "$(out)" from) || fail "the captured sync printed no from"
   same_as_truth "$from" "$db"; export=$steps/export-$n.json
-  step "$dialect: protocol decode --btsnoop finds the $dialect exchange by itself" "$T" protocol decode --btsnoop "$cap"; ok
+  step "$dialect: protocol decode --btsnoop finds the $dialect exchange by itself" "$T" protocol decode --btsnoop "$cap" ${decode_args[@]+"${decode_args[@]}"}; ok
   expect "^dialect $dialect: "
   step "$dialect: protocol decode --btsnoop --json: the decoded sleep records are the synced ones" \
-    "$T" protocol decode --btsnoop "$cap" --json --to-capture "$replayable"; ok
+    "$T" protocol decode --btsnoop "$cap" --json --to-capture "$replayable" ${decode_args[@]+"${decode_args[@]}"}; ok
   check capture-sleep-records "$(out)" "$export" "$dialect" "$from" || fail "the sleep records decoded from the capture differ from the records synced"
   check replayable-capture "$replayable" "$(out)" || fail "--to-capture wrote no replayable capture"
 }
