@@ -47,9 +47,12 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed, async D-Bus: connections, the whole type system, calls, signals, exported objects.
         .target(name: "TSDBus", dependencies: ["CDBus"]),
+        // A library opened with dlopen() on first use and its symbols found with dlsym(): the one
+        // loader of CMosquitto and CCurl (libdl linked here, the libraries they open never).
+        .target(name: "CDynamicLibrary", linkerSettings: [.linkedLibrary("dl")]),
         // libmosquitto opened with dlopen() on first use, so nothing without an mqtt: section maps it
         // and its OpenSSL; mosquitto.h (libmosquitto-dev) for types only.
-        .target(name: "CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CMosquitto", dependencies: ["CDynamicLibrary"]),
         // An MQTT client on libmosquitto: background connection with reconnects, QoS 1 publish with acknowledgements, subscriptions.
         .target(name: "TSMQTT", dependencies: ["CMosquitto"]),
         // glibc's malloc tuning and statistics (mallopt, malloc_trim, mallinfo2); part of libc, nothing to link.
@@ -111,7 +114,7 @@ let package = Package(
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
         // One HTTP POST through libcurl opened with dlopen() on first use (the uploader's), so
         // nothing that does not upload maps libcurl's libraries; curl.h (libcurl4-openssl-dev) for types only.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CDynamicLibrary"]),
         // `tsgateway serve`: one supervisor per watch (reconnects, schedules, live sessions), the
         // D-Bus service that exposes them (its API and client are TSGatewayAPI), the YAML configuration, the MQTT bridge.
         .target(
@@ -207,7 +210,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

@@ -1,7 +1,6 @@
 #include "ccurl.h"
+#include "dynamic_library.h"
 #include <curl/curl.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,42 +17,31 @@ static struct {
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
 } curl;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_error[256];
 
-static void load(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) library = dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(load_error, sizeof load_error, "%s", dlerror());
-        return;
-    }
-#define FIND(field, symbol) \
-    if (!(*(void **)&curl.field = dlsym(library, symbol))) { snprintf(load_error, sizeof load_error, "libcurl has no %s", symbol); return; }
-    FIND(global_init, "curl_global_init")
-    FIND(easy_init, "curl_easy_init")
-    FIND(easy_setopt, "curl_easy_setopt")
-    FIND(easy_perform, "curl_easy_perform")
-    FIND(easy_getinfo, "curl_easy_getinfo")
-    FIND(easy_cleanup, "curl_easy_cleanup")
-    FIND(easy_strerror, "curl_easy_strerror")
-    FIND(slist_append, "curl_slist_append")
-    FIND(slist_free_all, "curl_slist_free_all")
-#undef FIND
-    // Once, before any transfer: libcurl's global set-up is not safe beside a running transfer.
+static const char *const curl_files[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
+static const tsg_symbol curl_symbols[] = {
+    {"curl_global_init", (void **)&curl.global_init},
+    {"curl_easy_init", (void **)&curl.easy_init},
+    {"curl_easy_setopt", (void **)&curl.easy_setopt},
+    {"curl_easy_perform", (void **)&curl.easy_perform},
+    {"curl_easy_getinfo", (void **)&curl.easy_getinfo},
+    {"curl_easy_cleanup", (void **)&curl.easy_cleanup},
+    {"curl_easy_strerror", (void **)&curl.easy_strerror},
+    {"curl_slist_append", (void **)&curl.slist_append},
+    {"curl_slist_free_all", (void **)&curl.slist_free_all},
+};
+
+// Once, before any transfer: libcurl's global set-up is not safe beside a running transfer.
+static int set_up(char *error, size_t error_length) {
     CURLcode code = curl.global_init(CURL_GLOBAL_DEFAULT);
-    if (code != CURLE_OK) {
-        snprintf(load_error, sizeof load_error, "curl_global_init: %s", curl.easy_strerror(code));
-        curl.easy_init = NULL;
-    }
-}
-
-int tsg_http_load(char *message, size_t message_length) {
-    pthread_once(&load_once, load);
-    if (curl.easy_init && curl.slist_free_all) return 0;
-    if (message && message_length) snprintf(message, message_length, "%s", load_error[0] ? load_error : "libcurl did not load");
+    if (code == CURLE_OK) return 0;
+    snprintf(error, error_length, "curl_global_init: %s", curl.easy_strerror(code));
     return -1;
 }
+
+static tsg_library libcurl = TSG_LIBRARY("libcurl", curl_files, curl_symbols, set_up);
+
+const char *tsg_http_load(void) { return tsg_library_open(&libcurl); }
 
 typedef struct {
     unsigned char *bytes;
@@ -98,8 +86,10 @@ static tsg_http_outcome outcome_of(CURLcode code) {
 void tsg_http_post(const char *url, const char *const *headers, size_t header_count, const unsigned char *body, size_t body_length,
                    long timeout_ms, const int *cancel, tsg_http_result *result) {
     memset(result, 0, sizeof *result);
-    if (tsg_http_load(result->message, sizeof result->message) != 0) {
+    const char *problem = tsg_http_load();
+    if (problem) {
         result->outcome = TSG_HTTP_NO_LIBRARY;
+        snprintf(result->message, sizeof result->message, "%s", problem);
         return;
     }
     CURL *handle = curl.easy_init();

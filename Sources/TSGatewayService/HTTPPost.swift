@@ -32,10 +32,7 @@ enum HTTPPost {
 
     /// Whether libcurl can be opened; the loader's words when it cannot.
     static func load() throws(Failure) {
-        var message = [CChar](repeating: 0, count: 256)
-        guard tsg_http_load(&message, message.count) == 0 else {
-            throw .noLibrary(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
+        if let problem = tsg_http_load() { throw .noLibrary(String(cString: problem)) }
     }
 
     /// POSTs `body` with `headers`; at most `timeout` for the whole exchange. Cancelling the task

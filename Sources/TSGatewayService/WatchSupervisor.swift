@@ -37,33 +37,33 @@ public actor WatchSupervisor {
     private let statusCell: StatusCell
 
     /// The daemon's upload worker, woken when a sync puts nights in the outbox.
-    private var uploads: UploadOutbox?
-    private var connectTask: Task<DeviceInfo, any Error>?
-    private var syncTask: Task<SleepSyncReport, any Error>?
-    private var lastTimeSync: ContinuousClock.Instant?
+    var uploads: UploadOutbox?
+    var connectTask: Task<DeviceInfo, any Error>?
+    var syncTask: Task<SleepSyncReport, any Error>?
+    var lastTimeSync: ContinuousClock.Instant?
     /// The wall clock and the monotonic clock at the duties' last look: a step of the wall
     /// clock is what the one ran beyond the other.
-    private var wallReference: (wall: Date, monotonic: ContinuousClock.Instant)?
+    var wallReference: (wall: Date, monotonic: ContinuousClock.Instant)?
     /// How far the watch's clock is ahead of the wall clock by the steps since it was last set.
-    private var watchClockAhead: TimeInterval = 0
+    var watchClockAhead: TimeInterval = 0
     /// The watch's clock was set back (to `to`, from `from`): syncs ask from `to` until one
     /// begins after `from`, since the watch stamps what it records meanwhile before the cursor.
-    private var watchClockSetBack: (to: Int64, from: Int64)?
+    var watchClockSetBack: (to: Int64, from: Int64)?
     /// While the system clock is not trusted: why (the watch's clock is held, scheduled syncs wait).
-    private var clockHeld: ClockDistrust?
+    var clockHeld: ClockDistrust?
     /// When the system clock is looked at again while it is not trusted.
-    private var nextClockCheck: ContinuousClock.Instant?
-    private var lastBatteryRead: ContinuousClock.Instant?
+    var nextClockCheck: ContinuousClock.Instant?
+    var lastBatteryRead: ContinuousClock.Instant?
     /// The watch's alarm table as last read, written or announced (smart wake decides on it).
     var alarmTable: [Alarm] = []
     /// Smart windows whose start was announced by this process.
     var announcedWindows: Set<SmartWake.Occurrence> = []
-    private var nextScheduledSync = ContinuousClock.now
-    private let reconnectPause = WakeableSleep()
+    var nextScheduledSync = ContinuousClock.now
+    let reconnectPause = WakeableSleep()
     /// The periodic duties' pause, ended early when the disk takes writes again (the sync it refused runs then).
-    private let dutiesPause = WakeableSleep()
+    let dutiesPause = WakeableSleep()
     /// A wrist edit the disk refused, stored once it takes writes again.
-    private var unsavedAlarmChange: AlarmTableChange?
+    var unsavedAlarmChange: AlarmTableChange?
 
     /// How the daemon's centrals behave: the configured zone; the clock is set by `duties`.
     public static func watchConfiguration(_ settings: GatewayConfiguration) -> WatchConfiguration {
@@ -255,127 +255,6 @@ public actor WatchSupervisor {
         }
     }
 
-    private func duties() async {
-        // A watch that hands over no sleep records has nothing to sync.
-        var syncs = true
-        if status.info != nil { syncs = await watch.capabilities.sleepSync != nil }
-        while !Task.isCancelled {
-            noticeWallClockStep()
-            var now = ContinuousClock.now
-            let timeDue = lastTimeSync.map { now - $0 >= settings.timeSyncInterval } ?? true
-            // The clock is looked at when it matters: a sync's range and the watch's clock end at "now".
-            if (syncs && now >= nextScheduledSync) || timeDue, nextClockCheck.map({ now >= $0 }) ?? true {
-                await lookAtTheClock()
-                now = ContinuousClock.now
-            }
-            if syncs, now >= nextScheduledSync, clockHeld == nil {
-                nextScheduledSync = now + settings.syncInterval
-                do {
-                    _ = try await syncSleep(SyncRequest())
-                } catch is CancellationError {
-                    return
-                } catch {
-                    // A disk that refused the records is said once, for the whole gateway (`StorageHealth`).
-                    if StorageHealth.condition(of: error) == nil { logger.warning("\(id): scheduled sync failed: \(error)") }
-                    nextScheduledSync = ContinuousClock.now + min(settings.syncInterval, .seconds(60))
-                }
-            }
-            if timeDue, clockHeld == nil {
-                do {
-                    try await watch.syncTime()
-                    lastTimeSync = now
-                    watchClockSet()
-                } catch where ErrorCategory.of(error) == .notSupported {
-                    logger.info("\(id): the watch's clock is not set: \(error)")
-                    lastTimeSync = now
-                } catch {
-                    if Task.isCancelled { return }
-                    logger.warning("\(id): cannot set the watch's clock: \(error)")
-                    lastTimeSync = now - settings.timeSyncInterval + .seconds(60)
-                }
-            }
-            if lastBatteryRead.map({ now - $0 >= settings.batteryInterval }) ?? true {
-                lastBatteryRead = now
-                await readBattery()
-            }
-            await save("live session heartbeat") { [sessions, wallClock] in try await sessions.heartbeat(now: wallClock.now()) }
-            let nextBattery = (lastBatteryRead ?? now) + settings.batteryInterval
-            let nextTime = (lastTimeSync ?? now) + settings.timeSyncInterval
-            var until = min(nextBattery, now + .seconds(60))
-            if clockHeld == nil {
-                until = min(until, syncs ? nextScheduledSync : until, nextTime)
-            } else if let nextClockCheck {
-                // The held sync and clock are overdue: only the next look at the clock can release them.
-                until = min(until, nextClockCheck)
-            }
-            await dutiesPause.sleep(for: until - ContinuousClock.now)
-            if Task.isCancelled { return }
-        }
-    }
-
-    /// A step of the wall clock beyond `stepTolerance` (NTP's first answer, a clock set by hand)
-    /// moves no schedule (they run on the monotonic clock), but the watch's clock was set from
-    /// the clock before the step: it is set again now, and the clock's trust looked at again.
-    static let stepTolerance: TimeInterval = 10
-
-    private func noticeWallClockStep() {
-        let current = (wall: wallClock.now(), monotonic: ContinuousClock.now)
-        defer { wallReference = current }
-        guard let last = wallReference else { return }
-        let step = current.wall.timeIntervalSince(last.wall) - (current.monotonic - last.monotonic).timeInterval
-        guard abs(step) > Self.stepTolerance else { return }
-        logger.notice("\(id): the system clock was stepped \(step > 0 ? "forward" : "back") by \(Int(abs(step).rounded())) s; the watch's clock is set again")
-        if lastTimeSync != nil { watchClockAhead -= step }
-        lastTimeSync = nil
-        nextClockCheck = nil
-    }
-
-    /// The watch's clock is the wall clock's now: set back, what it records next starts before the cursor.
-    private func watchClockSet() {
-        let now = Int64(wallClock.now().timeIntervalSince1970)
-        if watchClockAhead > Self.stepTolerance {
-            // A little before now: the watch took its time a moment before this.
-            let to = now - Int64(Self.stepTolerance), from = now + Int64(watchClockAhead.rounded(.up))
-            watchClockSetBack = (to: min(to, watchClockSetBack?.to ?? to), from: max(from, watchClockSetBack?.from ?? from))
-        }
-        watchClockAhead = 0
-    }
-
-    /// The disk takes writes again: a wrist edit it refused is stored, and the sync it refused runs now.
-    private func storageWritable() async {
-        if let change = unsavedAlarmChange {
-            unsavedAlarmChange = nil
-            if await save("alarm change", { [operations] in try await operations.recordWatchSideChange(change) }) == nil, unsavedAlarmChange == nil {
-                unsavedAlarmChange = change
-            } else {
-                logger.info("\(id): the alarm change made on the watch is stored now")
-            }
-        }
-        nextScheduledSync = ContinuousClock.now
-        dutiesPause.wake()
-    }
-
-    /// Asks the daemon's `ClockDiscipline`. The first time the system clock is not trusted the
-    /// watch's clock is held: said once as a `clock` event and in the status (MQTT's state);
-    /// when it is trusted again, said again with `trusted`, and the duties set the clock.
-    private func lookAtTheClock() async {
-        switch await clock.check() {
-        case let .untrusted(distrust):
-            nextClockCheck = ContinuousClock.now + settings.clockCheckInterval
-            guard clockHeld == nil else { return }
-            clockHeld = distrust
-            updateStatus { $0.clockHeld = distrust.why }
-            logger.info("\(id): the watch's clock is not set, and scheduled syncs wait: \(distrust.why)")
-            publish(GatewayEvent(.clock(trusted: false, reason: distrust.why), watch: id))
-        case .trusted:
-            nextClockCheck = nil
-            guard clockHeld != nil else { return }
-            clockHeld = nil
-            updateStatus { $0.clockHeld = nil }
-            publish(GatewayEvent(.clock(trusted: true, reason: nil), watch: id))
-        }
-    }
-
     /// Notifications of one characteristic; nil (logged) when the watch refuses the subscription.
     private func subscribe<Values>(_ what: String, _ start: () async throws -> Values) async -> Values? {
         do {
@@ -434,130 +313,6 @@ public actor WatchSupervisor {
     }
 
     public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
-
-    // MARK: Operations
-
-    /// Connects now if the link is down (joining a connect already under way).
-    public func ensureConnected() async throws {
-        if await watch.isConnected { return }
-        if let connectTask {
-            _ = try await connectTask.value
-            return
-        }
-        let task = Task { [operations] in try await operations.connect() }
-        connectTask = task
-        defer { connectTask = nil }
-        let info = try await task.value
-        // The alarm table as the link comes up: the history and the next alarm start from it.
-        if info.capabilities.maxAlarms > 0 {
-            do {
-                alarmTable = try await operations.alarms()
-            } catch {
-                logger.info("\(id): alarm table not read at connect: \(error)")
-            }
-        }
-        updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
-        logger.info("\(id): connected to \(info.model)\(info.firmware.isEmpty ? "" : " firmware \(info.firmware)")")
-        publish(GatewayEvent(.connection(connected: true, reason: nil), watch: id))
-        if info.capabilities.supportsLiveSleep {
-            do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
-        }
-        reconnectPause.wake()
-    }
-
-    public func info() async throws -> DeviceInfo {
-        try await ensureConnected()
-        guard let info = await watch.info else { throw WatchError.notConnected }
-        return info
-    }
-
-    public func battery() async throws -> BatteryStatus {
-        try await ensureConnected()
-        let battery = try await operations.battery()
-        updateStatus { $0.batteryLevel = Int(battery.level); $0.batteryState = battery.state }
-        return battery
-    }
-
-    public func syncTime() async throws {
-        try await ensureConnected()
-        try await operations.syncTime()
-        lastTimeSync = .now
-        watchClockSet()
-    }
-
-    public func alarms() async throws -> [Alarm] {
-        try await ensureConnected()
-        let table = try await operations.alarms()
-        alarmTable = table
-        return table
-    }
-
-    public func setAlarms(_ alarms: [Alarm]) async throws {
-        try await ensureConnected()
-        let changed = try await operations.writeAlarms(alarms)
-        alarmTable = alarms
-        if changed {
-            publish(GatewayEvent(.alarmsChanged(alarms: alarms, origin: .gateway), watch: id))
-        }
-    }
-
-    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
-        try await ensureConnected()
-        return try await operations.monitorConfig(type)
-    }
-
-    public func setMonitorConfig(_ config: MonitorConfig) async throws {
-        try await ensureConnected()
-        try await operations.setMonitorConfig(config)
-    }
-
-    /// Syncs as `request` asks (the watch service's policy fills what it leaves open). Waits
-    /// for a sync already running, then runs its own.
-    public func syncSleep(_ request: SyncRequest, progress: (@Sendable (SleepSyncProgress) -> Void)? = nil) async throws -> SleepSyncReport {
-        // A range that ends "now" waits for a clock the gateway trusts (its cursor and night boundaries with it).
-        if request.to == nil, let clockHeld {
-            throw CategorizedFailure(.timeout, "\(clockHeld.why): a sync up to now waits until the clock is trusted, and then runs by itself; to sync now, give the range's end")
-        }
-        while let running = syncTask {
-            _ = try? await running.value
-            if syncTask == running { syncTask = nil }
-        }
-        try await ensureConnected()
-        let started = Int64(wallClock.now().timeIntervalSince1970)
-        var request = request
-        let setBack = watchClockSetBack
-        if request.to == nil, let setBack { request.watchClockSetBackTo = setBack.to }
-        let task = Task { [operations, request] in try await operations.syncSleep(request, progress: progress) }
-        syncTask = task
-        updateStatus { $0.syncing = true }
-        defer {
-            if syncTask == task { syncTask = nil }
-            updateStatus { $0.syncing = false }
-        }
-        let report: SleepSyncReport
-        do {
-            report = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
-        } catch {
-            storage?.noticed(error)
-            throw error
-        }
-        // Records stamped by the watch's clock before it was set back are behind this sync now.
-        if let setBack, request.to == nil, started > setBack.from, watchClockSetBack?.from == setBack.from { watchClockSetBack = nil }
-        let now = wallClock.now()
-        updateStatus { $0.lastSync = now }
-        logger.info("\(id): synced \(report.fetched) records (\(report.stored) new)\(report.enqueued > 0 ? "; \(report.enqueued) night\(report.enqueued == 1 ? "" : "s") to upload" : "")")
-        if report.enqueued > 0 { await uploads?.wake() }
-        publish(GatewayEvent(.sleepSynced(fetched: report.fetched, stored: report.stored), watch: id, time: now))
-        // The watch has handed over everything it held up to `to`, or up to when this sync began.
-        let upTo = request.to ?? started
-        try await shieldedFromCancellation { [sessions, wallClock] in try await sessions.syncedUpTo(upTo, now: wallClock.now()) }
-        return report
-    }
-
-    /// Daily reports of the local dates [first, last] from the stored records.
-    public func dailySleep(first: LocalDate, last: LocalDate, timeZone: TimeZone? = nil, rule: StatisticsRule? = nil) async throws -> DailySleepReport {
-        try await operations.dailySleep(first: first, last: last, timeZone: timeZone, rule: rule)
-    }
 
     static func format(_ duration: Duration) -> String {
         let seconds = duration.timeInterval

@@ -141,33 +141,33 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
     public nonisolated let configuration: Configuration
     /// Everything the band recorded: the ground truth a sync must reproduce (`HuamiGroundTruth`).
     public nonisolated let history: HuamiBandHistory
-    public private(set) var battery = HuamiBattery(level: 71, state: 0)
+    public internal(set) var battery = HuamiBattery(level: 71, state: 0)
     /// Slot 0…9; nil: no alarm.
-    public private(set) var alarmSlots: [HuamiAlarm?]
+    public internal(set) var alarmSlots: [HuamiAlarm?]
     /// Minutes between all-day heart-rate measurements; 0 = off.
-    public private(set) var heartRateInterval: UInt8 = 10
-    public private(set) var sleepHeartRate = true
+    public internal(set) var heartRateInterval: UInt8 = 10
+    public internal(set) var sleepHeartRate = true
     /// The clock as the central last set it, and when.
-    public private(set) var clockSet: (time: HuamiTime, at: Date)?
+    public internal(set) var clockSet: (time: HuamiTime, at: Date)?
     /// The first minute the band still holds: the history's start until an acknowledgement drops data.
-    public private(set) var firstHeld: Int64
-    public private(set) var isAuthenticated = false
-    public private(set) var statistics = Statistics()
-    private var key: HuamiAuthKey
-    private var refusesKey = false
+    public internal(set) var firstHeld: Int64
+    public internal(set) var isAuthenticated = false
+    public internal(set) var statistics = Statistics()
+    var key: HuamiAuthKey
+    var refusesKey = false
     private var faults: [Fault] = []
-    private var challenge: [UInt8]?
-    private var challenges: UInt64 = 0
+    var challenge: [UInt8]?
+    var challenges: UInt64 = 0
     /// The minutes the last start answer announced: first minute, count.
-    private var pending: (first: Int64, minutes: Int, count: Int)?
+    var pending: (first: Int64, minutes: Int, count: Int)?
     /// The end of the last transfer sent whole, until acknowledged.
-    private var sentThrough: Int64?
-    private var notify: (@Sendable (Characteristic, [UInt8]) async -> Void)?
+    var sentThrough: Int64?
+    var notify: (@Sendable (Characteristic, [UInt8]) async -> Void)?
     private var linkLoss: (@Sendable () async -> Void)?
     private var events: (@Sendable (String) -> Void)?
-    private var measurement: Task<Void, Never>?
+    var measurement: Task<Void, Never>?
     /// Subscribers to Heart Rate Measurement through the standard services (`hr watch` on a loopback link).
-    private var heartRateStreams: [AsyncStream<[UInt8]>.Continuation] = []
+    var heartRateStreams: [AsyncStream<[UInt8]>.Continuation] = []
     private let now: @Sendable () -> Date
 
     /// `alarms` and `monitors`: what the band holds to start with (a simulated watch's memory
@@ -207,7 +207,7 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
     /// (`tsgateway simulate` prints them; the e2e journeys compare a client's view with them).
     public func onEvent(_ handler: @escaping @Sendable (String) -> Void) { events = handler }
 
-    private func say(_ line: String) { events?(line) }
+    func say(_ line: String) { events?(line) }
 
     /// `slot 2: 07:30 once, on, no snooze`.
     public static func describe(_ alarm: HuamiAlarm) -> String {
@@ -258,68 +258,6 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         heartRateStreams = []
     }
 
-    // MARK: The standard services (a loopback link's Device Information, Current Time, Heart Rate Measurement)
-
-    public nonisolated var standardCharacteristics: Set<StandardCharacteristic> {
-        Set(StandardCharacteristic.allCases.filter { deviceInformation($0) != nil }).union([.currentTime, .heartRateMeasurement])
-    }
-
-    public func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
-        if characteristic == .currentTime { return clock().currentTimeBytes }
-        guard let value = deviceInformation(characteristic) else { throw TransportError.characteristicMissing(characteristic) }
-        return value
-    }
-
-    public func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
-        guard characteristic == .currentTime else { throw TransportError.characteristicMissing(characteristic) }
-        await centralWrote(value, to: .currentTime)
-    }
-
-    public func notifications(of characteristic: StandardCharacteristic) async -> AsyncStream<[UInt8]> {
-        guard characteristic == .heartRateMeasurement else { return AsyncStream { $0.finish() } }
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
-        heartRateStreams.append(continuation)
-        return stream
-    }
-
-    /// When the band was last taken off the charger and last charged, as the battery reading carries them.
-    public var lastOff: Int64 { history.end - 2 * 86_400 - 3 * 3600 }
-    public var lastCharge: Int64 { history.end - 2 * 86_400 - 5 * 3600 }
-
-    /// The battery reading: `00`, level, state (`HuamiBattery`), then the last time the band was off
-    /// at bytes 3…9 and the last charge at 11…17 as year u16, month, day, hour, minute, second —
-    /// the offsets miband2 and satcar77/miband4 read (Gadgetbridge reads the last charge from byte
-    /// 10; the project's central reads neither, protocol-spec/huami.md §6). A reading of zeros there
-    /// is no date, and miband2's `get_battery` fails on it.
-    public func batteryBytes() -> [UInt8] {
-        var bytes = battery.bytes
-        func date(_ seconds: Int64) -> [UInt8] { Array(bandTime(seconds).shortBytes.prefix(7)) }
-        bytes.replaceSubrange(3..<10, with: date(lastOff))
-        bytes.replaceSubrange(11..<18, with: date(lastCharge))
-        return bytes
-    }
-
-    /// A read of `characteristic`: the battery and the clock; the rest are not readable.
-    public func read(_ characteristic: Characteristic) throws(HuamiError) -> [UInt8] {
-        switch characteristic {
-        case .battery: return batteryBytes()
-        case .currentTime: return clock().currentTimeBytes
-        default: throw HuamiError(.unknownOpcode, "the band's \(characteristic.rawValue) characteristic cannot be read")
-        }
-    }
-
-    /// Device Information as the band serves it.
-    public nonisolated func deviceInformation(_ characteristic: StandardCharacteristic) -> [UInt8]? {
-        switch characteristic {
-        case .modelNumber: Array(configuration.name.utf8)
-        case .firmwareRevision, .softwareRevision: Array(configuration.firmware.utf8)
-        case .hardwareRevision: Array(configuration.hardware.utf8)
-        case .serialNumber: Array(configuration.serial.utf8)
-        case .manufacturerName: Array("Huami (simulated)".utf8)
-        default: nil
-        }
-    }
-
     /// The central wrote `bytes` to `characteristic`.
     public func centralWrote(_ bytes: [UInt8], to characteristic: Characteristic) async {
         statistics.writesReceived += 1
@@ -358,207 +296,19 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         return try HuamiTime(currentTimeBytes: fixed)
     }
 
-    // MARK: Auth (§2)
-
-    private func auth(_ request: HuamiAuthRequest) async {
-        switch request {
-        case let .sendKey(_, newKey):
-            if configuration.acceptsNewKey {
-                key = newKey
-                refusesKey = false
-                await send(.auth, HuamiAuthAnswer.keyStored.bytes())
-            } else {
-                await send(.auth, HuamiAuthAnswer.refused(opcode: HuamiAuthRequest.sendKeyOpcode, status: HuamiAuthAnswer.wrongKeyStatus).bytes())
-            }
-        case let .requestRandom(flags):
-            let random = nextChallenge()
-            challenge = random
-            await send(.auth, HuamiAuthAnswer.random(random).bytes(cryptFlags: flags.cryptFlags))
-        case let .sendEncrypted(flags, encrypted):
-            guard let challenge, !refusesKey, key.accepts(encrypted: encrypted, challenge: challenge) else {
-                statistics.authsRefused += 1
-                isAuthenticated = false
-                say("auth refused: \(challenge == nil ? "no challenge was asked for" : "not the band's key")")
-                await send(.auth, HuamiAuthAnswer.refused(opcode: HuamiAuthRequest.sendEncryptedOpcode, status: HuamiAuthAnswer.wrongKeyStatus)
-                    .bytes(cryptFlags: flags.cryptFlags))
-                return
-            }
-            self.challenge = nil
-            isAuthenticated = true
-            statistics.authsAccepted += 1
-            say("auth accepted")
-            await send(.auth, HuamiAuthAnswer.accepted.bytes(cryptFlags: flags.cryptFlags))
-        }
-    }
-
-    /// 16 bytes that differ each time and repeat from run to run (SplitMix64 of a counter).
-    private func nextChallenge() -> [UInt8] {
-        var out: [UInt8] = []
-        for _ in 0..<2 {
-            challenges &+= 1
-            var z = challenges &* 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            out += (0..<8).map { UInt8(truncatingIfNeeded: z >> (8 * $0)) }
-        }
-        return out
-    }
-
-    // MARK: Alarms (§4)
-
-    private func configure(_ request: HuamiConfigRequest) async {
-        guard isAuthenticated else {
-            statistics.requestsBeforeAuth += 1
-            await send(.configuration, HuamiConfigAnswer.other(opcode: request.bytes[0], status: HuamiAuthAnswer.wrongKeyStatus, rest: []).bytes)
-            return
-        }
-        switch request {
-        case let .setAlarm(alarm):
-            statistics.alarmWrites += 1
-            alarmSlots[Int(alarm.slot)] = alarm
-            say("alarm \(Self.describe(alarm))")
-            await send(.configuration, HuamiConfigAnswer.alarmSet(status: 0x01).bytes)
-        case let .clearAlarm(slot):
-            statistics.alarmWrites += 1
-            alarmSlots[Int(slot)] = nil
-            say("alarm slot \(slot): cleared")
-            await send(.configuration, HuamiConfigAnswer.alarmSet(status: 0x01).bytes)
-        case .alarmStatus:
-            let held = alarmSlots.compactMap { $0 }.map { HuamiAlarmStatus(slot: $0.slot, isEnabled: $0.isEnabled) }
-            await send(.configuration, HuamiConfigAnswer.alarmStatus(held).bytes)
-        case .alarmTable:
-            for chunk in HuamiAlarmTable.chunks(alarmSlots.compactMap { $0 }) { await send(.configuration, chunk.bytes) }
-        }
-    }
-
-    // MARK: Heart rate (§5)
-
-    private func heartRateControl(_ command: HuamiHeartRateCommand) {
-        apply(command)
-        guard case .manualMeasurement(true) = command else { return }
-        measurement?.cancel()
-        let delay = configuration.measurementDelay
-        measurement = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard !Task.isCancelled, let self else { return }
-            await self.sendMeasurement()
-        }
-    }
-
-    private func apply(_ command: HuamiHeartRateCommand) {
-        switch command {
-        case let .interval(minutes):
-            heartRateInterval = minutes
-            say("heart rate measured every \(minutes) minutes (0: off)")
-        case let .sleepMonitoring(on):
-            sleepHeartRate = on
-            say("heart rate during sleep \(on ? "on" : "off")")
-        case let .manualMeasurement(on): if !on { measurement?.cancel() }
-        }
-    }
-
-    /// The reading a one-off measurement gives: deterministic, 62…77 bpm.
-    public var measuredBPM: UInt8 { UInt8(62 + statistics.heartRateMeasurements % 16) }
-
-    /// Heart Rate Measurement: flags 00 (8-bit value), the value.
-    private func sendMeasurement() async {
-        let bpm = measuredBPM
-        statistics.heartRateMeasurements += 1
-        say("heart rate measured: \(bpm) bpm")
-        heartRateStreams.forEach { $0.yield([0x00, bpm]) }
-        await send(.heartRateMeasurement, [0x00, bpm])
-    }
-
-    // MARK: The activity fetch (§7)
-
-    private func fetch(_ request: HuamiFetchRequest) async {
-        guard isAuthenticated else {
-            statistics.requestsBeforeAuth += 1
-            await send(.fetchControl, HuamiFetchAnswer.refused(opcode: request.bytes[0], status: HuamiAuthAnswer.wrongKeyStatus).bytes)
-            return
-        }
-        switch request {
-        case let .start(type, since):
-            statistics.fetches += 1
-            guard type == HuamiFetchRequest.activityType else {
-                await send(.fetchControl, HuamiFetchAnswer.refused(opcode: HuamiFetchRequest.startOpcode, status: 0x02).bytes)
-                return
-            }
-            // The minute holding `since`, not before what the band still holds, nor past what it recorded.
-            let asked = HuamiBandHistory.minute(containing: since.unixSeconds)
-            let first = min(max(asked, firstHeld), history.end)
-            let minutes = min(configuration.maxMinutesPerFetch, Int((history.end - first) / 60))
-            var count = minutes * configuration.sampleFormat.size
-            if let off = takeFault({ if case let .countOff(bytes) = $0 { bytes } else { nil } }) { count = max(0, count + off) }
-            pending = (first, minutes, count)
-            sentThrough = nil
-            await send(.fetchControl, HuamiFetchAnswer.started(count: UInt32(count), start: bandTime(first)).bytes)
-        case .fetchData:
-            guard let pending, pending.minutes > 0 else {
-                await send(.fetchControl, HuamiFetchAnswer.refused(opcode: HuamiFetchRequest.fetchDataOpcode, status: 0x04).bytes)
-                return
-            }
-            self.pending = nil
-            await transfer(first: pending.first, minutes: pending.minutes)
-        case .acknowledge:
-            statistics.acknowledgements += 1
-            if let sentThrough, configuration.dropsAcknowledgedData { firstHeld = max(firstHeld, sentThrough) }
-            sentThrough = nil
-            pending = nil
-            await send(.fetchControl, HuamiFetchAnswer.acknowledged.bytes)
-        }
-    }
-
-    /// A time in the band's zone: the one its clock was set with, else the history's.
-    private func bandTime(_ unixSeconds: Int64) -> HuamiTime {
-        let zone = clockSet.flatMap { TimeZone(secondsFromGMT: $0.time.zoneQuarterHours * 900) } ?? history.timeZone
-        return HuamiTime(unixSeconds: unixSeconds, zone: zone)
-    }
-
-    private func transfer(first: Int64, minutes: Int) async {
-        statistics.transfers += 1
-        let data = HuamiSample.encode(history.samples(from: first, count: minutes), format: configuration.sampleFormat)
-        var packets = HuamiDataPacket.packets(data, perPacket: configuration.dataBytesPerPacket)
-        if let index = takeFault({ if case let .skipCounter(packet) = $0 { packet } else { nil } }), packets.indices.contains(index) {
-            // Counted as if one packet before it had gone out and been lost.
-            for later in index..<packets.count { packets[later].counter &+= 1 }
-        }
-        if let index = takeFault({ if case let .shortPacket(packet) = $0 { packet } else { nil } }), packets.indices.contains(index),
-           packets[index].data.count > 1 {
-            packets[index].data.removeLast()
-        }
-        let cutAfter = takeFault { if case let .cutTransfer(count) = $0 { count } else { nil } }
-        for (index, packet) in packets.enumerated() {
-            if index == cutAfter {
-                await loseLink()
-                return
-            }
-            guard notify != nil else { return }
-            statistics.dataPacketsSent += 1
-            await send(.activityData, packet.bytes)
-        }
-        if let cutAfter, cutAfter >= packets.count {
-            await loseLink()
-            return
-        }
-        sentThrough = first + Int64(minutes) * 60
-        await send(.fetchControl, HuamiFetchAnswer.finished(crc32: configuration.sendsCRC ? TSHuami.CRC32.checksum(data) : nil).bytes)
-    }
-
-    private func loseLink() async {
+    func loseLink() async {
         statistics.transfersCut += 1
         notify = nil
         isAuthenticated = false
         await linkLoss?()
     }
 
-    private func send(_ characteristic: Characteristic, _ bytes: [UInt8]) async {
+    func send(_ characteristic: Characteristic, _ bytes: [UInt8]) async {
         guard let notify else { return }
         await notify(characteristic, bytes)
     }
 
-    private func takeFault<Value>(_ match: (Fault) -> Value?) -> Value? {
+    func takeFault<Value>(_ match: (Fault) -> Value?) -> Value? {
         for (index, fault) in faults.enumerated() {
             if let value = match(fault) {
                 faults.remove(at: index)
@@ -567,11 +317,4 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         }
         return nil
     }
-}
-
-extension HuamiAuthKey {
-    /// The simulated band's key unless told otherwise: `00112233445566778899aabbccddeeff`. It is
-    /// no secret (documented in docs/testing.md), which is why it may appear in tests and journeys.
-    public static let simulatorDefault = try! HuamiAuthKey(bytes: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-                                                                  0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
 }

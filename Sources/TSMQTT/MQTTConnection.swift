@@ -74,10 +74,7 @@ public final class MQTTConnection: @unchecked Sendable {
 
     /// libmosquitto is opened on the first connection (CMosquitto): nil when it is ready, else why not.
     private static let libraryProblem: String? = {
-        var message = [CChar](repeating: 0, count: 256)
-        guard tsg_mosquitto_load(&message, message.count) == 0 else {
-            return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        if let problem = tsg_mosquitto_load() { return String(cString: problem) }
         _ = tsg_mosquitto_lib_init()
         return nil
     }()

@@ -81,19 +81,19 @@ public enum WatchProbe {
     /// Probes the device at `address` through BlueZ: connect (within `timeout`), the GATT table,
     /// Device Information, then every registered dialect's identification exchange whose service
     /// it offers, each over its own link; the link is closed at the end.
-    public static func probe(bluez: BlueZ, address: String, adapter: String?, timeout: Duration = .seconds(15),
+    public static func probe(bluez: BlueZ, address: WatchID, adapter: String?, timeout: Duration = .seconds(15),
                              dialects: [WatchDialect] = WatchDialects.all,
                              configuration: WatchConfiguration = .probing) async throws -> ProbeReport {
         let found = try await bluez.adapter(adapter)
         let device: DeviceHandle
         do {
-            device = try await bluez.discover(address: address, adapter: found, within: timeout)
+            device = try await bluez.discover(address: address.rawValue, adapter: found, within: timeout)
             try await bluez.connect(device, timeout: timeout, attempts: 2)
         } catch {
             let category = ErrorCategory.of(error)
             // BlueZ's own refusals (a page timeout, an aborted LE connection) are the device not answering too.
             guard category != .cancelled && category != .permission else { throw error }
-            throw ProbeError(address: address, reason: String(describing: error), category: category)
+            throw ProbeError(address: address.rawValue, reason: String(describing: error), category: category)
         }
         do {
             let characteristics = try await bluez.characteristics(of: device)

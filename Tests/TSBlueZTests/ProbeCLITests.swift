@@ -51,7 +51,7 @@ import TSTestSupport
         _ = try CLI.requireBinary()
         let bad = try await CLI.runOnceDetached(["probe", "not-an-address"])
         #expect(bad.status == 64)
-        #expect(bad.stderr.contains("ADDRESS must be a Bluetooth address like AA:BB:CC:DD:EE:FF, got \"not-an-address\""), "\(bad.stderr)")
+        #expect(bad.stderr.contains("The value 'not-an-address' is invalid for '<address>': expected a Bluetooth address, six pairs of hex digits such as AA:BB:CC:DD:EE:FF"), "\(bad.stderr)")
         let bare = try PrivateBus(); defer { bare.stop() }
         let none = try await CLI.runOnceDetached(["probe", "AA:BB:CC:DD:EE:79"], environment: ["TSGATEWAY_DBUS_ADDRESS": bare.address])
         #expect(none.status == 69)

@@ -194,6 +194,10 @@ import Testing
         (["protocol", "encode", #"{"kind": "battery.response", "body": {"level": 101, "state": "full"}}"#], 65, "battery level 101 is out of range 0…100"),
         (["protocol", "encode", #"{"kind": "nope"}"#], 65, #"unknown message kind "nope""#),
         (["frobnicate"], 64, "frobnicate"),
+        // A watch's address is parsed with the command line: the argument and the form it takes are named.
+        (["pair", "AA:BB:CC:DD:EE"], 64, "The value 'AA:BB:CC:DD:EE' is invalid for '<address>': expected a Bluetooth address, six pairs of hex digits such as AA:BB:CC:DD:EE:FF"),
+        (["unpair", "kitchen"], 64, "The value 'kitchen' is invalid for '<address>': expected a Bluetooth address, six pairs of hex digits such as AA:BB:CC:DD:EE:FF"),
+        (["probe", "AA:BB:CC:DD:EE:GG"], 64, "The value 'AA:BB:CC:DD:EE:GG' is invalid for '<address>': expected a Bluetooth address, six pairs of hex digits such as AA:BB:CC:DD:EE:FF"),
     ]
 
     @Test(arguments: cases.indices)

@@ -25,9 +25,9 @@ typedef struct {
     char message[256];        // libcurl's words for a failure
 } tsg_http_result;
 
-// Opens libcurl (libcurl.so.4, else libcurl-gnutls.so.4) once; 0 when usable, else -1 with
-// the loader's words in message.
-int tsg_http_load(char *message, size_t message_length);
+// Opens libcurl (libcurl.so.4, else libcurl-gnutls.so.4) once; NULL when usable, else the
+// loader's words (CDynamicLibrary's tsg_library_open).
+const char *tsg_http_load(void);
 
 // POSTs body to url with the given "Name: value" header lines, at most timeout_ms for the whole
 // exchange; returns early with TSG_HTTP_CANCELLED once *cancel (read atomically) is non-zero.

@@ -42,7 +42,8 @@
 #define TSG_MOSQUITTO_DECLARE_VOID(name, parameters, arguments) void tsg_mosquitto_##name parameters;
 TSG_MOSQUITTO_FUNCTIONS(TSG_MOSQUITTO_DECLARE, TSG_MOSQUITTO_DECLARE_VOID)
 
-// Opens libmosquitto.so.1 once; 0 when every function above was found, else -1 with the
-// loader's words in message. The tsg_mosquitto_ functions may be called only after a 0.
-int tsg_mosquitto_load(char *message, size_t message_length);
+// Opens libmosquitto.so.1 once; NULL when every function above was found, else the loader's
+// words (CDynamicLibrary's tsg_library_open). The tsg_mosquitto_ functions may be called only
+// after a NULL.
+const char *tsg_mosquitto_load(void);
 #endif

@@ -18,8 +18,8 @@ struct PairCommand: AsyncParsableCommand {
             (--auth-key, 32 hex digits) on every connect: it is kept beside the database, readable by you \
             only, and never printed; a key the band refuses exits 77.
             """)
-    @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.")
-    var address: String
+    @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.", transform: WatchAddressArgument.parse)
+    var address: WatchID
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
     var adapter: String?
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
@@ -38,9 +38,6 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard WatchID(address) != nil else {
-            throw ValidationError("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF")
-        }
         _ = try pairingSecret()
     }
 
@@ -69,12 +66,12 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let id = WatchID(address) else { throw CLIFailure("\"\(address)\" is not a Bluetooth address such as AA:BB:CC:DD:EE:FF", status: .usage) }
+        let id = address
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         let info = try await withBlueZ { bluez in
             let found = try await bluez.adapter(adapter)
-            let device = try await bluez.discover(address: address, adapter: found)
+            let device = try await bluez.discover(address: id.rawValue, adapter: found)
             try await bluez.registerAgent()
             try await bluez.pair(device)
             try await bluez.trust(device)
@@ -112,16 +109,16 @@ enum PairingSecretOptions {
 
 struct UnpairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "unpair", abstract: "Forget a watch's Bluetooth bond (its synced data stays in the database).")
-    @Argument(help: "The watch's Bluetooth address.")
-    var address: String
+    @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.", transform: WatchAddressArgument.parse)
+    var address: WatchID
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
     var adapter: String?
 
     func run() async throws {
         try await withBlueZ { bluez in
             let found = try await bluez.adapter(adapter)
-            try await bluez.remove(try await bluez.device(address: address, adapter: found), adapter: found)
+            try await bluez.remove(try await bluez.device(address: address.rawValue, adapter: found), adapter: found)
         }
-        print("unpaired \(WatchID(address).map(\.rawValue) ?? address)")
+        print("unpaired \(address)")
     }
 }

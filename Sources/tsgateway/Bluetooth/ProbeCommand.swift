@@ -22,8 +22,9 @@ struct ProbeCommand: AsyncParsableCommand {
               tsgateway probe AA:BB:CC:DD:EE:FF
               tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json
             """)
-    @Argument(help: "The device's Bluetooth address (`tsgateway scan --all` lists those in reach).")
-    var address: String
+    @Argument(help: "The device's Bluetooth address, AA:BB:CC:DD:EE:FF (`tsgateway scan --all` lists those in reach).",
+              transform: WatchAddressArgument.parse)
+    var address: WatchID
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
     var adapter: String?
     @Option(help: "Seconds to find and connect to the device.")
@@ -32,7 +33,6 @@ struct ProbeCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard BluetoothAddress(address) != nil else { throw ValidationError("ADDRESS must be a Bluetooth address like AA:BB:CC:DD:EE:FF, got \"\(address)\"") }
         if let adapter { _ = try adapterIndexOrUsage(adapter) }
         guard (1...120).contains(timeout) else { throw ValidationError("--timeout must be 1…120 seconds, got \(timeout)") }
     }
