@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TSDBus
 import TSDevice
@@ -152,7 +153,15 @@ actor ToyBand: WatchCentral {
         name: .toy, summary: "a test's own band: battery and an alarm table",
         gatt: GATTProfile(service: "0000f00d-0000-1000-8000-00805f9b34fb", writeCharacteristic: "0000f00e-0000-1000-8000-00805f9b34fb",
                           notifyCharacteristic: "0000f00f-0000-1000-8000-00805f9b34fb", writeMode: .withoutResponse),
-        makeCentral: { ToyBand(transport: $0, configuration: $1) })
+        credential: ToyFamilyTests.pin,
+        makeCentral: { transport, configuration in
+            ToyBand.given.withLock { $0.append((configuration.pairing, configuration.pairingSecret)) }
+            return ToyBand(transport: transport, configuration: configuration)
+        })
+
+    /// What every toy central was made with: whether it pairs, and the pin it was handed.
+    static var configurationsGiven: [(pairing: Bool, secret: PairingSecret?)] { given.withLock { $0 } }
+    private static let given = Mutex<[(pairing: Bool, secret: PairingSecret?)]>([])
 
     nonisolated let dialect = Dialect.toy
     nonisolated let configuration: WatchConfiguration
