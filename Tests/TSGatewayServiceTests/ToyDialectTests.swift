@@ -167,7 +167,19 @@ actor ToyBand: WatchCentral {
     nonisolated let configuration: WatchConfiguration
     private let transport: any WatchTransport
     private var connection: (any TransportConnection)?
-    private var waiting: CheckedContinuation<[UInt8], any Error>?
+    /// Requests waiting for their answer, oldest first. Several can wait at once: the actor
+    /// takes the next call while one waits (serve reads the battery while a client asks for alarms).
+    private var waiting: [Waiting] = []
+    private var requestsMade = 0
+    /// How long a request waits for the band's answer.
+    static let answerLimit: Duration = .seconds(10)
+
+    private struct Waiting {
+        let id: Int
+        let answer: UInt8
+        let continuation: CheckedContinuation<[UInt8], any Error>
+        let deadline: Task<Void, Never>
+    }
     private let fanOut = EventFanOut<WatchEvent>(buffer: 8)
     private(set) var info: DeviceInfo?
 
@@ -203,8 +215,7 @@ actor ToyBand: WatchCentral {
         guard let open = connection else { return }
         connection = nil
         await open.close()
-        waiting?.resume(throwing: WatchError.disconnected("disconnected by the gateway"))
-        waiting = nil
+        failAll(WatchError.disconnected("disconnected by the gateway"))
         fanOut.send(.linkLost(reason: "disconnected by the gateway"))
     }
 
@@ -223,25 +234,55 @@ actor ToyBand: WatchCentral {
         }
     }
 
+    /// Writes `command` and waits for the notification that begins with `answer`: at most
+    /// `answerLimit`, and no longer than the caller waits (cancellation).
     private func request(_ command: UInt8, answer: UInt8, length: Int) async throws -> [UInt8] {
         guard let connection else { throw WatchError.notConnected }
-        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            waiting = continuation
-            Task { try? await connection.write([command]) }
+        requestsMade += 1
+        let id = requestsMade
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                let deadline = Task { [weak self] in
+                    guard (try? await Task.sleep(for: Self.answerLimit)) != nil else { return }
+                    await self?.fail(id, WatchError.timeout(command: "toy command \(command)", attempts: 1))
+                }
+                waiting.append(Waiting(id: id, answer: answer, continuation: continuation, deadline: deadline))
+                Task { try? await connection.write([command]) }
+            }
+        } onCancel: {
+            Task { await self.fail(id, CancellationError()) }
         }
         guard reply.first == answer, reply.count >= length else { throw WatchError.protocolViolation("the toy answered \(reply)") }
         return reply
     }
 
+    private func fail(_ id: Int, _ error: any Error) {
+        guard let index = waiting.firstIndex(where: { $0.id == id }) else { return }
+        let failed = waiting.remove(at: index)
+        failed.deadline.cancel()
+        failed.continuation.resume(throwing: error)
+    }
+
+    private func failAll(_ error: any Error) {
+        let failed = waiting
+        waiting = []
+        for request in failed {
+            request.deadline.cancel()
+            request.continuation.resume(throwing: error)
+        }
+    }
+
     private func received(_ event: TransportEvent) {
         switch event {
         case let .notification(bytes):
-            waiting?.resume(returning: bytes)
-            waiting = nil
+            // The oldest request this answer is for.
+            guard let index = waiting.firstIndex(where: { $0.answer == bytes.first }) else { return }
+            let answered = waiting.remove(at: index)
+            answered.deadline.cancel()
+            answered.continuation.resume(returning: bytes)
         case let .disconnected(reason):
             connection = nil
-            waiting?.resume(throwing: WatchError.disconnected(reason))
-            waiting = nil
+            failAll(WatchError.disconnected(reason))
             fanOut.send(.linkLost(reason: reason))
         }
     }

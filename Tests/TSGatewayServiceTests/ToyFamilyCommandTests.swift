@@ -20,8 +20,9 @@ import TSTestSupport
 /// peripheral, on the fake bluetoothd) and `serve` with a simulated toy watch on a private bus,
 /// stopped by SIGTERM as serve is. Each run that touches buses, signals or standard output runs
 /// in an exit test (a child process of this test binary, which registers the toy first), so no
-/// other test sees its environment, signal dispositions or output. Nothing outside this target
-/// names the toy.
+/// other test sees its environment, signal dispositions or output; each is bounded and holds no
+/// thread of the cooperative pool while its child runs (`BoundedExitTest`). Nothing outside
+/// this target names the toy.
 @Suite("a family registered at run time, through the commands", .serialized, .timeLimit(.minutes(3)))
 struct ToyFamilyCommandTests {
     static let address = "AA:BB:CC:DD:EE:0A"
@@ -40,7 +41,9 @@ struct ToyFamilyCommandTests {
 
     @Test("pair takes the toy's pin as --credential, checked by the toy's rule; info and alarms get reach the paired band")
     func pairInfoAndAlarms() async {
-        InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.pairInfoAndAlarmsInChild) })
+        await BoundedExitTest.run {
+            InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.pairInfoAndAlarmsInChild) })
+        }
     }
 
     static func pairInfoAndAlarmsInChild() async throws {
@@ -94,7 +97,9 @@ struct ToyFamilyCommandTests {
 
     @Test("info and alarms get on the simulated toy band (--simulate --dialect toy)")
     func simulated() async {
-        InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.simulatedInChild) })
+        await BoundedExitTest.run {
+            InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.simulatedInChild) })
+        }
     }
 
     static func simulatedInChild() async throws {
@@ -118,7 +123,9 @@ struct ToyFamilyCommandTests {
 
     @Test("simulate runs the toy band as a BlueZ peripheral that answers a central")
     func simulate() async {
-        InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.simulateInChild) })
+        await BoundedExitTest.run {
+            InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.simulateInChild) })
+        }
     }
 
     static func simulateInChild() async throws {
@@ -167,7 +174,9 @@ struct ToyFamilyCommandTests {
 
     @Test("serve takes a simulated toy watch with its pin, serves it on D-Bus, and stops cleanly on SIGTERM")
     func serve() async {
-        InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.serveInChild) })
+        await BoundedExitTest.run {
+            InProcess.report(await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { await InProcess.child(ToyFamilyCommandTests.serveInChild) })
+        }
     }
 
     static func serveInChild() async throws {
@@ -190,7 +199,7 @@ struct ToyFamilyCommandTests {
         let checked = await InProcess.run(["serve", "--config", configuration.path, "--check"])
         #expect(checked.status == 0 && checked.output.contains("toy (simulated)"), "\(checked.output)\(checked.error)")
 
-        let serving = Task { await InProcess.run(["serve", "--config", configuration.path], capturing: false) }
+        let serving = Task { await InProcess.run(["serve", "--config", configuration.path, "-v"], capturing: false) }
         let observer = try BusConnection(.address(bus.address))
         defer { observer.close() }
         var owned = false
@@ -261,6 +270,9 @@ enum InProcess {
     /// in an exit test's child, whose standard output is its own. In a child, a failure is also
     /// written for the parent (`report`).
     static func run(_ arguments: [String], capturing: Bool = true) async -> Outcome {
+        let line = arguments.joined(separator: " ")
+        running.change { $0.append(line) }
+        defer { running.change { if let index = $0.firstIndex(of: line) { $0.remove(at: index) } } }
         let ran = capturing ? await capturingStandardOutput { await outcome(arguments) } : await outcome(arguments)
         if isChild, ran.status != 0 { tellParent("`tsgateway \(arguments.joined(separator: " "))` exited \(ran.status): \(ran.error)") }
         return ran
@@ -269,6 +281,8 @@ enum InProcess {
     /// Lines a child writes on standard error for its parent begin so.
     static let childMarker = "in the exit test: "
     nonisolated(unsafe) private static var isChild = false
+    /// The command lines running now, for the watchdog's message.
+    private static let running = Locked<[String]>([])
 
     private static func tellParent(_ line: String) {
         FileHandle.standardError.write(Data((childMarker + line + "\n").utf8))
@@ -279,6 +293,7 @@ enum InProcess {
     /// condition was met.
     static func child(_ body: () async throws -> Void) async {
         isChild = true
+        stopAfter(BoundedExitTest.childLimit)
         do {
             try await body()
         } catch {
@@ -286,11 +301,33 @@ enum InProcess {
         }
     }
 
+    private static let watchdogSaid = "did not finish within "
+
+    /// A thread of its own (the child's cooperative pool may be what is stuck) that, after
+    /// `limit`, tells the parent which commands were still running, kills the processes this
+    /// child started (its buses) and ends the child.
+    private static func stopAfter(_ limit: Duration) {
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: TimeInterval(limit.components.seconds))
+            let commands = running.value.map { "`tsgateway \($0)`" }
+            tellParent(watchdogSaid + "\(limit) (\(commands.isEmpty ? "no command was running" : "still running: " + commands.joined(separator: ", "))); "
+                       + "stopped, with the processes it started")
+            for pid in ExitTestChildren.children(of: getpid()) { kill(pid, SIGKILL) }
+            // Status 0: a parent reads the child's standard error (the line above) only when the exit condition was met.
+            _exit(0)
+        }
+    }
+
     /// What the child told its parent (failed commands, a thrown error), as an issue of the
     /// parent's: the child's own issues arrive without their comments.
+    /// A child its watchdog stopped also shows the last lines it wrote (serve's log among them).
     static func report(_ result: ExitTest.Result?) {
-        let told = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix(childMarker) }
-        if !told.isEmpty { Issue.record(Comment(rawValue: told.joined(separator: "\n"))) }
+        let lines = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self).split(separator: "\n")
+        let told = lines.filter { $0.hasPrefix(childMarker) }
+        guard !told.isEmpty else { return }
+        let stopped = told.contains { $0.hasPrefix(childMarker + watchdogSaid) }
+        let tail = stopped ? ["its last lines:"] + lines.filter { !$0.hasPrefix(childMarker) }.suffix(40) : []
+        Issue.record(Comment(rawValue: (told + tail).joined(separator: "\n")))
     }
 
     private static func outcome(_ arguments: [String]) async -> Outcome {
