@@ -72,6 +72,28 @@ struct ToyDialectTests {
         await opened.central.disconnect()
     }
 
+    @Test("requests that overlap each get their own answer; one the band never answers ends with its caller")
+    func overlappingRequests() async throws {
+        let (opened, peripheral) = try Self.openToy()
+        let band = try #require(opened.central as? ToyBand)
+        _ = try await band.connect()
+        // As serve does: its supervisor reads the alarm table while a client's GetInfo reads the battery.
+        async let battery = band.battery()
+        async let alarms = band.alarms()
+        let (level, table) = try await (battery, alarms)
+        #expect(level.level == 64)
+        #expect(table == Self.alarms)
+
+        await peripheral.setSilent(true)
+        let waiting = Task { try await band.battery() }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        let started = ContinuousClock.now
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - started < ToyBand.answerLimit, "a cancelled request does not wait for its answer")
+        await opened.central.disconnect()
+    }
+
     @Test("info and alarms get through tsgateway serve's D-Bus service")
     func throughServe() async throws {
         let directory = try Self.temporaryDirectory()
@@ -133,9 +155,14 @@ actor ToyBandPeripheral: PeripheralEndpoint {
 
     func setBattery(_ level: UInt8) { battery = level }
 
+    /// A silent band takes commands and answers none.
+    private var silent = false
+    func setSilent(_ silent: Bool) { self.silent = silent }
+
     func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async { self.send = send }
 
     func centralWrote(_ chunk: [UInt8]) async {
+        guard !silent else { return }
         switch chunk.first {
         case ToyWire.battery: await send?([0x81, battery, 0])
         case ToyWire.alarms:
