@@ -212,7 +212,9 @@ let package = Package(
             name: "TSGatewayServiceTests",
             dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
-                           .product(name: "GRDB", package: "GRDB.swift")]
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).
+                           "tsgateway", "TSBlueZ", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(
             name: "TSSnoopTests",

@@ -1,9 +1,10 @@
 /// The secret a dialect's watches take for pairing, as its coordinator declares it: the option
-/// (`pair --KEY`) and the configuration key (`KEY:` in serve's configuration) that carry it, which
+/// (`pair --credential KEY=VALUE`; `--auth-code`, `--auth-key` for the built-in ones) and the
+/// configuration key (`KEY:` in serve's configuration) that carry it, which
 /// watches take it, and what makes a value wrong. The front doors read this; none of them knows a
 /// dialect by name.
 public struct PairingCredential: Sendable {
-    /// `auth-code`, `auth-key`: the option is `--KEY`, the configuration key `KEY:`.
+    /// `auth-code`, `auth-key`: the option is `--credential KEY=VALUE`, the configuration key `KEY:`.
     public var key: String
     /// Which watches take it, for errors: "a TopStep NPK watch".
     public var holder: String

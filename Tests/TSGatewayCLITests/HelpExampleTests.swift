@@ -187,8 +187,11 @@ struct ExampleArrangement {
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
         "tsgateway probe AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: probeRuns),
         "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
+        "tsgateway pair AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: pairRuns),
+        "tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE": .init(needsBluetoothHardware: pairRuns),
     ]
 
+    static let pairRuns = "pairs with a real watch (NpkPairTests and ToyFamilyCommandTests pair watches bridged to a fake bluetoothd; the e2e journeys pair under QEMU with btvirt)"
     static let probeRuns = "connects to a real device (ProbeCLITests probes a ring bridged to a fake bluetoothd; the e2e journey probe runs it under QEMU with btvirt)"
 }
 

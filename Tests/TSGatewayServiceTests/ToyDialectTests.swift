@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import TSDBus
 import TSDevice
@@ -71,6 +72,28 @@ struct ToyDialectTests {
         await opened.central.disconnect()
     }
 
+    @Test("requests that overlap each get their own answer; one the band never answers ends with its caller")
+    func overlappingRequests() async throws {
+        let (opened, peripheral) = try Self.openToy()
+        let band = try #require(opened.central as? ToyBand)
+        _ = try await band.connect()
+        // As serve does: its supervisor reads the alarm table while a client's GetInfo reads the battery.
+        async let battery = band.battery()
+        async let alarms = band.alarms()
+        let (level, table) = try await (battery, alarms)
+        #expect(level.level == 64)
+        #expect(table == Self.alarms)
+
+        await peripheral.setSilent(true)
+        let waiting = Task { try await band.battery() }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        let started = ContinuousClock.now
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - started < ToyBand.answerLimit, "a cancelled request does not wait for its answer")
+        await opened.central.disconnect()
+    }
+
     @Test("info and alarms get through tsgateway serve's D-Bus service")
     func throughServe() async throws {
         let directory = try Self.temporaryDirectory()
@@ -132,9 +155,14 @@ actor ToyBandPeripheral: PeripheralEndpoint {
 
     func setBattery(_ level: UInt8) { battery = level }
 
+    /// A silent band takes commands and answers none.
+    private var silent = false
+    func setSilent(_ silent: Bool) { self.silent = silent }
+
     func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async { self.send = send }
 
     func centralWrote(_ chunk: [UInt8]) async {
+        guard !silent else { return }
         switch chunk.first {
         case ToyWire.battery: await send?([0x81, battery, 0])
         case ToyWire.alarms:
@@ -152,13 +180,33 @@ actor ToyBand: WatchCentral {
         name: .toy, summary: "a test's own band: battery and an alarm table",
         gatt: GATTProfile(service: "0000f00d-0000-1000-8000-00805f9b34fb", writeCharacteristic: "0000f00e-0000-1000-8000-00805f9b34fb",
                           notifyCharacteristic: "0000f00f-0000-1000-8000-00805f9b34fb", writeMode: .withoutResponse),
-        makeCentral: { ToyBand(transport: $0, configuration: $1) })
+        credential: ToyFamilyTests.pin,
+        makeCentral: { transport, configuration in
+            ToyBand.given.withLock { $0.append((configuration.pairing, configuration.pairingSecret)) }
+            return ToyBand(transport: transport, configuration: configuration)
+        })
+
+    /// What every toy central was made with: whether it pairs, and the pin it was handed.
+    static var configurationsGiven: [(pairing: Bool, secret: PairingSecret?)] { given.withLock { $0 } }
+    private static let given = Mutex<[(pairing: Bool, secret: PairingSecret?)]>([])
 
     nonisolated let dialect = Dialect.toy
     nonisolated let configuration: WatchConfiguration
     private let transport: any WatchTransport
     private var connection: (any TransportConnection)?
-    private var waiting: CheckedContinuation<[UInt8], any Error>?
+    /// Requests waiting for their answer, oldest first. Several can wait at once: the actor
+    /// takes the next call while one waits (serve reads the battery while a client asks for alarms).
+    private var waiting: [Waiting] = []
+    private var requestsMade = 0
+    /// How long a request waits for the band's answer.
+    static let answerLimit: Duration = .seconds(10)
+
+    private struct Waiting {
+        let id: Int
+        let answer: UInt8
+        let continuation: CheckedContinuation<[UInt8], any Error>
+        let deadline: Task<Void, Never>
+    }
     private let fanOut = EventFanOut<WatchEvent>(buffer: 8)
     private(set) var info: DeviceInfo?
 
@@ -194,8 +242,7 @@ actor ToyBand: WatchCentral {
         guard let open = connection else { return }
         connection = nil
         await open.close()
-        waiting?.resume(throwing: WatchError.disconnected("disconnected by the gateway"))
-        waiting = nil
+        failAll(WatchError.disconnected("disconnected by the gateway"))
         fanOut.send(.linkLost(reason: "disconnected by the gateway"))
     }
 
@@ -214,25 +261,55 @@ actor ToyBand: WatchCentral {
         }
     }
 
+    /// Writes `command` and waits for the notification that begins with `answer`: at most
+    /// `answerLimit`, and no longer than the caller waits (cancellation).
     private func request(_ command: UInt8, answer: UInt8, length: Int) async throws -> [UInt8] {
         guard let connection else { throw WatchError.notConnected }
-        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-            waiting = continuation
-            Task { try? await connection.write([command]) }
+        requestsMade += 1
+        let id = requestsMade
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                let deadline = Task { [weak self] in
+                    guard (try? await Task.sleep(for: Self.answerLimit)) != nil else { return }
+                    await self?.fail(id, WatchError.timeout(command: "toy command \(command)", attempts: 1))
+                }
+                waiting.append(Waiting(id: id, answer: answer, continuation: continuation, deadline: deadline))
+                Task { try? await connection.write([command]) }
+            }
+        } onCancel: {
+            Task { await self.fail(id, CancellationError()) }
         }
         guard reply.first == answer, reply.count >= length else { throw WatchError.protocolViolation("the toy answered \(reply)") }
         return reply
     }
 
+    private func fail(_ id: Int, _ error: any Error) {
+        guard let index = waiting.firstIndex(where: { $0.id == id }) else { return }
+        let failed = waiting.remove(at: index)
+        failed.deadline.cancel()
+        failed.continuation.resume(throwing: error)
+    }
+
+    private func failAll(_ error: any Error) {
+        let failed = waiting
+        waiting = []
+        for request in failed {
+            request.deadline.cancel()
+            request.continuation.resume(throwing: error)
+        }
+    }
+
     private func received(_ event: TransportEvent) {
         switch event {
         case let .notification(bytes):
-            waiting?.resume(returning: bytes)
-            waiting = nil
+            // The oldest request this answer is for.
+            guard let index = waiting.firstIndex(where: { $0.answer == bytes.first }) else { return }
+            let answered = waiting.remove(at: index)
+            answered.deadline.cancel()
+            answered.continuation.resume(returning: bytes)
         case let .disconnected(reason):
             connection = nil
-            waiting?.resume(throwing: WatchError.disconnected(reason))
-            waiting = nil
+            failAll(WatchError.disconnected(reason))
             fanOut.send(.linkLost(reason: reason))
         }
     }

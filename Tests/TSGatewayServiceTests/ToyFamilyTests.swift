@@ -18,7 +18,7 @@ import TSWatchService
 /// makes a supervisor for it; nothing outside this target names the toy.
 @Suite("a family added in one registration", .serialized, .timeLimit(.minutes(2)))
 struct ToyFamilyTests {
-    /// The toy's pairing secret: a 4-digit pin (`--toy-pin`, `toy-pin:`).
+    /// The toy's pairing secret: a 4-digit pin (`pair --credential toy-pin=PIN`, `toy-pin:`).
     static let pin = PairingCredential(key: "toy-pin", holder: "a toy band", meaning: "the 4-digit pin a toy band shows",
                                        problem: { text in text.count == 4 && text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber) ? nil : "a toy pin is 4 digits" })
 

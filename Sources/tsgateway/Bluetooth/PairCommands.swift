@@ -17,6 +17,15 @@ struct PairCommand: AsyncParsableCommand {
             one nobody confirmed in time 75. A Huami band (--dialect huami) takes its 16-byte auth key \
             (--auth-key, 32 hex digits) on every connect: it is kept beside the database, readable by you \
             only, and never printed; a key the band refuses exits 77.
+
+            Any dialect's secret can be given as --credential NAME=VALUE, by the name its dialect gives \
+            it (listed with the option below), and is checked by that dialect's rule before Bluetooth is \
+            touched; --auth-code CODE is --credential auth-code=CODE, --auth-key HEX is --credential \
+            auth-key=HEX.
+
+            Examples:
+              tsgateway pair AA:BB:CC:DD:EE:FF
+              tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE
             """)
     @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.", transform: WatchAddressArgument.parse)
     var address: WatchID
@@ -31,10 +40,16 @@ struct PairCommand: AsyncParsableCommand {
     var authCode: String?
     @Option(help: ArgumentHelp(PairingSecretOptions.help("auth-key"), valueName: "hex"))
     var authKey: String?
+    @Option(name: .customLong("credential"), help: ArgumentHelp(PairingSecretOptions.credentialHelp, valueName: "name=value"))
+    var credentials: [String] = []
 
-    /// The pairing secrets given, by their key; the coordinator of `--dialect` says which it takes.
-    var secretsGiven: [(key: String, text: String)] {
-        [("auth-code", authCode), ("auth-key", authKey)].compactMap { key, text in text.map { (key, $0) } }
+    /// The pairing secrets given, by their key and as they were typed (for errors, never with
+    /// the value); the coordinator of `--dialect` says which it takes.
+    func secretsGiven() throws -> [PairingSecretOptions.Given] {
+        let named = [("auth-code", authCode), ("auth-key", authKey)].compactMap { key, text in
+            text.map { PairingSecretOptions.Given(key: key, text: $0, option: "--\(key)") }
+        }
+        return try named + credentials.map(PairingSecretOptions.parse)
     }
 
     func validate() throws {
@@ -43,15 +58,19 @@ struct PairCommand: AsyncParsableCommand {
 
     /// The secret given for the dialect asked for, checked by that dialect's coordinator.
     func pairingSecret() throws -> PairingSecret? {
-        guard let given = secretsGiven.first else { return nil }
+        let secrets = try secretsGiven()
+        guard let given = secrets.first else { return nil }
+        guard secrets.count == 1 else {
+            throw ValidationError("a watch takes one pairing secret; \(secrets.map(\.option).joined(separator: " and ")) were given: keep the one its dialect takes")
+        }
         let dialects = WatchDialects.terms
         if let misplaced = DialectTerms.misplaced(key: given.key, for: dialect, among: dialects, option: { "--dialect \($0)" }) {
-            throw ValidationError("--\(misplaced)")
+            throw ValidationError(String(given.option.dropLast(given.key.count)) + misplaced)
         }
         guard let credential = dialects.first(where: { $0.name == dialect })?.credential else { return nil }
         switch credential.secret(given.text) {
         case let .success(secret): return secret
-        case let .failure(error): throw ValidationError("--\(error)")
+        case let .failure(error): throw ValidationError("\(given.option): \(error.problem)")
         }
     }
 
@@ -98,12 +117,52 @@ struct PairCommand: AsyncParsableCommand {
     }
 }
 
-/// `--help` of a pairing secret's option, from the dialects that take it.
+/// A pairing secret's options: `--auth-code`, `--auth-key`, and `--credential NAME=VALUE` for
+/// any dialect's, each checked by the registration of the dialect that takes it.
 enum PairingSecretOptions {
+    /// A secret as given: its key, its text (never printed: it describes itself by its option)
+    /// and how it was typed, for errors.
+    struct Given: CustomStringConvertible {
+        var key: String
+        var text: String
+        /// `--auth-code`, `--credential auth-code`.
+        var option: String
+
+        var description: String { option }
+    }
+
     static func help(_ key: String) -> String {
         let takers = WatchDialects.all.filter { $0.credential?.key == key }
         guard let meaning = takers.first?.credential?.meaning else { return "A pairing secret no dialect of this build takes." }
         return "\(meaning.prefix(1).uppercased() + meaning.dropFirst()) (with " + takers.map { "--dialect \($0.name)" }.joined(separator: " or ") + ")."
+    }
+
+    static var credentialHelp: String {
+        "A dialect's pairing secret by its name, e.g. auth-code=CODE, checked by that dialect's rule; this build's dialects take \(takenNames)."
+    }
+
+    /// The secrets this build's dialects take, with the dialects: "auth-code (--dialect npk), auth-key (--dialect huami)".
+    static var takenNames: String {
+        let dialects = WatchDialects.all
+        var keys: [String] = []
+        for key in dialects.compactMap(\.credential?.key) where !keys.contains(key) { keys.append(key) }
+        guard !keys.isEmpty else { return "none" }
+        return keys.map { key in
+            "\(key) (" + dialects.filter { $0.credential?.key == key }.map { "--dialect \($0.name)" }.joined(separator: " or ") + ")"
+        }.joined(separator: ", ")
+    }
+
+    /// `--credential NAME=VALUE`: a name some dialect of this build takes, and its value. The
+    /// value is never part of an error: what was typed may be the secret itself.
+    static func parse(_ argument: String) throws -> Given {
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+            throw ValidationError("--credential takes NAME=VALUE, e.g. --credential auth-code=CODE; this build's dialects take \(takenNames)")
+        }
+        let key = String(argument[..<equals])
+        guard WatchDialects.all.contains(where: { $0.credential?.key == key }) else {
+            throw ValidationError("--credential \(key): no dialect this build speaks takes a secret of that name; they take \(takenNames)")
+        }
+        return Given(key: key, text: String(argument[argument.index(after: equals)...]), option: "--credential \(key)")
     }
 }
 

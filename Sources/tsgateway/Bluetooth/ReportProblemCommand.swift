@@ -324,6 +324,7 @@ struct PersonalDataMask {
         }
         result = result.replacing(/(?i)((?:auth[ _-]?(?:code|key)|secret|token|key)"?\s*[:=]\s*"?)[^\s",}]+/) { "\($0.output.1)(masked)" }
         result = result.replacing(/(?i)(--(?:auth-code|auth-key|key|secret|token)(?:\s+|=))[^\s;]+/) { "\($0.output.1)(masked)" }
+        result = result.replacing(/(?i)(--credential(?:\s+|=)[^\s=;]+=)[^\s;]+/) { "\($0.output.1)(masked)" }
         result = result.replacing(/(?i)("?serial(?:[ _-]?number)?(?: string)?"?\s*[:=]\s*"?)[^",\n}]+/) { "\($0.output.1)(masked)" }
         result = result.replacing(/("name"\s*:\s*"Serial Number String"\s*,\s*"value"\s*:\s*")[^"]*/) { "\($0.output.1)(masked)" }
         result = result.replacing(/(?i)\b\d{1,3}\s*bpm\b/) { _ in "(heart rate masked)" }
