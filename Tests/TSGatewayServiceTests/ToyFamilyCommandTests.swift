@@ -102,23 +102,31 @@ struct ToyFamilyCommandTests {
         }
     }
 
-    static func simulatedInChild() async throws {
+    /// What the children that need no fake bluetoothd start with: the toy family registered, a
+    /// temporary directory and a private bus (its address given), both gone when `body` ends.
+    static func withToyOnPrivateBus(_ body: (_ directory: URL, _ busAddress: String) async throws -> Void) async throws {
         register()
         let directory = try ToyDialectTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = try PrivateBus()
         defer { bus.stop() }
         InProcess.useBus(bus.address)
-        let database = ["--db", directory.appendingPathComponent("db.sqlite").path]
+        try await body(directory, bus.address)
+    }
 
-        let info = await InProcess.run(["--simulate", "--dialect", "toy", "info", "--json"] + database)
-        #expect(info.status == 0, "\(info.error)")
-        let described = try JSONDecoder().decode(InfoJSON.self, from: Data(info.output.utf8))
-        #expect(described.model == "Toy Band 1" && described.dialect == "toy" && described.battery?.level == 64, "\(info.output)")
+    static func simulatedInChild() async throws {
+        try await withToyOnPrivateBus { directory, _ in
+            let database = ["--db", directory.appendingPathComponent("db.sqlite").path]
 
-        let alarms = await InProcess.run(["alarms", "get", "--json", "--simulate", "--dialect", "toy"] + database)
-        #expect(alarms.status == 0, "\(alarms.error)")
-        #expect(try JSONDecoder().decode(AlarmsJSON.self, from: Data(alarms.output.utf8)).alarms == [ToyBandAdvertised.defaultAlarm], "\(alarms.output)")
+            let info = await InProcess.run(["--simulate", "--dialect", "toy", "info", "--json"] + database)
+            #expect(info.status == 0, "\(info.error)")
+            let described = try JSONDecoder().decode(InfoJSON.self, from: Data(info.output.utf8))
+            #expect(described.model == "Toy Band 1" && described.dialect == "toy" && described.battery?.level == 64, "\(info.output)")
+
+            let alarms = await InProcess.run(["alarms", "get", "--json", "--simulate", "--dialect", "toy"] + database)
+            #expect(alarms.status == 0, "\(alarms.error)")
+            #expect(try JSONDecoder().decode(AlarmsJSON.self, from: Data(alarms.output.utf8)).alarms == [ToyBandAdvertised.defaultAlarm], "\(alarms.output)")
+        }
     }
 
     @Test("simulate runs the toy band as a BlueZ peripheral that answers a central")
@@ -180,56 +188,52 @@ struct ToyFamilyCommandTests {
     }
 
     static func serveInChild() async throws {
-        register()
-        let directory = try ToyDialectTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        InProcess.useBus(bus.address)
-        let configuration = directory.appendingPathComponent("toy.yaml")
-        try Data("""
-            database: \(directory.path)/daemon.sqlite
-            bus: session
-            watches:
-              - simulated: true
-                name: toy
-                dialect: toy
-                toy-pin: "0815"
-            """.utf8).write(to: configuration)
-        let checked = await InProcess.run(["serve", "--config", configuration.path, "--check"])
-        #expect(checked.status == 0 && checked.output.contains("toy (simulated)"), "\(checked.output)\(checked.error)")
+        try await withToyOnPrivateBus { directory, busAddress in
+            let configuration = directory.appendingPathComponent("toy.yaml")
+            try Data("""
+                database: \(directory.path)/daemon.sqlite
+                bus: session
+                watches:
+                  - simulated: true
+                    name: toy
+                    dialect: toy
+                    toy-pin: "0815"
+                """.utf8).write(to: configuration)
+            let checked = await InProcess.run(["serve", "--config", configuration.path, "--check"])
+            #expect(checked.status == 0 && checked.output.contains("toy (simulated)"), "\(checked.output)\(checked.error)")
 
-        let serving = Task { await InProcess.run(["serve", "--config", configuration.path, "-v"], capturing: false) }
-        let observer = try BusConnection(.address(bus.address))
-        defer { observer.close() }
-        var owned = false
-        for _ in 0..<600 where !owned {
-            owned = try await observer.nameHasOwner(GatewayBusAPI.busName)
-            if !owned { try await Task.sleep(for: .milliseconds(100)) }
+            let serving = Task { await InProcess.run(["serve", "--config", configuration.path, "-v"], capturing: false) }
+            let observer = try BusConnection(.address(busAddress))
+            defer { observer.close() }
+            var owned = false
+            for _ in 0..<600 where !owned {
+                owned = try await observer.nameHasOwner(GatewayBusAPI.busName)
+                if !owned { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            guard owned else {
+                Issue.record("serve did not take \(GatewayBusAPI.busName)")
+                return
+            }
+            do {
+                let client = GatewayClient(connection: try BusConnection(.address(busAddress)))
+                defer { client.close() }
+                let served = try await client.watches()
+                #expect(served.map(\.name) == ["toy"])
+                let watch = client.watch(try #require(served.first).id)
+                #expect(try await watch.status().dialect == .toy)
+                #expect(try await watch.alarms() == [ToyBandAdvertised.defaultAlarm])
+                #expect(try await watch.status().info?.model == "Toy Band 1")
+                #expect(ToyBand.configurationsGiven.contains { !$0.pairing && $0.secret == PairingSecret(key: "toy-pin", text: "0815") },
+                        "serve hands the toy's central the pin of its configuration")
+            } catch {
+                Issue.record("asking the served toy watch: \(error)")
+            }
+            // serve's graceful shutdown: SIGTERM, which its service group has taken by the time the name is owned.
+            kill(getpid(), SIGTERM)
+            let ended = await serving.value
+            #expect(ended.status == 0, "serve should stop cleanly on SIGTERM: \(ended.error)")
+            #expect(try await observer.nameHasOwner(GatewayBusAPI.busName) == false, "the name is given up")
         }
-        guard owned else {
-            Issue.record("serve did not take \(GatewayBusAPI.busName)")
-            return
-        }
-        do {
-            let client = GatewayClient(connection: try BusConnection(.address(bus.address)))
-            defer { client.close() }
-            let served = try await client.watches()
-            #expect(served.map(\.name) == ["toy"])
-            let watch = client.watch(try #require(served.first).id)
-            #expect(try await watch.status().dialect == .toy)
-            #expect(try await watch.alarms() == [ToyBandAdvertised.defaultAlarm])
-            #expect(try await watch.status().info?.model == "Toy Band 1")
-            #expect(ToyBand.configurationsGiven.contains { !$0.pairing && $0.secret == PairingSecret(key: "toy-pin", text: "0815") },
-                    "serve hands the toy's central the pin of its configuration")
-        } catch {
-            Issue.record("asking the served toy watch: \(error)")
-        }
-        // serve's graceful shutdown: SIGTERM, which its service group has taken by the time the name is owned.
-        kill(getpid(), SIGTERM)
-        let ended = await serving.value
-        #expect(ended.status == 0, "serve should stop cleanly on SIGTERM: \(ended.error)")
-        #expect(try await observer.nameHasOwner(GatewayBusAPI.busName) == false, "the name is given up")
     }
 }
 
