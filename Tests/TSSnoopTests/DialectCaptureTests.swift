@@ -99,7 +99,11 @@ import TSTransport
             let opcode: UInt8 = flow == .write ? 0x52 : 0x1B
             link.att([opcode] + le16(handle) + entry.bytes, sent: flow == .write)
         }
-        link.disconnectionComplete()
+        // A controller shows who closed the link: "local host terminated" when the recording's
+        // central closed it, which a replay leaves up until the central closes it again. Shown as
+        // the watch's, the close would race the second pair's last notifications (QRing's).
+        let closedByCentral = recorded.entries.last { $0.direction == .disconnected }?.byCentral == true
+        link.disconnectionComplete(reason: closedByCentral ? 0x16 : 0x13)
         return link.packets
     }
 
