@@ -40,6 +40,9 @@ public struct CaptureEntry: Sendable, Hashable, Codable {
     public var characteristics: [String]?
     /// On `disconnected`: the central closed the link (nil: the watch or the link ended it).
     public var byCentral: Bool?
+    /// On `open`: the dialect whose exchange the capture holds (`protocol decode --to-capture`
+    /// names it; `protocol replay` plays the capture to that dialect's central).
+    public var dialect: String?
 
     public var bytes: [UInt8] {
         let digits = Array(hex.utf8)
@@ -85,7 +88,7 @@ public enum CaptureFile {
             do {
                 entries.append(try JSONDecoder().decode(CaptureEntry.self, from: Data(line)))
             } catch {
-                throw TransportError.captureExhausted("line \(number + 1) of \(url.path) is not a capture entry: \(error)")
+                throw TransportError.captureUnreadable("line \(number + 1) of \(url.path) is not a capture entry: \(error)")
             }
         }
         return entries

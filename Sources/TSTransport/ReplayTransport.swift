@@ -82,7 +82,7 @@ actor ReplayConnection: TransportConnection {
     func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
         guard isOpen else { throw TransportError.notConnected }
         guard let next = entries.first, next.direction == .read, next.characteristic == characteristic.rawValue else {
-            throw TransportError.captureExhausted("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))")
+            throw TransportError.captureDiffers("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))")
         }
         entries.removeFirst()
         deliverUntilNextRequest()
@@ -93,7 +93,7 @@ actor ReplayConnection: TransportConnection {
         guard isOpen else { throw TransportError.notConnected }
         let channel = CaptureChannel(characteristic)
         guard let next = entries.first, next.direction == .read, next.characteristic == nil, next.pair == channel else {
-            throw TransportError.captureExhausted("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))")
+            throw TransportError.captureDiffers("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))")
         }
         entries.removeFirst()
         deliverUntilNextRequest()
@@ -116,10 +116,10 @@ actor ReplayConnection: TransportConnection {
     private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
         guard isOpen else { throw TransportError.notConnected }
         guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
-            throw TransportError.captureExhausted("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))")
+            throw TransportError.captureDiffers("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))")
         }
         guard next.bytes == chunk else {
-            throw TransportError.captureExhausted("the central wrote other bytes than recorded (recorded \(next.hex))")
+            throw TransportError.captureDiffers("the central wrote other bytes than recorded (recorded \(next.hex))")
         }
         entries.removeFirst()
         deliverUntilNextRequest()

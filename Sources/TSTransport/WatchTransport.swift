@@ -76,7 +76,12 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
     case notConnected
     case connectFailed(String)
     case chunkTooLarge(size: Int, limit: Int)
+    /// A replay's capture has no recorded connection left to open.
     case captureExhausted(String)
+    /// A replayed central asked other than the recorded one (another write, a read where none was recorded).
+    case captureDiffers(String)
+    /// A capture file that is not JSON lines of capture entries.
+    case captureUnreadable(String)
     /// The watch has no such standard characteristic.
     case characteristicMissing(StandardCharacteristic)
     /// The watch has no protocol v1 service, so the link carries no frames.
@@ -92,6 +97,8 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         case let .connectFailed(reason): "could not connect to the watch: \(reason)"
         case let .chunkTooLarge(size, limit): "a write of \(size) bytes exceeds the link's \(limit)-byte limit (MTU − 3)"
         case let .captureExhausted(detail): "the capture has no more traffic: \(detail)"
+        case let .captureDiffers(detail): "the central left the capture: \(detail)"
+        case let .captureUnreadable(detail): "the capture is unreadable: \(detail)"
         case let .characteristicMissing(characteristic): "the watch has no \(characteristic.title) characteristic"
         case .noProtocolV1: "the watch has no protocol v1 service"
         case .noSecondChannel: "the watch has no second channel (the service its dialect uses for bulk data)"
@@ -102,7 +109,8 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
     public var category: ErrorCategory {
         switch self {
         case .notConnected, .connectFailed: .unavailable
-        case .chunkTooLarge, .captureExhausted: .protocolError
+        case .chunkTooLarge, .captureExhausted, .captureDiffers: .protocolError
+        case .captureUnreadable: .invalidInput
         case .characteristicMissing, .noProtocolV1, .noSecondChannel, .noCharacteristic: .notSupported
         }
     }

@@ -68,24 +68,31 @@ same_as_truth() {
   check sleep-equals-truth "$truth_json" "$steps/export-$n.json" "$1" || fail "the database does not hold exactly the simulator's records (details above)"
 }
 
-# decode_args: more arguments of its protocol decode steps (a Huami band's --name).
+# decode_args: more arguments of its protocol decode steps (a Huami band's --name); replay_args:
+# of its protocol replay step (a Huami band's --auth-key).
 # captured_sync DIALECT DB SYNC-ARGS...: an HCI capture (tsgateway capture, root in the VM; the
 # file 0600) of `sleep sync SYNC-ARGS` into the fresh database DB, which must hold exactly the
 # ground truth; protocol decode --btsnoop then finds DIALECT's exchange in it by itself, shows
 # every frame (those failing their checks counted: with EATT a frame may be split across
 # bearers), the sleep records it decodes are exactly the ones the sync stored, and --to-capture
-# writes the exchange as a replayable capture.
+# writes the exchange as a replayable capture; protocol replay plays that capture to DIALECT's
+# own central, which syncs from it into a fresh database as the live sync did: the same count
+# fetched, and exactly the ground truth stored. The live sync's central writes the clock
+# TSGATEWAY_WATCH_NOW pins (NPK's login, time set and sync range carry it, a second apart), and
+# the replay is given that clock, the sync's range and its time-set choice (its -v log says
+# whether the clock was trusted), so it asks what was recorded.
 captured_sync() {
-  local dialect=$1 db=$2 cap capturer cstatus from export replayable
+  local dialect=$1 db=$2 cap capturer cstatus from export replayable watch_now sync_out replay_db time_set=()
   shift 2
   cap=/root/sync-$J-$E2E_MODE.btsnoop replayable=$steps/replay-$J.jsonl
   rm -f "$cap" "$db"*
   begin "$dialect: tsgateway capture records a sync"
   "$T" capture --out "$cap" --adapter hci0 --device "$sim_addr" > "$steps/$n.capture" 2>&1 & capturer=$!
   for _ in $(seq 1 100); do grep -q "capturing" "$steps/$n.capture" && break; kill -0 $capturer 2>/dev/null || break; sleep 0.1; done
-  run_step "$T" sleep sync "$@" --json -v --db "$db" --device "$sim_addr"
+  watch_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  run_step env TSGATEWAY_WATCH_NOW="$watch_now" "$T" sleep sync "$@" --json -v --db "$db" --device "$sim_addr"
   sleep 1; kill -INT $capturer; reap $capturer; cstatus=$?
-  ok
+  ok; sync_out=$(out)
   [ "$cstatus" = 0 ] || fail "tsgateway capture exited $cstatus: $(cat "$steps/$n.capture")"
   [ "$(stat -c %a "$cap")" = 600 ] || fail "the capture file is mode $(stat -c %a "$cap"), expected 600"
   cp "$cap" "$OUT/"   # kept with the logs if a later step fails
@@ -97,6 +104,14 @@ captured_sync() {
     "$T" protocol decode --btsnoop "$cap" --json --to-capture "$replayable" ${decode_args[@]+"${decode_args[@]}"}; ok
   check capture-sleep-records "$(out)" "$export" "$dialect" "$from" || fail "the sleep records decoded from the capture differ from the records synced"
   check replayable-capture "$replayable" "$(out)" || fail "--to-capture wrote no replayable capture"
+  replay_db=${db%.sqlite}-replay.sqlite; rm -f "$replay_db"*
+  grep -q "clock is not set at connect" "$sync_out" && time_set=(--no-time-set)
+  step "$dialect: protocol replay plays the capture to the $dialect central, which syncs from it" \
+    "$T" protocol replay "$replayable" --db "$replay_db" --from "$from" --now "$watch_now" ${time_set[@]+"${time_set[@]}"} \
+    ${replay_args[@]+"${replay_args[@]}"} --json; ok
+  [ "$(check field "$(out)" fetched)" = "$(check field "$sync_out" fetched)" ] \
+    || fail "the replay fetched $(check field "$(out)" fetched) record(s), the live sync $(check field "$sync_out" fetched)"
+  same_as_truth "$from" "$replay_db"
 }
 
 # The addresses: hci1 (the simulated peripherals') and hci0 (the CLI's), once hci0 is powered.

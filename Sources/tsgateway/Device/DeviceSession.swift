@@ -86,6 +86,7 @@ struct DeviceSession {
                 configuration.syncTimeOnConnect = false
                 logger.info("the watch's clock is not set at connect: \(distrust.why)")
             }
+            if let pinned = try pinnedWatchClock() { configuration.now = { pinned } }
             opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name, configuration: configuration) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
@@ -179,6 +180,17 @@ struct SimulatedWearerActivity: SimulatedActivity {
 
 /// The simulated watch's clock (TSGATEWAY_SIMULATOR_NOW pins it).
 func simulatorNow() -> Date { SimulatorClock.now() }
+
+/// TSGATEWAY_WATCH_NOW (ISO 8601) pins the clock the central writes to a real watch (time set,
+/// NPK's login and sync range): a test hook, so that a captured sync replays byte for byte with
+/// `protocol replay --now` at the same instant (the e2e suite's captured syncs).
+func pinnedWatchClock(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Date? {
+    guard let text = environment["TSGATEWAY_WATCH_NOW"], !text.isEmpty else { return nil }
+    guard let date = ISO8601DateFormatter().date(from: text) else {
+        throw CLIFailure("TSGATEWAY_WATCH_NOW=\(text) is not an ISO 8601 time such as 2026-11-27T00:38:45Z", status: .usage)
+    }
+    return date
+}
 
 /// The protocol the simulated watch speaks: 1.1 unless TSGATEWAY_SIMULATOR_PROTOCOL says 1.0.
 func simulatorProtocol(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SimulatedProtocol {

@@ -12,7 +12,7 @@ struct ProtocolCommand: ParsableCommand {
         commandName: "protocol",
         abstract: "Decode any dialect's frames and captures; encode wire-protocol v1 frames (for captures and firmware work).",
         discussion: "Protocol v1 is specified in protocol-spec/wire-protocol.md, the other dialects in protocol-spec/.",
-        subcommands: [Decode.self, Encode.self]
+        subcommands: [Decode.self, Encode.self, Replay.self]
     )
 }
 
@@ -35,7 +35,7 @@ extension ProtocolCommand {
                 reassembled (L2CAP fragments, EATT channels, frames) and each frame printed with \
                 its meaning: command, fields, sleep items, heart rate, alarms. Auth keys and \
                 challenges are masked. --to-capture writes the exchange as a capture \
-                `ReplayTransport` plays to that dialect's central.
+                `ReplayTransport` plays to that dialect's central (`tsgateway protocol replay`).
 
                 Example:
                   tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
@@ -166,7 +166,10 @@ extension ProtocolCommand.Decode {
         }
         if let toCapture {
             var entries = exchange.captureEntries
-            for index in entries.indices where entries[index].direction == .open && entries[index].name == nil { entries[index].name = name }
+            for index in entries.indices where entries[index].direction == .open {
+                if entries[index].name == nil { entries[index].name = name }
+                entries[index].dialect = found.dialect.name.rawValue
+            }
             do { try PrivateFile.write(try CaptureFile.lines(entries), to: toCapture) } catch { throw CLIFailure.from(error) }
         }
         if printer.frames == 0 {

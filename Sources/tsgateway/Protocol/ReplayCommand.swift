@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import TSDevice
+import TSModels
+import TSStore
+import TSTransport
+import TSWatchService
+
+extension ProtocolCommand {
+    /// `protocol replay`: a capture played back to the gateway's own code, which syncs from it as
+    /// `sleep sync` syncs from a watch (the same watch operations), into a database of its own.
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play a capture back to the gateway's own code: the sleep sync it recorded, run again into a database.",
+            discussion: """
+                The capture (protocol decode --btsnoop FILE --to-capture OUT, or a test's \
+                recording) is played to its dialect's central, which connects and syncs sleep \
+                as `sleep sync` does: every write it makes must be the one recorded, every read \
+                and notification is the recorded one. What it stores goes into --db, a new \
+                database (`sleep export --db`, `sleep show --db` read it), so a person's capture \
+                becomes a regression test of the code that synced it.
+
+                The central must ask what the recorded one asked: the same range (--from and \
+                --to as the recorded `sleep sync --json` printed them), the same clock where \
+                the dialect writes it to the watch (--now: NPK's login, time set and sync range, \
+                QRing's and v1's time set, a Huami band's clock), the time set left out where \
+                the recorded central set none (--no-time-set), and the watch's pairing secret \
+                where the dialect takes one on every connect (--auth-key for huami). A write \
+                that differs says where and what was recorded.
+
+                Examples:
+                  tsgateway protocol replay exchange.jsonl --db replay.sqlite --from 2026-11-20T00:38:45Z --now 2026-11-27T00:38:45Z
+                  tsgateway protocol replay band.jsonl --db band.sqlite --from 2026-11-25 --now 2026-11-27T00:00:00Z --auth-key 000102030405060708090a0b0c0d0e0f
+                """)
+
+        @Argument(help: ArgumentHelp("The capture to play (JSON lines).", valueName: "capture"))
+        var capture: String
+
+        @Option(help: ArgumentHelp("A new database file for what the replayed sync stores.", valueName: "path"))
+        var db: String
+
+        @Option(help: ArgumentHelp("The start of the range the recorded sync asked for (its --json \"from\"): YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS] local, or with Z or +HH:MM.", valueName: "time"))
+        var from: String
+
+        @Option(help: ArgumentHelp("The end of that range, where the recorded sync had one (its --json \"to\").", valueName: "time"))
+        var to: String?
+
+        @Option(help: ArgumentHelp("The clock the recorded central had (default: this machine's): each write that carries the time is made with it.", valueName: "time"))
+        var now: String?
+
+        @Flag(help: "The recorded central did not set the watch's clock at connect (its clock was not trusted).")
+        var noTimeSet = false
+
+        @Option(help: ArgumentHelp("The dialect of the capture (\(DialectChoice.list)); default: the one its first connection names.", valueName: "dialect"),
+                transform: DialectChoice.parse)
+        var dialect: Dialect?
+
+        @Option(help: ArgumentHelp("The watch's address to store the records under.", valueName: "address"), transform: WatchAddressArgument.parse)
+        var device: WatchID = Self.replayedWatch
+
+        @Option(help: ArgumentHelp("The band's auth key the recorded central used (32 hex digits; --dialect huami). Never printed.", valueName: "hex"))
+        var authKey: String?
+
+        @Flag(help: "Print the sync's result as JSON, the shape of `sleep sync --json`.")
+        var json = false
+
+        /// Where a replay's records are stored by default: an address of the documentation range (RFC 7042).
+        static let replayedWatch = WatchID("00:00:5E:00:53:02")!
+
+        func validate() throws {
+            if FileManager.default.fileExists(atPath: db) {
+                throw ValidationError("--db \(db) exists; a replay stores into a new database, so what it holds is what the capture gave (remove it or name another)")
+            }
+        }
+
+        func run() async throws {
+            let entries = try readCapture()
+            let chosen = try chooseDialect(entries)
+            let start = try DateArgument.instant(from, flag: "--from")
+            let end = try to.map { try DateArgument.instant($0, flag: "--to", dayEnd: true) }
+            if let end, end <= start { throw CLIFailure("--to \(to ?? "") is not after --from \(from)", status: .usage) }
+            let clock = try now.map { try DateArgument.instant($0, flag: "--now") }
+            var configuration = WatchConfiguration()
+            configuration.syncTimeOnConnect = !noTimeSet
+            if let clock { configuration.now = { clock } }
+            configuration.pairingSecret = try secret(for: chosen)
+            let store: GatewayStore
+            do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
+            let central = try WatchOpener.open(.replay(entries), dialect: chosen.name, configuration: configuration).central
+            let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy())
+            let report: SleepSyncReport
+            do {
+                try await operations.connect()
+                report = try await operations.syncSleep(SyncRequest(from: Int64(start.timeIntervalSince1970), to: end.map { Int64($0.timeIntervalSince1970) }))
+                await central.disconnect()
+            } catch {
+                await central.disconnect()
+                throw departed(error)
+            }
+            if json {
+                try JSONOutput.printWithDates(SleepSyncCommand.Output(watch: device, from: start, to: end, result: report))
+            } else {
+                print("replayed \(capture) to the \(chosen.name) central: \(report.fetched) record\(report.fetched == 1 ? "" : "s") synced (\(report.stored) stored in \(db))"
+                    + (report.heartRateFetched > 0 ? ", \(report.heartRateFetched) heart-rate sample\(report.heartRateFetched == 1 ? "" : "s")" : ""))
+            }
+        }
+
+        func readCapture() throws -> [CaptureEntry] {
+            let entries: [CaptureEntry]
+            do {
+                entries = try CaptureFile.read(from: URL(fileURLWithPath: capture))
+            } catch let error as TransportError {
+                throw CLIFailure("\(capture): \(error)", status: .dataError)
+            } catch {
+                throw CLIFailure("cannot read \(capture): \(error.localizedDescription)", status: .noInput)
+            }
+            guard entries.contains(where: { $0.direction == .open }) else {
+                throw CLIFailure("\(capture) holds no connection (no \"open\" entry) to replay; write one with protocol decode --btsnoop FILE --to-capture OUT", status: .dataError)
+            }
+            return entries
+        }
+
+        func chooseDialect(_ entries: [CaptureEntry]) throws -> WatchDialect {
+            let named = entries.first { $0.direction == .open }?.dialect.map(Dialect.init(rawValue:))
+            if let dialect, let named, dialect != named {
+                throw CLIFailure("\(capture) holds the \(named) dialect's exchange, not \(dialect)'s; run it again with --dialect \(named), or without --dialect", status: .usage)
+            }
+            guard let name = dialect ?? named else {
+                throw CLIFailure("\(capture) does not name its dialect (a capture written before protocol decode named it); give --dialect (\(DialectChoice.list))", status: .usage)
+            }
+            do { return try WatchDialects.named(name) } catch { throw CLIFailure("\(capture): \(error)", status: .dataError) }
+        }
+
+        /// The secret the dialect takes on every connect, checked by its rule; none for a dialect that takes none.
+        func secret(for dialect: WatchDialect) throws -> PairingSecret? {
+            guard let credential = dialect.credential, credential.neededOnEveryConnect else {
+                if authKey != nil { throw CLIFailure("--auth-key: the \(dialect.name) dialect takes no auth key; leave it out", status: .usage) }
+                return nil
+            }
+            guard let authKey else {
+                throw CLIFailure("the \(dialect.name) central needs the \(credential.key) its recorded central used; give --\(credential.key)", status: .usage)
+            }
+            switch credential.secret(authKey) {
+            case let .success(secret): return secret
+            case let .failure(error): throw CLIFailure("--\(credential.key): \(error.problem)", status: .usage)
+            }
+        }
+
+        /// A replay that failed: a central that asked other than the recorded one, most often; what to give so it asks the same.
+        func departed(_ error: any Error) -> CLIFailure {
+            let failure = CLIFailure.from(error)
+            return CLIFailure("the replay of \(capture) stopped: \(failure.message); a capture replays to the requests it recorded: give the recorded sync's range (--from, --to), clock (--now) and time-set choice (--no-time-set)", status: failure.status)
+        }
+    }
+}
