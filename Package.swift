@@ -218,7 +218,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService"]
         ),
         .testTarget(
             name: "TSQRingTests",

@@ -118,6 +118,8 @@ struct ExampleArrangement {
         case capture
         /// A database holding heart-rate samples (`HeartRateSeed`).
         case heartRateDatabase
+        /// The repository's own file at that path (an example run from the repository's root).
+        case repositoryFile
     }
 
     enum Stop {
@@ -177,6 +179,11 @@ struct ExampleArrangement {
         // A capture needs root and a real adapter; the file the decode examples read is one of the test's own.
         "tsgateway protocol decode --btsnoop sync.btsnoop": .init(replacingPaths: ["sync.btsnoop": .capture]),
         "tsgateway protocol decode --btsnoop sync.btsnoop --json": .init(replacingPaths: ["sync.btsnoop": .capture]),
+        // Run from the repository's root, where the captures they play are.
+        "tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin":
+            .init(replacingPaths: ["protocol-spec/captures/simulated/qring-sync.jsonl": .repositoryFile]),
+        "tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin --json":
+            .init(replacingPaths: ["protocol-spec/captures/simulated/npk-sync.jsonl": .repositoryFile]),
         // A peripheral and a central on two real adapters.
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --live-stage-interval 5": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with --live-stage-interval 3 for the gateway's smart wake)"),
@@ -235,6 +242,10 @@ enum ExampleRun {
                 try Data(CaptureCLITests.capture).write(to: URL(fileURLWithPath: path))
             case .heartRateDatabase:
                 try await HeartRateSeed.storeExampleSamples(at: path)
+            case .repositoryFile:
+                let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.copyItem(at: repository.appendingPathComponent(original), to: URL(fileURLWithPath: path))
             }
             arguments = arguments.map { $0 == original ? path : $0 }
         }

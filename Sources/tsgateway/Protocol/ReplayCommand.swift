@@ -28,9 +28,9 @@ extension ProtocolCommand {
                 where the dialect takes one on every connect (--auth-key for huami). A write \
                 that differs says where and what was recorded.
 
-                Examples:
-                  tsgateway protocol replay exchange.jsonl --db replay.sqlite --from 2026-11-20T00:38:45Z --now 2026-11-27T00:38:45Z
-                  tsgateway protocol replay band.jsonl --db band.sqlite --from 2026-11-25 --now 2026-11-27T00:00:00Z --auth-key 000102030405060708090a0b0c0d0e0f
+                Examples (the simulated ring's and NPK watch's syncs, in the repository):
+                  tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin
+                  tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin --json
                 """)
 
         @Argument(help: ArgumentHelp("The capture to play (JSON lines).", valueName: "capture"))
@@ -47,6 +47,9 @@ extension ProtocolCommand {
 
         @Option(help: ArgumentHelp("The clock the recorded central had (default: this machine's): each write that carries the time is made with it.", valueName: "time"))
         var now: String?
+
+        @Option(help: ArgumentHelp("The time zone the recorded central wrote the clock in and computed nights in (default: this machine's), e.g. Europe/Berlin.", valueName: "zone"))
+        var timeZone: String?
 
         @Flag(help: "The recorded central did not set the watch's clock at connect (its clock was not trusted).")
         var noTimeSet = false
@@ -76,18 +79,27 @@ extension ProtocolCommand {
         func run() async throws {
             let entries = try readCapture()
             let chosen = try chooseDialect(entries)
-            let start = try DateArgument.instant(from, flag: "--from")
-            let end = try to.map { try DateArgument.instant($0, flag: "--to", dayEnd: true) }
+            let zone = try timeZone.map { name in
+                guard let zone = TimeZone(identifier: name) else {
+                    throw CLIFailure("--time-zone \(name) is not a time zone; give one such as Europe/Berlin or UTC (timedatectl list-timezones lists them)", status: .usage)
+                }
+                return zone
+            } ?? .current
+            var calendar = Calendar.current
+            calendar.timeZone = zone
+            let start = try DateArgument.instant(from, flag: "--from", calendar: calendar)
+            let end = try to.map { try DateArgument.instant($0, flag: "--to", dayEnd: true, calendar: calendar) }
             if let end, end <= start { throw CLIFailure("--to \(to ?? "") is not after --from \(from)", status: .usage) }
-            let clock = try now.map { try DateArgument.instant($0, flag: "--now") }
+            let clock = try now.map { try DateArgument.instant($0, flag: "--now", calendar: calendar) }
             var configuration = WatchConfiguration()
+            configuration.timeZone = zone
             configuration.syncTimeOnConnect = !noTimeSet
             if let clock { configuration.now = { clock } }
             configuration.pairingSecret = try secret(for: chosen)
             let store: GatewayStore
             do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
             let central = try WatchOpener.open(.replay(entries), dialect: chosen.name, configuration: configuration).central
-            let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy())
+            let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone))
             let report: SleepSyncReport
             do {
                 try await operations.connect()
