@@ -29,8 +29,12 @@ extension ProtocolCommand {
                 that differs says where and what was recorded.
 
                 Examples (the simulated ring's and NPK watch's syncs, in the repository):
-                  tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin
-                  tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin --json
+                  tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl \\
+                    --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z \\
+                    --time-zone Europe/Berlin
+                  tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl \\
+                    --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z \\
+                    --time-zone Europe/Berlin --json
                 """)
 
         @Argument(help: ArgumentHelp("The capture to play (JSON lines).", valueName: "capture"))
