@@ -34,13 +34,19 @@ import TSTransport
         return configuration
     }
 
-    /// The dialect's simulated watch, 3 days of history, synced from 3 days back over the capturing transport.
-    static func recordSync(_ name: Dialect) async throws -> Recorded {
+    /// The simulated watches these suites record: seed 7, 3 days of history up to `now` in `zone`.
+    static func threeDays(in zone: TimeZone = zone, until now: Date = now) -> SimulatedWatchOptions {
         var options = SimulatedWatchOptions()
         options.seed = 7
         options.timeZone = zone
         options.now = now
         options.historyDays = 3
+        return options
+    }
+
+    /// The dialect's simulated watch, 3 days of history, synced from 3 days back over the capturing transport.
+    static func recordSync(_ name: Dialect) async throws -> Recorded {
+        let options = threeDays()
         let family = try WatchFamilies.named(name)
         let link = try #require(family.simulated).open(options)
         let recording = RecordingTransport(recording: link.transport)

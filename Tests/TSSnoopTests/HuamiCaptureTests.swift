@@ -34,11 +34,7 @@ import TSTransport
     /// The simulated band (a Mi Band 5), 3 days of history, synced from 3 days back over the capturing transport.
     static func recordSync() async throws -> Recorded {
         WatchFamilies.registerBuiltIn()
-        var options = SimulatedWatchOptions()
-        options.seed = 7
-        options.timeZone = D.zone
-        options.now = D.now
-        options.historyDays = 3
+        let options = D.threeDays()
         let family = try WatchFamilies.named(huami)
         let link = try #require(family.simulated).open(options)
         let secret = try #require(link.pairingSecret)

@@ -33,11 +33,7 @@ import TSWatchService
     /// The dialect's simulated watch, 3 days of history, synced as `sleep sync` syncs over the capturing transport.
     static func recordSync(_ name: Dialect, in directory: URL) async throws -> Recorded {
         WatchFamilies.registerBuiltIn()
-        var options = SimulatedWatchOptions()
-        options.seed = 7
-        options.timeZone = zone
-        options.now = now
-        options.historyDays = 3
+        let options = DialectCaptureTests.threeDays(in: zone, until: now)
         let family = try WatchFamilies.named(name)
         let link = try #require(family.simulated).open(options)
         let recording = RecordingTransport(recording: link.transport)

@@ -83,12 +83,7 @@ extension ProtocolCommand {
         func run() async throws {
             let entries = try readCapture()
             let chosen = try chooseDialect(entries)
-            let zone = try timeZone.map { name in
-                guard let zone = TimeZone(identifier: name) else {
-                    throw CLIFailure("--time-zone \(name) is not a time zone; give one such as Europe/Berlin or UTC (timedatectl list-timezones lists them)", status: .usage)
-                }
-                return zone
-            } ?? .current
+            let zone = try SleepAnalyzeCommand.parseTimeZone(timeZone)
             var calendar = Calendar.current
             calendar.timeZone = zone
             let start = try DateArgument.instant(from, flag: "--from", calendar: calendar)
