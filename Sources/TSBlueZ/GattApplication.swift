@@ -64,6 +64,11 @@ public final class GattApplication: @unchecked Sendable {
     public let services: [LocalGattService]
     private let lock = NSLock()
     private var notifying: Set<String> = []
+    /// Reads and writes, handled in the order bluetoothd sent them, as a device handles a link's
+    /// ATT operations: bluetoothd passes a write without response on without waiting, and a
+    /// read right behind it was answered first now and then (miband2 writes the Current Time
+    /// without response and reads it back at once: CI after stop 43, att, read the old clock).
+    private let calls = DBusCallQueue()
 
     public init(path: String, services: [LocalGattService]) {
         self.path = path
@@ -96,7 +101,7 @@ public final class GattApplication: @unchecked Sendable {
     private func interface(for characteristic: LocalGattCharacteristic, at path: String, service: String) -> DBusInterface {
         var methods: [DBusMethod] = []
         if let read = characteristic.read {
-            methods.append(DBusMethod("ReadValue", in: "a{sv}", out: "ay") { arguments, _ in
+            methods.append(DBusMethod("ReadValue", in: "a{sv}", out: "ay", inArrivalOrderOn: calls) { arguments, _ in
                 // A long value is read in parts (ATT Read Blob): BlueZ asks from an offset.
                 let offset = Int(arguments.first?.propertiesValue?["offset"]?.uint16Value ?? 0)
                 let value = try await read()
@@ -107,7 +112,7 @@ public final class GattApplication: @unchecked Sendable {
             })
         }
         if let write = characteristic.write {
-            methods.append(DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
+            methods.append(DBusMethod("WriteValue", in: "aya{sv}", inArrivalOrderOn: calls) { arguments, _ in
                 let options = arguments.count > 1 ? arguments[1].propertiesValue ?? [:] : [:]
                 try await write(arguments[0].byteArrayValue ?? [], GattWriteOptions(options))
                 return []

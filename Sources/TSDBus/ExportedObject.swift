@@ -15,15 +15,19 @@ public struct DBusMethod: Sendable {
     /// Argument names for introspection (optional).
     public var inNames: [String]
     public var outNames: [String]
+    /// nil: each call is handled in a task of its own, concurrently with any other; else the
+    /// calls of every method on this queue are handled one after another in arrival order.
+    public var queue: DBusCallQueue?
 
     public init(_ name: String, in inSignature: String = "", out outSignature: String = "",
-                names inNames: [String] = [], results outNames: [String] = [],
+                names inNames: [String] = [], results outNames: [String] = [], inArrivalOrderOn queue: DBusCallQueue? = nil,
                 _ handler: @escaping @Sendable ([DBusValue], DBusCallInfo) async throws -> [DBusValue]) {
         self.name = name
         self.inSignature = inSignature
         self.outSignature = outSignature
         self.inNames = inNames
         self.outNames = outNames
+        self.queue = queue
         self.handler = handler
     }
 }
@@ -90,12 +94,12 @@ struct ExportedObjects {
         let path = message.path ?? "/", interfaceName = message.interface, member = message.member ?? ""
         let snapshot = router.objects.withLock { $0 }
         let info = DBusCallInfo(sender: message.sender ?? "", path: path)
-        func reply(_ values: [DBusValue]) {
+        @Sendable func reply(_ values: [DBusValue]) {
             guard let answer = message.methodReturn() else { return }
             do { try answer.append(values) } catch { return fail(error) }
             connection.sendOneWay(answer)
         }
-        func fail(_ error: BusError) {
+        @Sendable func fail(_ error: BusError) {
             if let answer = message.errorReply(error) { connection.sendOneWay(answer) }
         }
         let arguments = (try? message.arguments()) ?? []
@@ -128,7 +132,7 @@ struct ExportedObjects {
             fail(BusError(name: BusError.invalidArgs, message: "\(member) takes arguments of signature \"\(method.inSignature)\", got \"\(message.signature)\""))
             return true
         }
-        Task {
+        let call: @Sendable () async -> Void = {
             do {
                 let values = try await method.handler(arguments, info)
                 let signature = values.map(\.signature).joined()
@@ -143,6 +147,7 @@ struct ExportedObjects {
                 fail(BusError(name: BusError.failed, message: String(describing: error)))
             }
         }
+        if let queue = method.queue { queue.enqueue(call) } else { Task { await call() } }
         return true
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 import TSTestSupport
 import Foundation
 import Testing
@@ -67,6 +68,35 @@ import TSBlueZ
         #expect(await heard.next() == "returned")
         #expect(await heard.next() == "registered")
         #expect(fake.advertisementRegistrations == 2)
+        await peripheral.stop()
+    }
+
+    /// bluetoothd passes a write without response on and sends the read behind it at once; the
+    /// read sees the write even when the write's handler takes a while (the old code answered
+    /// the read first: miband2 read back the clock it had just set as it was before).
+    @Test(.timeLimit(.minutes(1))) func aReadRightBehindAWriteWithoutResponseSeesTheWrite() async throws {
+        let fake = try await FakePeripheralManager(); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let value = Mutex<[UInt8]>([0])
+        let application = GattApplication(path: "/org/tsgateway/test", services: [LocalGattService(uuid: Self.service, characteristics: [
+            LocalGattCharacteristic(uuid: Self.readWrite, flags: ["read", "write-without-response"], read: { value.withLock { $0 } }, write: { bytes, _ in
+                // What a simulator does before it takes the bytes: hops to its actors.
+                try await Task.sleep(for: .milliseconds(50))
+                value.withLock { $0 = bytes }
+            }),
+        ])])
+        let advertisement = LEAdvertisement(path: "/org/tsgateway/test/advertisement0", serviceUUIDs: [Self.service], localName: "Test")
+        let peripheral = BlueZPeripheral(bluez: bluez, adapter: try await bluez.adapter("hci1"), application: application, advertisement: advertisement)
+        try await peripheral.start { _ in }
+        let sender = try #require(fake.application?.sender)
+        let path = "/org/tsgateway/test/service0/char0"
+        for written in UInt8(1)...5 {
+            let write = try DBusMessage.methodCall(destination: sender, path: path, interface: BlueZInterface.gattCharacteristic, member: "WriteValue")
+            try write.append([.bytes([written]), .properties(["type": .string("command")])])
+            fake.server.sendOneWay(write)
+            let read = try await fake.server.call(destination: sender, path: path, interface: BlueZInterface.gattCharacteristic, member: "ReadValue", [.properties([:])])
+            #expect(read.first?.byteArrayValue == [written], "the read after writing \(written) answered \(read.first?.byteArrayValue ?? [])")
+        }
         await peripheral.stop()
     }
 
