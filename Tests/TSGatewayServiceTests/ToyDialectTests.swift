@@ -88,9 +88,9 @@ struct ToyDialectTests {
         let waiting = Task { try await band.battery() }
         try await Task.sleep(for: .milliseconds(100))
         waiting.cancel()
-        let started = ContinuousClock.now
+        // A cancelled request ends with its caller: had it waited for the answer, it would have
+        // ended with the band's timeout (WatchError.timeout) instead.
         await #expect(throws: CancellationError.self) { try await waiting.value }
-        #expect(ContinuousClock.now - started < ToyBand.answerLimit, "a cancelled request does not wait for its answer")
         await opened.central.disconnect()
     }
 
