@@ -48,8 +48,26 @@ extension BlueZ {
     /// le-connection-abort-by-local with backoff; the wait races a disconnect and the device
     /// object vanishing, and ends after `timeout`. Signals are subscribed before reading state.
     /// `linkUp` is called once the link is up, before the wait for the services.
+    ///
+    /// A link that drops before its services are resolved is connected once more after
+    /// `backoff`: nothing was asked of the watch yet. bluetoothd 5.66 drops a bonded device's new
+    /// link now and then when it cannot raise the ATT socket's security in time
+    /// ("device_attach_att() bt_io_set: setsockopt(BT_SECURITY): Invalid argument"; seen in the
+    /// e2e VM after a bluetoothd restart and before a sleep sync, each time "disconnected while
+    /// connecting", exit 75).
     public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500),
                         linkUp: (@Sendable () -> Void)? = nil) async throws {
+        do {
+            try await connectOnce(device, timeout: timeout, attempts: attempts, backoff: backoff, linkUp: linkUp)
+        } catch BlueZError.disconnected {
+            try await Task.sleep(for: backoff)
+            try await connectOnce(device, timeout: timeout, attempts: attempts, backoff: backoff, linkUp: linkUp)
+        }
+    }
+
+    /// One connect: its own subscriptions (a wait that ended cancelled its streams).
+    private func connectOnce(_ device: DeviceHandle, timeout: Duration, attempts: Int, backoff: Duration,
+                             linkUp: (@Sendable () -> Void)?) async throws {
         let changes = try await bus.signals(SignalMatch(sender: Self.service, path: device.path, interface: StandardBusNames.properties, member: "PropertiesChanged"))
         let removals = try await bus.signals(SignalMatch(sender: Self.service, interface: StandardBusNames.objectManager, member: "InterfacesRemoved"))
         let state = try await deviceProperties(device)

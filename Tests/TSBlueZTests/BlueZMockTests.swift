@@ -138,11 +138,17 @@ final class MockBlueZ: @unchecked Sendable {
         let bluez = BlueZ(bus: try BusConnection(.address(mock.bus.address))); defer { bluez.bus.close() }
         let adapter = try await bluez.adapter("hci0")
         let watch = try await bluez.device(address: "AA:BB:CC:DD:EE:01", adapter: adapter)
+        // The link drops after each Connect, before the services resolve: connected once more,
+        // then the error. (The mock's Connect leaves Connected alone; BlueZ's part is played here.)
         Task {
-            try await Task.sleep(for: .milliseconds(150))
-            try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(false)])
+            for call in 1...2 {
+                while try await mock.connectCalls(address: "AA:BB:CC:DD:EE:01") < call { try await Task.sleep(for: .milliseconds(20)) }
+                try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(true)])
+                try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(false)])
+            }
         }
         await #expect { try await bluez.connect(watch, timeout: .seconds(10)) } throws: { "\($0)" == "AA:BB:CC:DD:EE:01 disconnected while connecting" }
+        #expect(try await mock.connectCalls(address: "AA:BB:CC:DD:EE:01") == 2)
         try await mock.setDeviceProperties(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", ["Connected": .boolean(true), "ServicesResolved": .boolean(false)])
         await #expect { try await bluez.connect(watch, timeout: .milliseconds(300)) } throws: { "\($0)".contains("did not finish connecting in time") }
         await #expect { _ = try await bluez.device(address: "11:22:33:44:55:66", adapter: adapter) } throws: { "\($0)".contains("no device 11:22:33:44:55:66 is known to BlueZ") }

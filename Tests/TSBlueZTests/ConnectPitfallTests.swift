@@ -1,3 +1,4 @@
+import Synchronization
 import TSTestSupport
 import Foundation
 import Testing
@@ -16,7 +17,9 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
 
     var connectAttempts: Int { lock.lock(); defer { lock.unlock() }; return attempts }
 
-    init(failures: Int, resolve: Bool) async throws {
+    /// `drops`: how many links go down again before their services resolve (as bluetoothd drops
+    /// a bonded device's link it could not secure).
+    init(failures: Int, resolve: Bool, drops: Int = 0) async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
         try await server.requestName(BlueZ.service)
@@ -31,7 +34,13 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
                 let attempt = self.nextAttempt()
                 if attempt <= failures { throw BusError(name: BlueZErrorName.inProgress, message: "Operation already in progress") }
                 self.markConnected()
-                if resolve {
+                if attempt - failures <= drops {
+                    Task {
+                        try await Task.sleep(for: .milliseconds(50))
+                        self.markDisconnected()
+                        try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
+                    }
+                } else if resolve {
                     Task {
                         try await Task.sleep(for: .milliseconds(50))
                         try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
@@ -48,6 +57,7 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
 
     private func nextAttempt() -> Int { lock.withLock { attempts += 1; return attempts } }
     private func markConnected() { lock.withLock { connected = true } }
+    private func markDisconnected() { lock.withLock { connected = false } }
 
     var isConnected: Bool { lock.lock(); defer { lock.unlock() }; return connected }
 
@@ -74,6 +84,25 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
             "\($0)".contains("already in progress")
         }
         #expect(fake.connectAttempts == 2)
+    }
+
+    @Test func aLinkThatDropsBeforeItsServicesResolveIsConnectedOnceMore() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: true, drops: 1); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        let ups = Mutex(0)
+        try await bluez.connect(device, timeout: .seconds(5), backoff: .milliseconds(20), linkUp: { ups.withLock { $0 += 1 } })
+        #expect(fake.connectAttempts == 2 && ups.withLock { $0 } == 2)
+    }
+
+    @Test func aLinkThatDropsAgainIsAClearError() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: true, drops: 2); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        await #expect { try await bluez.connect(device, timeout: .seconds(5), backoff: .milliseconds(20)) } throws: {
+            "\($0)" == "AA:BB:CC:DD:EE:07 disconnected while connecting"
+        }
+        #expect(fake.connectAttempts == 2, "once more, not again and again")
     }
 
     @Test func theDeviceVanishingWhileServicesResolveEndsTheWait() async throws {
