@@ -50,19 +50,25 @@ extension BlueZ {
     /// `linkUp` is called once the link is up, before the wait for the services.
     ///
     /// A link that drops before its services are resolved is connected once more after
-    /// `backoff`: nothing was asked of the watch yet. bluetoothd 5.66 drops a bonded device's new
-    /// link now and then when it cannot raise the ATT socket's security in time
-    /// ("device_attach_att() bt_io_set: setsockopt(BT_SECURITY): Invalid argument"; seen in the
-    /// e2e VM after a bluetoothd restart and before a sleep sync, each time "disconnected while
-    /// connecting", exit 75).
+    /// `backoff`, and so is one still up when `timeout` ends without them, after a Disconnect
+    /// (the second try has its own `timeout`): nothing was asked of the watch yet. bluetoothd
+    /// 5.66 now and then fails to raise a bonded device's new ATT socket's security
+    /// ("device_attach_att() bt_io_set: setsockopt(BT_SECURITY): Invalid argument"); the link then
+    /// drops ("disconnected while connecting") or stays up without its services ("did not finish
+    /// connecting in time"). Seen in the e2e VM: after a bluetoothd restart, before a sleep sync,
+    /// before an alarms set; each time exit 75.
     public func connect(_ device: DeviceHandle, timeout: Duration = .seconds(20), attempts: Int = 3, backoff: Duration = .milliseconds(500),
                         linkUp: (@Sendable () -> Void)? = nil) async throws {
         do {
             try await connectOnce(device, timeout: timeout, attempts: attempts, backoff: backoff, linkUp: linkUp)
+            return
         } catch BlueZError.disconnected {
-            try await Task.sleep(for: backoff)
-            try await connectOnce(device, timeout: timeout, attempts: attempts, backoff: backoff, linkUp: linkUp)
+        } catch BlueZError.connectTimedOut {
+            guard (try? await deviceProperties(device))?["Connected"]?.boolValue == true else { throw BlueZError.connectTimedOut(device.address) }
+            try? await disconnect(device)
         }
+        try await Task.sleep(for: backoff)
+        try await connectOnce(device, timeout: timeout, attempts: attempts, backoff: backoff, linkUp: linkUp)
     }
 
     /// One connect: its own subscriptions (a wait that ended cancelled its streams).

@@ -16,10 +16,13 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
     private var connected = false
 
     var connectAttempts: Int { lock.lock(); defer { lock.unlock() }; return attempts }
+    private var disconnects = 0
+    var disconnectCalls: Int { lock.withLock { disconnects } }
 
     /// `drops`: how many links go down again before their services resolve (as bluetoothd drops
-    /// a bonded device's link it could not secure).
-    init(failures: Int, resolve: Bool, drops: Int = 0) async throws {
+    /// a bonded device's link it could not secure); `stalls`: how many after those stay up
+    /// without resolving them until Disconnect.
+    init(failures: Int, resolve: Bool, drops: Int = 0, stalls: Int = 0) async throws {
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
         try await server.requestName(BlueZ.service)
@@ -40,12 +43,21 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
                         self.markDisconnected()
                         try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
                     }
+                } else if attempt - failures - drops <= stalls {
+                    // Up, and nothing more until the central gives up.
                 } else if resolve {
                     Task {
                         try await Task.sleep(for: .milliseconds(50))
                         try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(true), "ServicesResolved": .boolean(true)])
                     }
                 }
+                return []
+            },
+            DBusMethod("Disconnect") { [weak self] _, _ in
+                guard let self else { return [] }
+                self.markDisconnected()
+                self.lock.withLock { self.disconnects += 1 }
+                try server.emitPropertiesChanged(path: Self.device, interface: BlueZInterface.device, changed: ["Connected": .boolean(false)])
                 return []
             },
         ], properties: [
@@ -103,6 +115,24 @@ final class FlakyConnectBlueZ: @unchecked Sendable {
             "\($0)" == "AA:BB:CC:DD:EE:07 disconnected while connecting"
         }
         #expect(fake.connectAttempts == 2, "once more, not again and again")
+    }
+
+    @Test func aLinkUpWithoutItsServicesIsDisconnectedAndConnectedOnceMore() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: true, stalls: 1); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        try await bluez.connect(device, timeout: .milliseconds(300), backoff: .milliseconds(20))
+        #expect(fake.connectAttempts == 2 && fake.disconnectCalls == 1)
+    }
+
+    @Test func aLinkThatStallsAgainIsAClearError() async throws {
+        let fake = try await FlakyConnectBlueZ(failures: 0, resolve: true, stalls: 2); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        let device = try await bluez.device(address: "AA:BB:CC:DD:EE:07", adapter: try await bluez.adapter("hci0"))
+        await #expect { try await bluez.connect(device, timeout: .milliseconds(300), backoff: .milliseconds(20)) } throws: {
+            "\($0)" == "AA:BB:CC:DD:EE:07 did not finish connecting in time; is it in range and awake?"
+        }
+        #expect(fake.connectAttempts == 2 && fake.disconnectCalls == 1)
     }
 
     @Test func theDeviceVanishingWhileServicesResolveEndsTheWait() async throws {
