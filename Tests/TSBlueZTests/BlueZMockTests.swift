@@ -160,6 +160,24 @@ final class MockBlueZ: @unchecked Sendable {
         await #expect { _ = try await bluez.adapters() } throws: { "\($0)".contains("bluetoothd is not running on the system bus") }
     }
 
+    /// `scan --count N` ends once N devices are printed: two watches are there, one is printed and the
+    /// scan ends (a scan of its whole --timeout, 600 s, would run into the runner's 120 s and fail).
+    @Test func theCLIScanEndsOnceItFoundCountDevices() async throws {
+        _ = try CLI.requireBinary()
+        let mock = try await MockBlueZ(); defer { mock.stop() }
+        try await mock.addAdapter("hci0")
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:01", alias: "TS Watch", uuids: [MockBlueZ.watchUUID])
+        try await mock.addDevice(adapter: "hci0", address: "AA:BB:CC:DD:EE:02", alias: "Second Watch", uuids: [MockBlueZ.watchUUID])
+        let scanned = try await CLI.runOnceDetached(["scan", "--count", "1", "--timeout", "600", "--json"], environment: ["TSGATEWAY_DBUS_ADDRESS": mock.bus.address])
+        #expect(scanned.status == 0, "\(scanned.stderr)")
+        let lines = scanned.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "scan --count 1 printed \(lines.count) devices: \(scanned.stdout)")
+        #expect(lines.first?.contains("AA:BB:CC:DD:EE:0") == true)
+        let refused = try await CLI.runOnceDetached(["scan", "--count", "0"], environment: ["TSGATEWAY_DBUS_ADDRESS": mock.bus.address])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--count must be 1 or more, got 0"))
+    }
+
     @Test func theCLIListsAdaptersAndExplainsAMissingBluetoothd() async throws {
         _ = try CLI.requireBinary()
         let mock = try await MockBlueZ(); defer { mock.stop() }

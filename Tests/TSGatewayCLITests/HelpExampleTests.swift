@@ -188,6 +188,7 @@ struct ExampleArrangement {
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --live-stage-interval 5": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with --live-stage-interval 3 for the gateway's smart wake)"),
         "tsgateway scan --adapter hci0": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
+        "tsgateway scan --count 1 --timeout 30 --json": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end journeys scan so, under QEMU with btvirt; ScanCountTests against a mock bluetoothd)"),
         "tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3":
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/npk-steps runs the NPK watch under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":

@@ -141,7 +141,7 @@ scan_while_starting() {
   if [ "${E2E_FAIL_JOURNEY:-}" = "$J" ] && [ "$n" -ge "${E2E_FAIL_STEP:-2}" ]; then
     fail "made to fail by E2E_FAIL_JOURNEY=$J (a test hook of the runner)"
   fi
-  "$T" scan --adapter hci0 --timeout "$timeout" --json > "$steps/$n.out" 2>&1 & scanner=$!
+  "$T" scan --count 1 --adapter hci0 --timeout "$timeout" --json > "$steps/$n.out" 2>&1 & scanner=$!
   sleep 2; "${start[@]}"
   reap $scanner; status=$?; got=$(cat "$steps/$n.out"); ok
   check scan-finds "$steps/$n.out" "$sim_addr" "$@" 2>/dev/null && return 0
@@ -153,7 +153,7 @@ scan_while_starting() {
   [ "$scan_once_more" = 1 ] && ! grep -q "\"$sim_addr\"" "$steps/$n.out" || return 1
   log "[$E2E_MODE] $J $n. no report of $sim_addr in $timeout s; scanning once more"
   cp "$steps/$n.out" "$steps/$n.first"
-  run_step "$T" scan --adapter hci0 --timeout "$timeout" --json; ok
+  run_step "$T" scan --count 1 --adapter hci0 --timeout "$timeout" --json; ok
   check scan-finds "$steps/$n.out" "$sim_addr" "$@" 2>/dev/null
 }
 scan_once_more=1

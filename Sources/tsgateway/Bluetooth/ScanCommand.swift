@@ -8,9 +8,17 @@ struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
         abstract: "Look for nearby watches (devices advertising the watch service).",
-        discussion: "Prints each watch as it is found, with name, address and signal strength. --all shows every LE device.")
+        discussion: """
+            Prints each watch as it is found, with name, address and signal strength. --all shows every LE device. \
+            --count ends the scan once that many are found (--timeout still bounds it).
+
+            Examples:
+              tsgateway scan --count 1 --timeout 30 --json
+            """)
     @Option(help: "Seconds to scan.")
     var timeout: Int = 10
+    @Option(help: "Stop once this many devices are found (default: scan for the whole --timeout).")
+    var count: Int?
     @Flag(help: "Show every LE device, not only watches.")
     var all = false
     @Option(help: ArgumentHelp("The adapter (default: the first).", valueName: "hciN"))
@@ -20,6 +28,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds, got \(timeout)") }
+        if let count, count < 1 { throw ValidationError("--count must be 1 or more, got \(count)") }
     }
 
     func run() async throws {
@@ -39,6 +48,7 @@ struct ScanCommand: AsyncParsableCommand {
                     print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")\(dialect)")
                 }
                 fflush(nil)
+                if let count, seen.count >= count { break }
             }
             if !json && seen.isEmpty { print(all ? "no devices found" : "no watches found; is the watch awake and near? (--all shows every device)") }
         }
