@@ -198,7 +198,8 @@ import TSTransport
     }
 }
 
-private struct AnyMeaning: Encodable {
+/// A meaning of any type, to encode as the `--json` output does.
+struct AnyMeaning: Encodable {
     let value: any Encodable
     init(_ value: any Encodable) { self.value = value }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
