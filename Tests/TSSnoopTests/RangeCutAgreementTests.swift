@@ -42,7 +42,9 @@ import TSTransport
         try await central.connect()
         let synced = try await central.allSleepRecords(start: start, end: nil)
         await central.disconnect()
-        let (frames, items) = try decode(await recording.entries(), by: family.dialect)
+        let (_, decoder) = try #require(family.dialect.capturable)
+        let frames = CapturedConnections.frames(of: await recording.entries(), decoder: decoder, started: D.now)
+        let items = CapturedConnections.sleepItems(in: frames)
         return Cut(start: start, synced: Set(synced), decoded: Set(items.filter { syncedFrom(start, $0, dialect: name) }),
                    unreadFrames: frames.filter { $0.verdict != .frame }.map(\.text))
     }
@@ -51,31 +53,6 @@ import TSTransport
     /// (`HuamiWatch.sleepTransfer`, read from samples fetched before it), the others' from `start` on.
     static func syncedFrom(_ start: Int64, _ item: SleepItem, dialect: Dialect) -> Bool {
         dialect == Dialect(rawValue: "huami") ? item.end > start : item.start >= start
-    }
-
-    /// The recording's values through one decoder session in their order, then what each stream left.
-    static func decode(_ entries: [CaptureEntry], by dialect: WatchDialect) throws -> ([DecodedFrame], [SleepItem]) {
-        let (_, decoder) = try #require(dialect.capturable)
-        var session = decoder.session(started: D.now, peripheralName: entries.first { $0.direction == .open }?.name)
-        var frames: [DecodedFrame] = []
-        var streams: [(CaptureChannel, CaptureFlow)] = []
-        for entry in entries where entry.characteristic == nil {
-            let flow: CaptureFlow
-            switch entry.direction {
-            case .write: flow = .write
-            case .notification: flow = .notification
-            case .read: flow = .read
-            case .open, .disconnected: continue
-            }
-            if !streams.contains(where: { $0 == (entry.pair, flow) }) { streams.append((entry.pair, flow)) }
-            frames += session.append(entry.bytes, channel: entry.pair, flow: flow)
-        }
-        for (channel, flow) in streams { frames += session.finish(channel: channel, flow: flow) }
-        let encoder = JSONCoding.encoder()
-        let items = try frames.compactMap(\.meaning).flatMap { meaning in
-            try D.sleepItems(in: try JSONSerialization.jsonObject(with: try encoder.encode(AnyMeaning(meaning))))
-        }
-        return (frames, items)
     }
 
     static func describe(_ cut: Cut) -> String {
