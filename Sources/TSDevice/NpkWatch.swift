@@ -225,7 +225,13 @@ public actor NpkWatch: LinkedCentral {
                 frame = again
                 retransmissions += 1
             }
-            try await send(frame, on: link)
+            do {
+                try await send(frame, on: link)
+            } catch {
+                // Not sent: nothing waits for its answer.
+                matcher.abandon()
+                throw error
+            }
             if let answered = try await awaitAnswer(timeout: timeout ?? configuration.requestTimeout) { return answered }
             flushStream()
         }

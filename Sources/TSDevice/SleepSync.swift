@@ -2,6 +2,7 @@ import Foundation
 import TSModels
 import TSProtocol
 import TSStore
+import TSTransport
 
 /// Progress of a running sleep sync, for progress bars.
 public struct SleepSyncProgress: Sendable, Hashable {
@@ -107,7 +108,8 @@ public struct SleepSync: Sendable {
                 if !heartRateDone {
                     do {
                         try await transferHeartRateHistory(from: &heartRateFrom, to: to, report: &report)
-                    } catch where !(error is CancellationError) && !(error is StorageUnwritable) && (error as? WatchError)?.isRecoverable != true {
+                    } catch where !(error is CancellationError) && !(error is StorageUnwritable) && (error as? WatchError)?.isRecoverable != true
+                        && (error as? TransportError)?.isReplayDeparture != true {
                         // A watch that refuses its heart-rate history still hands over its sleep.
                         report.heartRateError = String(describing: error)
                     }

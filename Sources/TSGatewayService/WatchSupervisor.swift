@@ -73,10 +73,12 @@ public actor WatchSupervisor {
         return configuration
     }
 
-    /// The same for one watch: its auth code, should it have to bind again.
+    /// The same for one watch: its auth code, should it have to bind again; a secret its dialect
+    /// takes on every connect (a Huami band's auth key) from the configuration, else the one `pair`
+    /// kept beside the database.
     public static func watchConfiguration(_ settings: GatewayConfiguration, entry: GatewayConfiguration.WatchEntry) -> WatchConfiguration {
         var configuration = watchConfiguration(settings)
-        configuration.pairingSecret = entry.pairingSecret
+        configuration.pairingSecret = entry.pairingSecret ?? settings.rememberedSecret(of: entry)
         return configuration
     }
 

@@ -81,7 +81,8 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
         let model: HuamiModel?
         let format: HuamiSampleFormat
         var transfer: Transfer?
-        var reader = HuamiSleepReader()
+        /// Reads the transfers as the central does: a stretch running into a transfer's end is held and joined with its rest.
+        var reader = HuamiTransferSleepReader()
         var chunks = HuamiConfigChunkAssembler()
         /// A heart-rate command was written: the band's `2A37` values are measurements the central asked for.
         var measuring = false
@@ -114,14 +115,24 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
             }
         }
 
-        /// A transfer whose announced bytes never all came, once, at the end of the data or the fetch-control stream.
+        /// Once, at the end of the data or the fetch-control stream: a transfer whose announced bytes
+        /// never all came, and the sleep item that ran into the end of the last transfer.
         mutating func finish(channel: CaptureChannel, flow: CaptureFlow) -> [DecodedFrame] {
-            guard let role = Role(channel), role == .activityData || role == .fetchControl, flow == .notification,
-                  let open = transfer, !open.assembler.isComplete || !open.ended else { return [] }
-            transfer = nil
-            let stopped = open.assembler.isComplete ? "the band never said the transfer is done" : open.assembler.abandoned().message
-            return [DecodedFrame(.corruptFrame, "activity data: \(stopped)", meaning: "transferEndedEarly",
-                                 fields: ["code": HuamiError.Code.transferEndedEarly.rawValue])]
+            guard let role = Role(channel), role == .activityData || role == .fetchControl, flow == .notification else { return [] }
+            var frames: [DecodedFrame] = []
+            if let open = transfer, !open.assembler.isComplete || !open.ended {
+                transfer = nil
+                let stopped = open.assembler.isComplete ? "the band never said the transfer is done" : open.assembler.abandoned().message
+                frames.append(DecodedFrame(.corruptFrame, "activity data: \(stopped)", meaning: "transferEndedEarly",
+                                           fields: ["code": HuamiError.Code.transferEndedEarly.rawValue]))
+            }
+            if let held = reader.finish().first {
+                var decoded = Meaning(characteristic: Role.activityData.rawValue, command: "heldSleepItem", data: "")
+                decoded.records = [held]
+                frames.append(DecodedFrame(.frame, "activity data: the sleep item that ran to the end of the last transfer, no transfer going on with it: "
+                                           + "\(held.stage) from \(held.start), \(held.duration / 60) min", meaning: decoded))
+            }
+            return frames
         }
 
         // MARK: Reading a value
@@ -340,8 +351,9 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
                 decoded.heartRate = activity.heartRates
                 decoded.fields = ["start": .number(Double(activity.start)), "samples": .number(Double(activity.samples.count)),
                                   "sampleBytes": .number(Double(format.size))]
+                let held = reader.held.map { " (and a \($0.stage) stretch from \($0.start) running into its end, shown with the next transfer or at the end)" } ?? ""
                 return DecodedFrame(.frame, "activity data: transfer of \(activity.samples.count) minute(s) from \(open.start): "
-                                    + "\(decoded.records?.count ?? 0) sleep item(s), \(decoded.heartRate?.count ?? 0) heart-rate minute(s)", meaning: decoded)
+                                    + "\(decoded.records?.count ?? 0) sleep item(s)\(held), \(decoded.heartRate?.count ?? 0) heart-rate minute(s)", meaning: decoded)
             } catch {
                 return DecodedFrame(HuamiCaptureDecoder.verdict(error.code), "activity data: the transfer does not read (\(error.code.rawValue)): \(error.message)",
                                     meaning: decoded, fields: ["code": error.code.rawValue])

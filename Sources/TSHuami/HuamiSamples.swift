@@ -233,3 +233,42 @@ public struct HuamiSleepReader: Sendable {
         state.pendingAwakeMinutes = 0
     }
 }
+
+/// The sleep items of successive transfers as one stream: an asleep stretch that runs into the end
+/// of a transfer is held until the next transfer shows whether it goes on, and then joined with
+/// its rest, so a stretch is one item wherever the band's transfers were cut (a sync's range moves
+/// the cut: protocol-spec/huami.md §9, rule 4). The central's sync and the capture decoder both read
+/// through it, so they give the same items.
+public struct HuamiTransferSleepReader: Sendable {
+    public private(set) var reader: HuamiSleepReader
+    /// The asleep stretch that ran into the end of the last transfer, not handed over yet.
+    public private(set) var held: SleepItem?
+
+    public init(reader: HuamiSleepReader = HuamiSleepReader()) {
+        self.reader = reader
+    }
+
+    /// The items of `activity` that are settled, with the held stretch in front (joined with its
+    /// rest when this transfer goes on with it); a stretch running into this transfer's end is held.
+    public mutating func read(_ activity: HuamiActivity) -> [SleepItem] {
+        var items = reader.read(activity)
+        if let last = held {
+            if let first = items.first, first.start == last.end, first.stage == last.stage {
+                items[0] = SleepItem(stage: last.stage, start: last.start, duration: last.duration + first.duration)
+            } else {
+                items.insert(last, at: 0)
+            }
+            held = nil
+        }
+        if let last = items.last, last.end == activity.end {
+            held = items.removeLast()
+        }
+        return items
+    }
+
+    /// The held stretch, once no transfer follows.
+    public mutating func finish() -> [SleepItem] {
+        defer { held = nil }
+        return held.map { [$0] } ?? []
+    }
+}

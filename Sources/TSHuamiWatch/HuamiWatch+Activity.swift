@@ -34,9 +34,7 @@ extension HuamiWatch {
         let runs = try await activityRuns(since: start - Self.nightLookback)
         let (parts, continuation) = AsyncThrowingStream.makeStream(of: [SleepItem].self)
         let producer = Task {
-            var reader = HuamiSleepReader()
-            // An asleep stretch running into the end of a transfer, held until the next shows whether it goes on.
-            var held: SleepItem?
+            var reader = HuamiTransferSleepReader()
             func kept(_ items: [SleepItem]) -> [SleepItem] {
                 // An item that began before `start` and goes on past it is the one a resumed sync
                 // stored cut short: it is handed over again with its whole length (the store keeps one of it).
@@ -44,22 +42,11 @@ extension HuamiWatch {
             }
             do {
                 for try await run in runs {
-                    var items = reader.read(run)
-                    if let last = held {
-                        if let first = items.first, first.start == last.end, first.stage == last.stage {
-                            items[0] = SleepItem(stage: last.stage, start: last.start, duration: last.duration + first.duration)
-                        } else {
-                            items.insert(last, at: 0)
-                        }
-                        held = nil
-                    }
-                    if let last = items.last, last.end == run.end {
-                        held = items.removeLast()
-                    }
-                    let part = kept(items)
+                    let part = kept(reader.read(run))
                     if !part.isEmpty { continuation.yield(part) }
                 }
-                if let held, !kept([held]).isEmpty { continuation.yield([held]) }
+                let last = kept(reader.finish())
+                if !last.isEmpty { continuation.yield(last) }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)

@@ -65,10 +65,14 @@ public protocol CaptureDecoder: Sendable {
     /// The same, for a peripheral whose name the capture holds (a GAP Device Name read): a
     /// dialect whose values read differently by model (a Huami band's sample size) goes by it.
     func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder
+    /// The same reader for a watch whose clock runs in `zone`: a dialect that dates what it sends by
+    /// the watch's local clock (a ring's) reads it there; the others have no use for it.
+    func reading(clockIn zone: TimeZone) -> any CaptureDecoder
 }
 
 extension CaptureDecoder {
     public func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder { session(started: started) }
+    public func reading(clockIn zone: TimeZone) -> any CaptureDecoder { self }
 }
 
 /// Decodes one connection's values in capture order, each stream (pair and direction) on its

@@ -12,6 +12,8 @@ public struct QRingCaptureDecoder: CaptureDecoder {
 
     public init(zone: TimeZone = .current) { self.zone = zone }
 
+    public func reading(clockIn zone: TimeZone) -> any CaptureDecoder { QRingCaptureDecoder(zone: zone) }
+
     public func session(started: Date?) -> any CaptureSessionDecoder {
         Session(zone: zone, today: RingClock.today(at: started ?? Date(), in: zone))
     }

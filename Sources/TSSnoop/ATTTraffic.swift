@@ -69,6 +69,13 @@ public struct ATTTraffic: Sendable {
     private var clientMTU: [Direction: UInt16] = [:]
 
     private struct SignalKey: Hashable { var connection: ConnectionKey; var identifier: UInt8 }
+    private struct HandleKey: Hashable { var index: UInt16; var handle: UInt16 }
+    /// The link each controller handle carries now (`ConnectionKey.link`).
+    private var currentLinks: [HandleKey: Int] = [:]
+
+    private func linkKey(index: UInt16, handle: UInt16) -> ConnectionKey {
+        ConnectionKey(index: index, handle: handle, link: currentLinks[HandleKey(index: index, handle: handle)] ?? 0)
+    }
 
     public init() {}
 
@@ -93,13 +100,17 @@ public struct ATTTraffic: Sendable {
     private mutating func addEvent(_ packet: HCIPacket) {
         switch HCIEvent(packet: packet.data) {
         case let .leConnectionComplete(status, handle, _, peer, interval, _, _) where status == 0:
-            let key = ConnectionKey(index: packet.index, handle: handle)
+            // A handle that carried a link before carries a new one now.
+            if connections.keys.contains(linkKey(index: packet.index, handle: handle)) {
+                currentLinks[HandleKey(index: packet.index, handle: handle), default: 0] += 1
+            }
+            let key = linkKey(index: packet.index, handle: handle)
             forget(key)
             connections[key] = Connection(peer: peer, mtu: nil, interval: interval, connectedAt: packet.unixMicroseconds)
         case let .leConnectionUpdateComplete(status, handle, interval, _, _) where status == 0:
-            connections[ConnectionKey(index: packet.index, handle: handle), default: Connection()].interval = interval
+            connections[linkKey(index: packet.index, handle: handle), default: Connection()].interval = interval
         case let .disconnectionComplete(status, handle, reason) where status == 0:
-            let key = ConnectionKey(index: packet.index, handle: handle)
+            let key = linkKey(index: packet.index, handle: handle)
             connections[key, default: Connection()].disconnectedAt = packet.unixMicroseconds
             connections[key]?.disconnectReason = reason
             forget(key)
@@ -121,7 +132,7 @@ public struct ATTTraffic: Sendable {
         let data = packet.data
         guard data.count >= 4 else { return }
         let word = data.littleEndianUInt16(at: 0)
-        let key = ConnectionKey(index: packet.index, handle: word & 0x0FFF)
+        let key = linkKey(index: packet.index, handle: word & 0x0FFF)
         let boundary = word >> 12 & 0x3
         let length = Int(data.littleEndianUInt16(at: 2))
         let fragment = data.dropFirst(4).prefix(length)

@@ -50,19 +50,24 @@ public struct CaptureFilter: Sendable {
     }
 }
 
-/// One connection in a capture: the controller index and the HCI connection handle.
+/// One connection in a capture: the controller index, the HCI connection handle, and which of the
+/// links that handle carried in turn (a controller gives the next link the handle the last one
+/// left: a session of several commands has as many links on one handle).
 public struct ConnectionKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var index: UInt16
     public var handle: UInt16
+    /// 0 for the first link on the handle, 1 for the one after its disconnection, …
+    public var link: Int
 
-    public init(index: UInt16, handle: UInt16) {
+    public init(index: UInt16, handle: UInt16, link: Int = 0) {
         self.index = index
         self.handle = handle
+        self.link = link
     }
 
-    public static func < (a: ConnectionKey, b: ConnectionKey) -> Bool { (a.index, a.handle) < (b.index, b.handle) }
+    public static func < (a: ConnectionKey, b: ConnectionKey) -> Bool { (a.index, a.handle, a.link) < (b.index, b.handle, b.link) }
 
-    public var description: String { "hci\(index) handle \(handle)" }
+    public var description: String { "hci\(index) handle \(handle)\(link > 0 ? ", link \(link + 1)" : "")" }
 }
 
 extension [UInt8] {

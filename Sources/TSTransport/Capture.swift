@@ -237,3 +237,67 @@ struct RecordingConnection: TransportConnection {
         return stream
     }
 }
+
+/// A capture's connections, each from its `open` up to the next, and what each holds of a sleep sync.
+public enum CapturedConnections {
+    /// Each `open` with the entries after it, in order; entries before the first `open` belong to none.
+    public static func split(_ entries: [CaptureEntry]) -> [[CaptureEntry]] {
+        var connections: [[CaptureEntry]] = []
+        for entry in entries {
+            if entry.direction == .open { connections.append([entry]) } else if !connections.isEmpty { connections[connections.count - 1].append(entry) }
+        }
+        return connections
+    }
+
+    /// The sleep items `decoder` reads in one connection: the `records` of each frame's meaning
+    /// (under `body` for v1), as `protocol decode --json` shows them.
+    public static func sleepItems(in connection: [CaptureEntry], decoder: any CaptureDecoder) -> [SleepItem] {
+        sleepItems(in: frames(of: connection, decoder: decoder, started: nil))
+    }
+
+    /// One connection's values through one decoder session in their order, then what each stream left.
+    public static func frames(of connection: [CaptureEntry], decoder: any CaptureDecoder, started: Date?) -> [DecodedFrame] {
+        var session = decoder.session(started: started, peripheralName: connection.first { $0.direction == .open }?.name)
+        var frames: [DecodedFrame] = []
+        var streams: [(CaptureChannel, CaptureFlow)] = []
+        for entry in connection where entry.characteristic == nil {
+            let flow: CaptureFlow
+            switch entry.direction {
+            case .write: flow = .write
+            case .notification: flow = .notification
+            case .read: flow = .read
+            case .open, .disconnected: continue
+            }
+            if !streams.contains(where: { $0 == (entry.pair, flow) }) { streams.append((entry.pair, flow)) }
+            frames += session.append(entry.bytes, channel: entry.pair, flow: flow)
+        }
+        for (channel, flow) in streams { frames += session.finish(channel: channel, flow: flow) }
+        return frames
+    }
+
+    /// The sleep items of the frames that pass every check.
+    public static func sleepItems(in frames: [DecodedFrame]) -> [SleepItem] {
+        let encoder = JSONCoding.encoder()
+        return frames.filter { $0.verdict == .frame }.compactMap(\.meaning).flatMap { meaning -> [SleepItem] in
+            guard let data = try? encoder.encode(EncodedMeaning(meaning)), let object = try? JSONSerialization.jsonObject(with: data) else { return [] }
+            return records(in: object)
+        }
+    }
+
+    private static func records(in object: Any) -> [SleepItem] {
+        guard let dictionary = object as? [String: Any] else { return [] }
+        var items: [SleepItem] = []
+        if let list = dictionary["records"] as? [Any], let data = try? JSONSerialization.data(withJSONObject: list),
+           let decoded = try? JSONDecoder().decode([SleepItem].self, from: data) {
+            items += decoded
+        }
+        if let body = dictionary["body"] { items += records(in: body) }
+        return items
+    }
+
+    private struct EncodedMeaning: Encodable {
+        let value: any Encodable
+        init(_ value: any Encodable) { self.value = value }
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+}

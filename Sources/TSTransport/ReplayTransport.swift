@@ -10,11 +10,7 @@ public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
 
     public init(capture: [CaptureEntry]) {
-        var segments: [[CaptureEntry]] = []
-        for entry in capture {
-            if entry.direction == .open { segments.append([entry]) } else if !segments.isEmpty { segments[segments.count - 1].append(entry) }
-        }
-        connections = segments
+        connections = CapturedConnections.split(capture)
     }
 
     public func open() async throws -> any TransportConnection {

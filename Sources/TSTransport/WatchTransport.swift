@@ -106,6 +106,14 @@ public enum TransportError: CategorizedError, Sendable, Hashable, CustomStringCo
         }
     }
 
+    /// A replayed central that left its capture: nothing after it follows the recording.
+    public var isReplayDeparture: Bool {
+        switch self {
+        case .captureDiffers, .captureExhausted: true
+        default: false
+        }
+    }
+
     public var category: ErrorCategory {
         switch self {
         case .notConnected, .connectFailed: .unavailable

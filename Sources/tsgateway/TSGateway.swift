@@ -11,12 +11,13 @@ struct TSGateway: AsyncParsableCommand {
         discussion: """
             Pairs with watches through BlueZ, syncs their sleep records into a local database, \
             reads and writes their alarms and monitoring settings. Dialects: protocol v1, this \
-            project's open protocol (the built-in simulator speaks it; no retail watch does yet), \
-            and the standard services of any band (Device Information, Battery, Current Time, \
-            Heart Rate). Being added, so far against the project's own simulated devices and \
-            not yet tried on physical ones: TopStep's NPK protocol (`--dialect npk`, \
-            reconstructed from TopStep's SDK) and QRing smart rings (`--dialect qring`, Colmi \
-            and Yawell).
+            project's open protocol (the built-in simulator speaks it; no retail watch does yet); \
+            TopStep's NPK protocol (`--dialect npk`, reconstructed from TopStep's SDK); QRing \
+            smart rings (`--dialect qring`, Colmi and Yawell); Huami bands (`--dialect huami`, \
+            Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2, with the band's auth key); and the standard \
+            services of any band (Device Information, Battery, Current Time, Heart Rate). NPK, \
+            QRing and Huami work against the project's simulated devices and have not been \
+            tried on physical ones yet.
             """,
         version: GatewayVersion.current,
         subcommands: [

@@ -110,6 +110,26 @@ import TSTestSupport
         #expect(standard.status == 64)
         #expect(standard.stderr.contains("has no frames of its own"))
     }
+
+    /// TopStep SDK's example frame (a file head the central sends): without --from the bytes are
+    /// read both ways and shown as the way they parse, which the output says; --from still decides.
+    @Test func pastedBytesWithoutFromAreReadTheWayTheyParse() async throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let hex = "ab0621000012269900040a062f6d7573696310e1de92a50918b0ba1f"
+        let pasted = try await cli.runDetached(["protocol", "decode", "--dialect", "npk", hex])
+        #expect(pasted.exited(0), "\(pasted.summary)")
+        #expect(pasted.stdout.hasPrefix("the bytes parse as the central's (a write, central → watch); --from watch reads them as the watch's"), "\(pasted.stdout)")
+        #expect(pasted.stdout.contains("frame 1: ") && !pasted.stdout.contains("invalid message"), "\(pasted.stdout)")
+        let json = try await cli.runDetached(["protocol", "decode", "--dialect", "npk", "--json", hex])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["type"] as? String == "frame" && object["direction"] as? String == "write", "\(json.stdout)")
+        #expect(json.stderr.contains("the bytes parse as the central's"), "\(json.stderr)")
+        let asWatch = try await cli.runDetached(["protocol", "decode", "--dialect", "npk", "--from", "watch", hex])
+        #expect(asWatch.stdout.contains("from the watch has no payload") && !asWatch.stdout.contains("parse as"), "\(asWatch.stdout)")
+        let ring = try await cli.runDetached(["protocol", "decode", "--dialect", "qring", Self.packet(0x03, [64, 1]).map { String(format: "%02x", $0) }.joined()])
+        #expect(ring.stdout.contains("the bytes parse as the watch's (a notification, watch → central)") && ring.stdout.contains("battery 64 %"), "\(ring.stdout)")
+    }
 }
 
 /// A real ring's bytes (colmi_r02_client's tests and recording, MIT; README.md beside them names
@@ -155,6 +175,29 @@ import TSTestSupport
                 Issue.record("an answer of a kind this test does not know: \(reference)")
             }
         }
+    }
+
+    /// The ring's clock read in the zone --time-zone names, not this machine's: the same log read
+    /// with --time-zone Asia/Tokyo on a UTC machine is 9 hours earlier, and --time-zone UTC on a
+    /// Tokyo machine is what a UTC machine reads.
+    @Test func theRingsClockIsReadInTheZoneTimeZoneNames() async throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let logs = try #require(try Self.document()["heartRateLogs"] as? [[String: Any]])
+        let packets = try #require(logs.compactMap { $0["packets"] as? [String] }.first { !$0.isEmpty })
+        func times(_ options: [String], machine zone: String) async throws -> [Double] {
+            let result = try await cli.runDetached(["protocol", "decode", "--dialect", "qring", "--json"] + options + packets, environment: ["TZ": zone])
+            #expect(result.exited(0), "\(result.summary)")
+            let objects = try result.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+            let samples = objects.compactMap { ($0["message"] as? [String: Any])?["heartRate"] as? [[String: Any]] }.flatMap { $0 }
+            return samples.compactMap { ($0["time"] as? String).flatMap(ISO8601DateFormatter().date(from:))?.timeIntervalSince1970 }
+        }
+        let utc = try await times([], machine: "UTC")
+        #expect(!utc.isEmpty)
+        #expect(try await times(["--time-zone", "Asia/Tokyo"], machine: "UTC") == utc.map { $0 - 9 * 3600 })
+        #expect(try await times(["--time-zone", "UTC"], machine: "Asia/Tokyo") == utc)
+        let unknown = try await cli.runDetached(["protocol", "decode", "--dialect", "qring", "--time-zone", "Mars/Base"] + packets)
+        #expect(unknown.exited(64) && unknown.stderr.contains("--time-zone \"Mars/Base\" is not a time zone"), "\(unknown.summary)")
     }
 
     /// Each heart-rate log: its readings (the non-zero slots, in order) and their times, slot k

@@ -25,6 +25,43 @@ import Testing
         #expect(!text.stdout.lowercased().contains(Self.key))
     }
 
+    @Test func infoSaysTheBandsAlarmsTakeNoLabels() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let text = try await cli.runDetached(["info", "--simulate", "--dialect", "huami"], environment: Self.environment)
+        #expect(text.status == 0, "stderr \(text.stderr)")
+        let alarms = text.stdout.split(separator: "\n").first { $0.hasPrefix("alarms") }.map(String.init) ?? ""
+        #expect(alarms.contains("up to 10, no labels"), "\(text.stdout)")
+        #expect(!alarms.contains("≤ 0 bytes"), "\(alarms)")
+    }
+
+    /// `serve --check` refuses a band configured without `auth-key:` when `pair` kept none beside
+    /// the service's database either, and says what to add; with either it passes.
+    @Test func serveCheckRefusesABandWithoutItsAuthKey() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let database = cli.home.appendingPathComponent("service/tsgateway.sqlite").path
+        let config = cli.home.appendingPathComponent("serve.yaml")
+        let band = "database: \(database)\nwatches:\n  - address: AA:BB:CC:DD:EE:07\n    name: wrist\n    dialect: huami\n"
+        try Data(band.utf8).write(to: config)
+        let refused = try await cli.runDetached(["serve", "--config", config.path, "--check"])
+        #expect(refused.exited(78), "\(refused.summary)")
+        #expect(refused.stderr.contains("watch AA:BB:CC:DD:EE:07 (wrist): a Huami band"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("add `auth-key: …` under it"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("tsgateway pair AA:BB:CC:DD:EE:07 --dialect huami --auth-key … --db \(database)"), "\(refused.stderr)")
+
+        try Data((band + "    auth-key: \"\(Self.key)\"\n").utf8).write(to: config)
+        let configured = try await cli.runDetached(["serve", "--config", config.path, "--check"])
+        #expect(configured.exited(0), "\(configured.summary)")
+        #expect(!configured.stdout.contains(Self.key))
+
+        // The key `pair --db` keeps beside the service's database.
+        try Data(band.utf8).write(to: config)
+        let secrets = cli.home.appendingPathComponent("service/pairing-secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data(Self.key.utf8).write(to: secrets.appendingPathComponent("AABBCCDDEE07.auth-key"))
+        let remembered = try await cli.runDetached(["serve", "--config", config.path, "--check"])
+        #expect(remembered.exited(0), "\(remembered.summary)")
+    }
+
     @Test func alarmsGetSetAndALabelRefused() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         let get = try await cli.runDetached(["--simulate", "--dialect", "huami", "alarms", "get", "--json"], environment: Self.environment)

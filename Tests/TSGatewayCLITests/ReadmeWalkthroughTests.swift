@@ -49,6 +49,50 @@ import TSTestSupport
         #expect(mode == 0o600)
     }
 
+    /// The families whose centrals the gateway has, by the names the README gives them.
+    static let families = ["protocol v1", "NPK", "QRing", "Huami"]
+
+    /// README's opening (before its first section) and `tsgateway --help` name every family that
+    /// exists, and none as still being added.
+    @Test func theOpeningNamesEveryFamilyThatExists() async throws {
+        let text = try String(contentsOf: Self.readme, encoding: .utf8)
+        let opening = String(text[..<(text.range(of: "\n## ")?.lowerBound ?? text.endIndex)])
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let help = try await cli.runDetached(["--help"])
+        #expect(help.exited(0), "\(help.summary)")
+        for (place, words) in [("README's opening", opening), ("tsgateway --help", help.stdout)] {
+            let flat = words.replacingOccurrences(of: "\n", with: " ")
+            for family in Self.families { #expect(flat.contains(family), "\(place) does not name \(family): \(words)") }
+            #expect(!flat.lowercased().contains("being added"), "\(place): \(words)")
+        }
+    }
+
+    /// The walk-through's pattern with another dialect: `sleep sync --simulate --dialect huami`,
+    /// then each of its commands that read only the database (`sleep show`, `report`, `export`)
+    /// with the same connection options, after the subcommand and before it.
+    @Test func theCommandsThatReadTheDatabaseTakeTheSyncsConnectionOptionsInEitherPosition() async throws {
+        let readers = try Self.walkthrough().map { Array($0.words.dropFirst()) }.filter { words in
+            ["show", "report", "export"].contains { words.starts(with: ["sleep", $0]) }
+        }
+        #expect(readers.count == 3, "found \(readers)")
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let bus = try PrivateBus(); defer { bus.stop() }
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "DBUS_SESSION_BUS_ADDRESS": bus.address, "TSGATEWAY_DBUS_ADDRESS": bus.address]
+        let connection = ["--simulate", "--dialect", "huami", "--adapter", "hci0", "-v"]
+        let sync = try await cli.runDetached(["sleep", "sync", "--since", "7d"] + connection, environment: environment)
+        #expect(sync.exited(0), "\(sync.summary)")
+        for words in readers {
+            let own = words.filter { $0 != "--simulate" } + (words.contains("--out") ? ["--force"] : [])
+            let path = Array(own.prefix(2)), rest = Array(own.dropFirst(2))
+            for arguments in [path + rest + connection, connection + path + rest] {
+                let result = try await cli.runDetached(arguments, environment: environment)
+                #expect(result.exited(0), "tsgateway \(arguments.joined(separator: " ")): \(result.summary)")
+            }
+        }
+        let unknown = try await cli.runDetached(["sleep", "show", "--last", "7d", "--simulate", "--dialect", "garmn"], environment: environment)
+        #expect(unknown.exited(64) && unknown.stderr.contains("--dialect"), "\(unknown.summary)")
+    }
+
     /// "Smart wake": the watch-side commands work as written, and the alarms they set are shown
     /// with their windows.
     @Test func smartWakeCommandsSucceedInOrder() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import TSFamilies
 @testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
@@ -7,6 +8,37 @@ import Testing
 
 @Suite("serve configuration")
 struct ConfigurationTests {
+    /// Each watch key of the example's list: `#   key  what it does`, and the lines under it.
+    static func documentedWatchKeys(_ text: String) -> [String: String] {
+        var keys: [String: String] = [:]
+        var current: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("#   "), let word = line.dropFirst(4).split(separator: " ").first, line.dropFirst(4).hasPrefix(word + "  ") {
+                current = String(word)
+                keys[String(word)] = String(line)
+            } else if let key = current, line.hasPrefix("#     ") {
+                keys[key, default: ""] += "\n" + line
+            } else {
+                current = nil
+            }
+        }
+        return keys
+    }
+
+    @Test("the shipped example names every built-in dialect under `dialect` and documents the secret each takes")
+    func exampleDocumentsEveryDialectAndItsSecret() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("udev/config.example.yaml").path
+        let keys = Self.documentedWatchKeys(try String(contentsOfFile: path, encoding: .utf8))
+        let dialect = try #require(keys["dialect"], "no `#   dialect  …` entry among \(keys.keys.sorted())")
+        for family in WatchFamilies.builtIn {
+            #expect(dialect.contains(family.dialect.name.rawValue), "`dialect` does not name \(family.dialect.name): \(dialect)")
+            if let credential = family.dialect.credential {
+                #expect(keys[credential.key] != nil, "no `#   \(credential.key)  …` entry for \(credential.holder)")
+            }
+        }
+    }
+
     @Test("the shipped example parses, and every key lands where it belongs")
     func example() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -31,6 +31,19 @@ struct HuamiServeTests {
         }
     }
 
+    @Test("a band configured without auth-key: connects with the key `pair` kept beside the database, which `serve --check` then accepts")
+    func rememberedKey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("huami-remembered-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("service/db.sqlite").path
+        let parsed = try GatewayConfiguration.parse("database: \(database)\nwatches:\n  - address: AA:BB:CC:DD:EE:07\n    dialect: huami\n", file: "huami.yaml")
+        #expect(WatchSupervisor.watchConfiguration(parsed, entry: parsed.watches[0]).pairingSecret == nil)
+        #expect(parsed.watchesWithoutTheirSecret().count == 1)
+        try RememberedSecrets.save(PairingSecret(key: "auth-key", text: Self.key), watch: parsed.watches[0].address, databasePath: database)
+        #expect(WatchSupervisor.watchConfiguration(parsed, entry: parsed.watches[0]).pairingSecret?.text == Self.key)
+        #expect(parsed.watchesWithoutTheirSecret().isEmpty)
+    }
+
     @Test("serve makes a supervisor for a simulated band, which connects with the band's key and reads its alarms")
     func serve() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("huami-serve-\(UUID())")

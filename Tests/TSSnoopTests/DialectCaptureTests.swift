@@ -66,15 +66,22 @@ import TSTransport
 
     static func isShort(_ uuid: String) -> Bool { uuid.lowercased().hasSuffix("-0000-1000-8000-00805f9b34fb") && uuid.hasPrefix("0000") }
 
-    /// The HCI packets of the recorded link as the central's controller saw them.
+    /// The HCI packets of the recorded links as the central's controller saw them: each recorded
+    /// connection a link on the same handle (a controller gives the next link the handle the last
+    /// one left), the GATT discovery on the first only (BlueZ caches it).
     static func packets(_ recorded: Recorded, discovery: Bool) throws -> [HCIPacket] {
         let profile = try #require(recorded.dialect.gatt)
         let roles = handles(profile)
         var link = HCIBuilder()
         link.newIndex(address: BluetoothAddress("00:AA:01:00:00:00")!)
-        link.connectionComplete(peer: watchAddress)
-        link.att([0x02] + le16(247), sent: true)
-        link.att([0x03] + le16(247), sent: false)
+        var connected = false
+        func connect() {
+            link.connectionComplete(peer: watchAddress)
+            link.att([0x02] + le16(247), sent: true)
+            link.att([0x03] + le16(247), sent: false)
+            connected = true
+        }
+        connect()
         if discovery {
             link.att([0x10] + le16(1) + le16(0xFFFF) + le16(0x2800), sent: true)
             link.att([0x11, 20] + le16(0x0028) + le16(0x0040) + attUUID(profile.service), sent: false)
@@ -94,22 +101,33 @@ import TSTransport
                 link.att([0x09, 7] + entries, sent: false)
             }
         }
+        // A controller shows who closed the link: "local host terminated" when the recording's
+        // central closed it, which a replay leaves up until the central closes it again. Shown as
+        // the watch's, the close would race the second pair's last notifications (QRing's).
+        var opens = 0
         for entry in recorded.entries where entry.characteristic == nil {
             let flow: CaptureFlow
             switch entry.direction {
             case .write: flow = .write
             case .notification: flow = .notification
-            case .open, .read, .disconnected: continue
+            case .open:
+                opens += 1
+                if opens > 1 {
+                    if connected { link.disconnectionComplete(reason: 0x16) }
+                    connect()
+                }
+                continue
+            case .disconnected:
+                if connected { link.disconnectionComplete(reason: entry.byCentral == true ? 0x16 : 0x13) }
+                connected = false
+                continue
+            case .read: continue
             }
             let handle = try #require(roles.first { $0.channel == entry.pair && $0.flow == flow }).handle
             let opcode: UInt8 = flow == .write ? 0x52 : 0x1B
             link.att([opcode] + le16(handle) + entry.bytes, sent: flow == .write)
         }
-        // A controller shows who closed the link: "local host terminated" when the recording's
-        // central closed it, which a replay leaves up until the central closes it again. Shown as
-        // the watch's, the close would race the second pair's last notifications (QRing's).
-        let closedByCentral = recorded.entries.last { $0.direction == .disconnected }?.byCentral == true
-        link.disconnectionComplete(reason: closedByCentral ? 0x16 : 0x13)
+        if connected { link.disconnectionComplete(reason: 0x13) }
         return link.packets
     }
 

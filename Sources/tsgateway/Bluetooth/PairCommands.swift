@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSDevice
+import TSGatewayService
 import TSModels
 import TSStore
 import TSWatchService

@@ -46,6 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let bus { configuration.bus = GatewayConfiguration.BusKind(rawValue: bus) ?? configuration.bus }
         if check {
+            let withoutSecret = configuration.watchesWithoutTheirSecret()
+            if !withoutSecret.isEmpty { throw CLIFailure("\(config): " + withoutSecret.joined(separator: "\n"), status: .config) }
             print("\(config): OK")
             print("database \(configuration.database), \(configuration.bus.rawValue) bus, time zone \(configuration.timeZone.identifier)")
             for watch in configuration.watches {

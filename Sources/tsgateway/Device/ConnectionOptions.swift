@@ -38,6 +38,10 @@ struct ConnectionOptions: ParsableArguments {
     var verbose: Int
 
     func validate() throws {
+        try Self.checkAdapter(adapter)
+    }
+
+    static func checkAdapter(_ adapter: String?) throws {
         if let adapter, !adapter.hasPrefix("hci") || Int(adapter.dropFirst(3)) == nil {
             throw ValidationError("--adapter must look like hci0, hci1, …; got \"\(adapter)\"")
         }

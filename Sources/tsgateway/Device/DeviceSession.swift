@@ -4,6 +4,7 @@ import TSBlueZ
 import TSDevice
 import TSFamilies
 import TSFiles
+import TSGatewayService
 import TSModels
 import TSNpkSimulator
 import TSSimulator

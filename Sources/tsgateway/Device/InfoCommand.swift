@@ -62,7 +62,8 @@ struct InfoCommand: AsyncParsableCommand {
         rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
         if output.dialect != .standard || caps != .none {
             let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
-            rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), labels ≤ \(caps.labelMaxBytes) bytes\(remarks)"])
+            let labels = caps.labelMaxBytes > 0 ? "labels ≤ \(caps.labelMaxBytes) bytes" : "no labels"
+            rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), \(labels)\(remarks)"])
             if Self.presentation(of: output.dialect).reportsSleepRule {
                 rows.append(["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"])
             }

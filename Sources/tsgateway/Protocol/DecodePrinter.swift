@@ -5,6 +5,8 @@ import TSModels
 struct DecodePrinter {
     let json: Bool
     let dialect: Dialect
+    /// For pasted bytes whose way was not given: the way they parse as, in every JSON object.
+    var direction: String?
     private(set) var frames = 0
     private let encoder = JSONCoding.encoder(iso8601Dates: true)
 
@@ -44,6 +46,7 @@ struct DecodePrinter {
         for (key, value) in frame.fields { object[key] = value }
         if let meaning = frame.meaning { object["message"] = meaning }
         for (key, value) in context?.fields ?? [:] where object[key] == nil { object[key] = value }
+        if let direction, object["direction"] == nil { object["direction"] = direction }
         let where_ = context?.text ?? ""
         if frame.isFrame { frames += 1 }
         if json {

@@ -24,7 +24,10 @@ extension ProtocolCommand {
                 Give the bytes as hex, in arguments or on standard input; spaces, colons and \
                 line breaks are ignored, so btmon or Wireshark dumps can be pasted as they are. \
                 The bytes go through the dialect's own reassembler (--dialect, default v1): garbage \
-                is skipped, a frame that fails its checks is shown as such and scanning goes on.
+                is skipped, a frame that fails its checks is shown as such and scanning goes on. \
+                Without --from they are read as the watch's and as the central's, and shown the \
+                way more of them parse (the first line says which). A ring's clock is read in \
+                --time-zone (default: this machine's zone).
 
                 With --btsnoop, the watch exchange of an HCI capture (tsgateway capture, btmon -w, \
                 Android's HCI snoop log) is decoded in whichever dialect it carries (v1, npk, qring, \
@@ -40,6 +43,9 @@ extension ProtocolCommand {
                 Example:
                   tsgateway protocol decode a5 01 00 01 02 00 00 00 0e dc 91 b6
                   tsgateway protocol decode --dialect qring 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 03
+                  tsgateway protocol decode --dialect npk ab0621000012269900040a062f6d7573696310e1de92a50918b0ba1f
+                  tsgateway protocol decode --dialect qring --time-zone Asia/Tokyo \\
+                    15001805000000000000000000000032 150180adb6660000000000000000005f
                   tsgateway protocol decode --dialect huami --characteristic 0004 10 02 01
                   tsgateway protocol decode --btsnoop sync.btsnoop --json
                 """
@@ -55,8 +61,11 @@ extension ProtocolCommand {
                                    valueName: "dialect"), transform: DialectChoice.parse)
         var dialect: Dialect?
 
-        @Option(help: ArgumentHelp("For hex bytes: which way they went, watch (notifications, the default), central (writes) or read (a value the central read).", valueName: "side"))
-        var from: StreamSide = .watch
+        @Option(help: ArgumentHelp("For hex bytes: which way they went, watch (notifications), central (writes) or read (a value the central read); default: the way they parse, watch or central, which the output says.", valueName: "side"))
+        var from: StreamSide?
+
+        @Option(help: ArgumentHelp("The zone the watch's clock runs in, for a dialect that dates what it sends by its local clock (qring); default: this machine's, e.g. Europe/Berlin.", valueName: "zone"))
+        var timeZone: String?
 
         @Flag(help: "For hex bytes: they went over the dialect's second pair (QRing's big-data service).")
         var secondPair = false
@@ -80,6 +89,7 @@ extension ProtocolCommand {
             if toCapture != nil, btsnoop == nil { throw ValidationError("--to-capture needs --btsnoop") }
             if characteristic != nil, secondPair { throw ValidationError("give either --second-pair or --characteristic, not both") }
             if characteristic != nil, btsnoop != nil { throw ValidationError("--characteristic is for hex bytes; a capture says which characteristic each value went over") }
+            if from != nil, btsnoop != nil { throw ValidationError("--from is for hex bytes; a capture says which way each value went") }
         }
 
         func run() throws {
@@ -87,14 +97,22 @@ extension ProtocolCommand {
             let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
             let bytes = try HexInput.parse(text)
             let chosen = try WatchDialects.named(dialect ?? WatchDialects.fallback.name)
-            guard let decoder = chosen.captureDecoder else {
+            guard let decoder = try chosen.captureDecoder?.reading(clockIn: try clockZone()) else {
                 throw CLIFailure("the \(chosen.name) dialect has no frames of its own to decode; use one of \(CapturedDialect.names)", status: .usage)
             }
             let channel = try pastedChannel(chosen)
-            let flow: CaptureFlow = from == .watch ? .notification : from == .central ? .write : .read
-            var session = decoder.session(started: nil, peripheralName: name)
+            func decoded(_ side: StreamSide) -> [DecodedFrame] {
+                var session = decoder.session(started: nil, peripheralName: name)
+                return session.append(bytes, channel: channel, flow: side.flow) + session.finish(channel: channel, flow: side.flow)
+            }
             var printer = DecodePrinter(json: json, dialect: chosen.name)
-            for frame in session.append(bytes, channel: channel, flow: flow) + session.finish(channel: channel, flow: flow) { try printer.print(frame) }
+            let (side, frames) = from.map { ($0, decoded($0)) } ?? StreamSide.parsedBest(by: decoded)
+            if from == nil, frames.contains(where: \.isFrame) {
+                printer.direction = side.flow.rawValue
+                let note = "the bytes parse as \(side.whose); \(side.other.flag) reads them as \(side.other.whose)"
+                if json { FileHandle.standardError.write(Data("tsgateway: \(note)\n".utf8)) } else { print(note) }
+            }
+            for frame in frames { try printer.print(frame) }
             if printer.frames == 0 {
                 throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == WatchDialects.fallback.name ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
             }
@@ -104,10 +122,39 @@ extension ProtocolCommand {
     /// Which way pasted bytes went.
     enum StreamSide: String, ExpressibleByArgument, CaseIterable {
         case watch, central, read
+
+        var flow: CaptureFlow {
+            switch self {
+            case .watch: .notification
+            case .central: .write
+            case .read: .read
+            }
+        }
+
+        var whose: String { self == .central ? "the central's (a write, central → watch)" : "the watch's (\(self == .read ? "a read" : "a notification"), watch → central)" }
+        var other: StreamSide { self == .central ? .watch : .central }
+        var flag: String { "--from \(rawValue)" }
+
+        /// The side, watch or central, whose reading has more frames that pass every check (then
+        /// fewer that fail one); the watch's when both read alike.
+        static func parsedBest(by decode: (StreamSide) -> [DecodedFrame]) -> (StreamSide, [DecodedFrame]) {
+            func score(_ frames: [DecodedFrame]) -> (Int, Int) { (frames.filter { $0.verdict == .frame }.count, -frames.filter { $0.verdict != .frame }.count) }
+            let watch = decode(.watch), central = decode(.central)
+            return score(central) > score(watch) ? (.central, central) : (.watch, watch)
+        }
     }
 }
 
 extension ProtocolCommand.Decode {
+    /// --time-zone, else this machine's zone.
+    func clockZone() throws -> TimeZone {
+        guard let timeZone else { return .current }
+        guard let zone = TimeZone(identifier: timeZone) else {
+            throw CLIFailure("--time-zone \"\(timeZone)\" is not a time zone; use an IANA name such as Europe/Berlin", status: .usage)
+        }
+        return zone
+    }
+
     /// The channel pasted bytes went over: a pair, or one of the characteristics the dialect's profile names.
     func pastedChannel(_ dialect: WatchDialect) throws -> CaptureChannel {
         guard let text = characteristic?.lowercased() else { return secondPair ? .second : .main }
@@ -137,6 +184,7 @@ extension ProtocolCommand.Decode {
                              status: .dataError)
         }
         let found = try CapturedDialect.find(in: traffic, asked: dialect, path: path)
+        let decoder = found.decoder.reading(clockIn: try clockZone())
         let exchange = found.exchange
         guard let first = exchange.values.first else { throw CLIFailure("no value in \(path)", status: .dataError) }
         if !json {
@@ -151,7 +199,7 @@ extension ProtocolCommand.Decode {
         for value in exchange.values {
             let stream = Stream(connection: value.connection, channel: value.channel, flow: value.flow)
             if !streams.contains(stream) { streams.append(stream) }
-            var session = sessions[value.connection] ?? found.decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000),
+            var session = sessions[value.connection] ?? decoder.session(started: Date(timeIntervalSince1970: Double(value.unixMicroseconds) / 1_000_000),
                                                                               peripheralName: exchange.peripheralNames[value.connection] ?? name)
             let context = DecodePrinter.Context(direction: value.direction.rawValue, connection: value.connection.description, channel: value.channel,
                                                 time: CapturedExchange.seconds(from: first.unixMicroseconds, to: value.unixMicroseconds))

@@ -18,7 +18,10 @@ extension ProtocolCommand {
                 as `sleep sync` does: every write it makes must be the one recorded, every read \
                 and notification is the recorded one. What it stores goes into --db, a new \
                 database (`sleep export --db`, `sleep show --db` read it), so a person's capture \
-                becomes a regression test of the code that synced it.
+                becomes a regression test of the code that synced it. Of a capture of several \
+                connections (a session: pairing, info, alarms, a sync), the one(s) whose exchange \
+                carries sleep records are played, or the one --connection names; standard error \
+                says which.
 
                 The central must ask what the recorded one asked: the same range (--from and \
                 --to as the recorded `sleep sync --json` printed them), the same clock where \
@@ -68,6 +71,9 @@ extension ProtocolCommand {
         @Option(help: ArgumentHelp("The band's auth key the recorded central used (32 hex digits; --dialect huami). Never printed.", valueName: "hex"))
         var authKey: String?
 
+        @Option(help: ArgumentHelp("Play this connection of the capture (1 for its first; default: the one(s) whose exchange carries sleep records, said on standard error).", valueName: "n"))
+        var connection: Int?
+
         @Flag(help: "Print the sync's result as JSON, the shape of `sleep sync --json`.")
         var json = false
 
@@ -97,7 +103,8 @@ extension ProtocolCommand {
             configuration.pairingSecret = try secret(for: chosen)
             let store: GatewayStore
             do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
-            let central = try WatchOpener.open(.replay(entries), dialect: chosen.name, configuration: configuration).central
+            let played = try chooseConnections(entries, dialect: chosen)
+            let central = try WatchOpener.open(.replay(played), dialect: chosen.name, configuration: configuration).central
             let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone))
             let report: SleepSyncReport
             do {
@@ -140,6 +147,37 @@ extension ProtocolCommand {
                 throw CLIFailure("\(capture) does not name its dialect (a capture written before protocol decode named it); give --dialect (\(DialectChoice.list))", status: .usage)
             }
             do { return try WatchDialects.named(name) } catch { throw CLIFailure("\(capture): \(error)", status: .dataError) }
+        }
+
+        /// The connection --connection names, else those from the first to the last whose exchange
+        /// carries sleep records (a sync whose link dropped goes on in the next), else the only one;
+        /// which, said on standard error.
+        func chooseConnections(_ entries: [CaptureEntry], dialect: WatchDialect) throws -> [CaptureEntry] {
+            let connections = CapturedConnections.split(entries)
+            let count = connections.count
+            let chosen: ClosedRange<Int>
+            let reason: String
+            if let connection {
+                guard (1...count).contains(connection) else {
+                    throw CLIFailure("--connection \(connection): \(capture) holds \(count) connection\(count == 1 ? "" : "s") (1…\(count))", status: .usage)
+                }
+                (chosen, reason) = (connection - 1...connection - 1, "as --connection asked")
+            } else {
+                let syncing = dialect.captureDecoder.map { decoder in
+                    connections.indices.filter { !CapturedConnections.sleepItems(in: connections[$0], decoder: decoder).isEmpty }
+                } ?? []
+                if let first = syncing.first, let last = syncing.last {
+                    (chosen, reason) = (first...last, "the exchange that carries sleep records; --connection N plays another")
+                } else if count == 1 {
+                    (chosen, reason) = (0...0, "the only one")
+                } else {
+                    throw CLIFailure("\(capture) holds \(count) connections and none carries sleep records; name the one the sync was made in with --connection N (1…\(count))",
+                                     status: .usage)
+                }
+            }
+            let which = chosen.count == 1 ? "connection \(chosen.lowerBound + 1)" : "connections \(chosen.lowerBound + 1)–\(chosen.upperBound + 1)"
+            FileHandle.standardError.write(Data("tsgateway: playing \(which) of \(count) in \(capture) (\(reason))\n".utf8))
+            return connections[chosen].flatMap { $0 }
         }
 
         /// The secret the dialect takes on every connect, checked by its rule; none for a dialect that takes none.

@@ -111,6 +111,18 @@ struct StoredWatchOptions: ParsableArguments {
     var device: String?
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var db: String?
+    // The other options of the command that synced, so its command line reads back what it stored.
+    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it (\(DialectChoice.list)); the records come from the database whatever it names.", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
+    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it; no adapter is used.", valueName: "hciN"))
+    var adapter: String?
+    @Flag(name: [.short, .long], help: "Taken as `sleep sync` takes it; nothing is logged.")
+    var verbose: Int
+
+    func validate() throws {
+        try ConnectionOptions.checkAdapter(adapter)
+    }
 
     /// The store and the id of the watch meant: the simulated one, the one named by --device,
     /// or the only known watch.

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TSDevice
+import TSFamilies
+import TSModels
+import TSSnoop
+import TSStore
+import TSTestSupport
+import TSTransport
+import TSWatchService
+
+/// A capture a person makes holds a session: several commands, each on a link of its own, all on
+/// the one handle the controller gives each new link. `protocol decode --to-capture` keeps each
+/// connection (its open, traffic and close), and `protocol replay` plays the one the sync was made
+/// in, saying which, or the one `--connection` names.
+@Suite(.serialized) struct SessionCaptureTests {
+    typealias D = DialectCaptureTests
+    typealias R = ReplayCLITests
+    static let dialects: [Dialect] = [.protocolV1, .npk, .qring]
+
+    struct Session {
+        var recorded: D.Recorded
+        var records: [SleepItem]
+        var fetched: Int
+    }
+
+    /// The battery read on a link of its own, then a sleep sync on the next, then the clock set on a third.
+    static func recordSession(_ name: Dialect, in directory: URL) async throws -> Session {
+        WatchFamilies.registerBuiltIn()
+        let family = try WatchFamilies.named(name)
+        let link = try #require(family.simulated).open(D.threeDays(in: R.zone, until: R.now))
+        let recording = RecordingTransport(recording: link.transport)
+        var configuration = WatchConfiguration()
+        configuration.timeZone = R.zone
+        configuration.now = { R.now }
+        let store = try GatewayStore(path: directory.appendingPathComponent("live-\(name).sqlite").path)
+        let central = family.dialect.makeCentral(recording, configuration)
+        let operations = WatchOperations(watch: central, store: store, watchId: R.watch, policy: WatchPolicy(timeZone: R.zone))
+        _ = try await operations.connect()
+        _ = try await operations.battery()
+        await central.disconnect()
+        _ = try await operations.connect()
+        let report = try await operations.syncSleep(SyncRequest(from: R.from))
+        await central.disconnect()
+        _ = try await operations.connect()
+        try await operations.syncTime()
+        await central.disconnect()
+        var entries = await recording.entries()
+        for index in entries.indices where entries[index].direction == .open { entries[index].dialect = name.rawValue }
+        return Session(recorded: D.Recorded(dialect: family.dialect, entries: entries, records: []),
+                       records: try await store.sleepRecords(watch: R.watch), fetched: report.fetched)
+    }
+
+    @Test(arguments: SessionCaptureTests.dialects)
+    func eachConnectionOfASessionComesBackAndTheSyncsIsReplayed(dialect: Dialect) async throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let session = try await Self.recordSession(dialect, in: cli.home)
+        #expect(session.recorded.entries.filter { $0.direction == .open }.count == 3)
+        #expect(!session.records.isEmpty)
+
+        let exchange = try D.exchange(session.recorded, in: D.btsnoop(try D.packets(session.recorded, discovery: true)))
+        #expect(exchange.connections.count == 3, "\(exchange.connections)")
+        let entries = exchange.captureEntries
+        #expect(entries.filter { $0.direction == .open }.count == 3)
+        #expect(entries.filter { $0.direction == .disconnected }.count == 3)
+
+        let capture = try R.write(entries.map { var entry = $0; if entry.direction == .open { entry.dialect = dialect.rawValue }; return entry }, cli, "session.jsonl")
+        let db = cli.home.appendingPathComponent("replay.sqlite").path
+        let replayed = try await cli.runDetached(R.replayArguments(capture, db: db, secret: nil))
+        #expect(replayed.exited(0), "\(replayed.summary)")
+        #expect(replayed.stderr.contains("playing connection 2 of 3 in \(capture) (the exchange that carries sleep records"), "\(replayed.stderr)")
+        let report = try #require(JSONSerialization.jsonObject(with: Data(replayed.stdout.utf8)) as? [String: Any])
+        #expect(report["fetched"] as? Int == session.fetched)
+        #expect(try await GatewayStore(path: db).sleepRecords(watch: R.watch) == session.records)
+
+        // The battery's connection is not the sync's: played as asked, the central leaves it.
+        let first = try await cli.runDetached(R.replayArguments(capture, db: cli.home.appendingPathComponent("first.sqlite").path, secret: nil) + ["--connection", "1"])
+        #expect(first.exited(76), "\(first.summary)")
+        #expect(first.stderr.contains("playing connection 1 of 3 in \(capture) (as --connection asked)"), "\(first.stderr)")
+        let none = try await cli.runDetached(R.replayArguments(capture, db: cli.home.appendingPathComponent("none.sqlite").path, secret: nil) + ["--connection", "4"])
+        #expect(none.exited(64) && none.stderr.contains("--connection 4: \(capture) holds 3 connections (1…3)"), "\(none.summary)")
+    }
+}
