@@ -225,6 +225,7 @@ public actor NpkWatch: LinkedCentral {
                 frame = again
                 retransmissions += 1
             }
+            configuration.traffic?("writing \(command) seq \(frame.sequence)\(attempt > 1 ? " again (attempt \(attempt))" : "")")
             do {
                 try await send(frame, on: link)
             } catch {
@@ -295,12 +296,18 @@ public actor NpkWatch: LinkedCentral {
         switch matcher.route(frame) {
         case let .response(answered):
             if let waiting = answer {
+                configuration.traffic?("\(frame.command) seq \(frame.sequence) → its request, waiting")
                 answer = nil
                 waiting.continuation.resume(returning: answered)
             } else {
+                // Before its request began to wait (its write has not returned yet): kept for it.
+                configuration.traffic?("\(frame.command) seq \(frame.sequence) → its request, kept until its write returns")
                 earlyAnswer = answered
             }
         case let .notification(notice):
+            if notice.command != .sleepData && notice.command != .heartRateData {
+                configuration.traffic?("\(frame.command) seq \(frame.sequence) answers no request in flight: read as the watch's own news")
+            }
             notification(notice)
         }
     }

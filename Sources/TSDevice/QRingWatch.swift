@@ -149,7 +149,9 @@ public actor QRingWatch: LinkedCentral {
 
     /// Sends `packet` and hands each packet of its command (the error bit aside) to `collect`
     /// until it returns a result; one request is in flight at a time. A damaged answer fails the
-    /// request with its `QRingError`.
+    /// request with its `QRingError`. The answer is the request's whether it comes before the
+    /// write's response or after it; a request is never sent again, so the wait is
+    /// `singleAttemptTimeout` (it was one request timeout, as short as a Huami exchange's was).
     func exchange<Result: Sendable>(_ packet: QRingPacket, timeout: Duration? = nil,
                                     collect: ([UInt8]) throws -> Result?) async throws -> Result {
         await takeTurn()
@@ -161,12 +163,13 @@ public actor QRingWatch: LinkedCentral {
             answerSink = nil
             continuation.finish()
         }
-        let wait = timeout ?? configuration.requestTimeout
+        let wait = timeout ?? configuration.singleAttemptTimeout
         let timer = Task {
             try? await Task.sleep(for: wait)
             continuation.yield(.timedOut)
         }
         defer { timer.cancel() }
+        configuration.traffic?("writing \(Self.hex(packet.bytes)) for the \(Self.name(of: packet.command)) request")
         do {
             try await link.write(packet.bytes)
         } catch let error as TransportError {
@@ -197,6 +200,11 @@ public actor QRingWatch: LinkedCentral {
     }
 
 
+    /// `15 01 00 …` (the first bytes of a packet, for `-v`).
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.prefix(4).map { String(format: "%02x", $0) }.joined(separator: " ") + (bytes.count > 4 ? " …" : "")
+    }
+
     static func name(of command: UInt8) -> String {
         let names: [UInt8: String] = [
             QRingCommand.setTime: "set time", QRingCommand.battery: "battery", QRingCommand.heartRateLog: "heart-rate log",
@@ -211,8 +219,12 @@ public actor QRingWatch: LinkedCentral {
     package func received(_ bytes: [UInt8]) {
         let command = (bytes.first ?? 0) & ~QRingPacket.errorBit
         if let sink = answerSink, sink.command == command, !bytes.isEmpty {
+            configuration.traffic?("packet \(Self.hex(bytes)) → the \(Self.name(of: command)) request")
             sink.continuation.yield(.bytes(bytes))
             return
+        }
+        if command != QRingCommand.realTimeStart {
+            configuration.traffic?("packet \(Self.hex(bytes)) arrived with no \(Self.name(of: command)) request waiting: read as the ring's own news")
         }
         if command == QRingCommand.realTimeStart {
             realTimeReading(bytes)

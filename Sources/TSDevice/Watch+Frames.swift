@@ -67,6 +67,7 @@ extension Watch {
     /// Writes the pending request's frame and arms its timeout.
     private func transmitPending(open: any TransportConnection, generation: Int, sequence: UInt8, attempt: Int) async {
         guard let waiting = pending, waiting.sequence == sequence, waiting.attempts == attempt, generation == connectionGeneration else { return }
+        configuration.traffic?("writing \(Self.name(of: waiting.command)) seq \(sequence)\(attempt > 1 ? " again (attempt \(attempt))" : "")")
         do {
             try await write(waiting.bytes, to: open)
         } catch {
@@ -139,6 +140,10 @@ extension Watch {
     }
 
     private func handle(_ frame: Frame) async {
+        if let traffic = configuration.traffic, frame.command != .sleepPage {
+            let waiting = pending.map { $0.sequence == frame.sequence && frame.flags.contains(.response) } ?? false
+            traffic("\(Self.name(of: frame.command)) frame seq \(frame.sequence) → " + (waiting ? "the waiting request" : "no request waits for it: read as the watch's own news"))
+        }
         let message: Message
         do {
             message = try Message(frame: frame)

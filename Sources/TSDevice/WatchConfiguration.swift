@@ -28,6 +28,16 @@ public struct WatchConfiguration: Sendable {
     /// Told, with what the wearer should do, when the watch may be waiting for the wearer to
     /// confirm a pairing.
     public var confirmationNeeded: (@Sendable (String) -> Void)?
+    /// Told, in a line each, what the central wrote and each notification that arrived: on which
+    /// characteristic, and which waiting request it went to or that none took it (`-v` prints them).
+    public var traffic: (@Sendable (String) -> Void)?
+
+    /// How long a request that is not sent again waits for its answer after its write's response
+    /// (a Huami exchange, a QRing request): the time a request that is sent again is given over
+    /// all its attempts. A band's answer may come well after the write's response: bluetoothd
+    /// acknowledges a write request to a characteristic that also takes write commands as it
+    /// hands the write to the band, before the band has read it.
+    public var singleAttemptTimeout: Duration { requestTimeout * (1 + max(0, requestRetries)) }
 
     public init() {}
 }

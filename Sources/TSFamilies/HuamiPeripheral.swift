@@ -10,16 +10,24 @@ extension SimulatedPeripheralFamily {
     /// the project's generator for the seed, days and clock) behind BlueZ, with the band's GATT
     /// profile and its auth key `HuamiAuthKey.simulatorDefault`.
     static let huami = SimulatedPeripheralFamily(
-        options: [.fault, .heartRateTruth],
+        options: [.fault, .heartRateTruth, .answerTiming],
         faultKinds: HuamiBandFaults.kinds,
         validate: { settings throws(SimulateSettingsError) in
             for fault in settings.faults { _ = try HuamiBandFaults.parse(fault) }
+            _ = try answerTiming(settings)
         },
         run: { session in try await runBand(session) })
 
+    /// `--answer-timing`, immediate when not given.
+    private static func answerTiming(_ settings: SimulateSettings) throws(SimulateSettingsError) -> HuamiAnswerTiming {
+        guard let text = settings.answerTiming else { return .immediate }
+        do { return try HuamiAnswerTiming(text: text) } catch { throw SimulateSettingsError(error.message) }
+    }
+
     private static func runBand(_ session: PeripheralSession) async throws {
         let settings = session.settings
-        let configuration = SimulatedHuamiBand.Configuration()
+        var configuration = SimulatedHuamiBand.Configuration()
+        configuration.answerTiming = try answerTiming(settings)
         let history = HuamiBandHistory(seed: settings.seed, timeZone: .current, now: session.now, days: settings.days, format: configuration.sampleFormat)
         let records = history.sleepItems
         if let groundTruth = settings.groundTruth { try session.writeJSON(records, to: groundTruth) }
@@ -38,7 +46,7 @@ extension SimulatedPeripheralFamily {
         let level = await band.battery.level
         session.say("simulated band \(configuration.name) advertising on \(session.adapter.name) (\(session.adapter.address)), service \(HuamiGATT.service), dialect huami, "
             + "firmware \(configuration.firmware), battery \(level) %, \(configuration.sampleFormat.size)-byte samples of \(history.minutes) minutes "
-            + "(\(records.count) sleep records); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew, SIGUSR2 lowers the battery")
+            + "(\(records.count) sleep records); answers \(configuration.answerTiming); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew, SIGUSR2 lowers the battery")
         // A central that starts scanning after the advertisement began may never get a report
         // (btvirt reports an advertisement once, as scanning starts): SIGUSR1 starts it anew.
         let readvertise = session.onSignal(SIGUSR1) {

@@ -37,6 +37,7 @@ public enum SimulateOption: String, Sendable, CaseIterable, Comparable {
     case heartRateHistory = "--heart-rate-history"
     case heartRateTruth = "--heart-rate-truth"
     case stepsTruth = "--steps-truth"
+    case answerTiming = "--answer-timing"
 
     public static func < (lhs: SimulateOption, rhs: SimulateOption) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -58,6 +59,8 @@ public struct SimulateSettings: Sendable {
     public var heartRateHistory = false
     public var heartRateTruth: String?
     public var stepsTruth: String?
+    /// When the device's answer to a write goes out (Huami: `HuamiAnswerTiming`'s words).
+    public var answerTiming: String?
 
     public init() {}
 
@@ -74,6 +77,7 @@ public struct SimulateSettings: Sendable {
         if heartRateHistory { given.insert(.heartRateHistory) }
         if heartRateTruth != nil { given.insert(.heartRateTruth) }
         if stepsTruth != nil { given.insert(.stepsTruth) }
+        if answerTiming != nil { given.insert(.answerTiming) }
         return given
     }
 }

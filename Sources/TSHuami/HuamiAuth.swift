@@ -160,6 +160,16 @@ public enum HuamiAuthAnswer: Sendable, Hashable {
         }
     }
 
+    /// The step it answers (`& 0x0F` of its opcode): 1 storing the key, 2 the random number, 3 the encrypted number.
+    public var opcode: UInt8 {
+        switch self {
+        case .keyStored: HuamiAuthRequest.sendKeyOpcode
+        case .random: HuamiAuthRequest.requestRandomOpcode
+        case .accepted: HuamiAuthRequest.sendEncryptedOpcode
+        case let .refused(opcode, _): opcode
+        }
+    }
+
     /// The error a refusal means: a wrong key (status 04 to the encrypted number) is
     /// `authKeyRefused` ("the band refused the auth key"); anything else `authFailed`. Nil when not a refusal.
     public var error: HuamiError? {

@@ -13,7 +13,8 @@ import TSTransport
 /// slots, the heart-rate monitoring settings, a one-off heart-rate measurement on `2A39` `15 02 01`
 /// (read on `2A37`), and its `HuamiBandHistory`, served by the activity fetch from the minute asked
 /// for with the counters, count and acknowledgement of §7. Faults (`Fault`) make it refuse the
-/// key, cut the link mid-transfer, or damage one packet of the next transfer.
+/// key, cut the link mid-transfer, or damage one packet of the next transfer; `answerTiming` says
+/// whether its answers go out from inside the write handler or late, after it returned.
 ///
 /// The project's choices where no source settles the band's behaviour: before auth it answers a
 /// configuration or fetch request with status `04` (refused); it sends at most
@@ -53,6 +54,9 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
             guard let match = Self.allCases.first(where: { $0.uuid == uuid.lowercased() }) else { return nil }
             self = match
         }
+
+        /// Whether the band answers a write to it with a notification (of it or of another characteristic).
+        public var answers: Bool { [.auth, .configuration, .fetchControl].contains(self) }
     }
 
     public static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
@@ -80,6 +84,8 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         public var dropsAcknowledgedData = true
         /// How long a one-off heart-rate measurement takes before its reading goes out.
         public var measurementDelay: Duration = .milliseconds(300)
+        /// When answers to a write go out, relative to the write's acknowledgement.
+        public var answerTiming: HuamiAnswerTiming = .immediate
 
         public init(model: HuamiModel = .miBand5, firmware: String? = nil) {
             self.model = model
@@ -166,6 +172,10 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
     private var linkLoss: (@Sendable () async -> Void)?
     private var events: (@Sendable (String) -> Void)?
     var measurement: Task<Void, Never>?
+    /// The answers of the writes being handled, innermost last, while `answerTiming` is `late`.
+    var holding: [[HeldAnswer]] = []
+    /// The delivery of the last write's late answers (the next write's wait for it).
+    var lateAnswers: Task<Void, Never>?
     /// Subscribers to Heart Rate Measurement through the standard services (`hr watch` on a loopback link).
     var heartRateStreams: [AsyncStream<[UInt8]>.Continuation] = []
     private let now: @Sendable () -> Date
@@ -254,6 +264,8 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         pending = nil
         measurement?.cancel()
         measurement = nil
+        lateAnswers?.cancel()
+        lateAnswers = nil
         heartRateStreams.forEach { $0.finish() }
         heartRateStreams = []
     }
@@ -261,6 +273,10 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
     /// The central wrote `bytes` to `characteristic`.
     public func centralWrote(_ bytes: [UInt8], to characteristic: Characteristic) async {
         statistics.writesReceived += 1
+        await answering { await handleWrite(bytes, to: characteristic) }
+    }
+
+    private func handleWrite(_ bytes: [UInt8], to characteristic: Characteristic) async {
         do {
             switch characteristic {
             case .auth: try await auth(HuamiAuthRequest(bytes: bytes))
@@ -298,12 +314,30 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
 
     func loseLink() async {
         statistics.transfersCut += 1
+        isAuthenticated = false
+        if !holding.isEmpty {
+            holding[holding.count - 1].append(.linkLoss)
+            return
+        }
+        await deliverLinkLoss()
+    }
+
+    func deliverLinkLoss() async {
         notify = nil
         isAuthenticated = false
         await linkLoss?()
     }
 
+    /// Notifies `bytes` on `characteristic` now, or, while a write is handled with `late` timing, once it has returned.
     func send(_ characteristic: Characteristic, _ bytes: [UInt8]) async {
+        if !holding.isEmpty {
+            holding[holding.count - 1].append(.notification(characteristic, bytes))
+            return
+        }
+        await deliver(characteristic, bytes)
+    }
+
+    func deliver(_ characteristic: Characteristic, _ bytes: [UInt8]) async {
         guard let notify else { return }
         await notify(characteristic, bytes)
     }

@@ -154,13 +154,13 @@ extension HuamiWatch {
     private func fetchOnce(since: Int64) async throws -> HuamiActivity? {
         await takeTurn()
         defer { endTurn() }
-        let (deliveries, token) = try beginExchange()
+        let (deliveries, token) = try beginExchange("the activity fetch")
         defer { endExchange(token) }
         var iterator = deliveries.makeAsyncIterator()
         try await send((HuamiCharacteristic.fetchControl, HuamiFetchRequest.activity(since: since, zone: configuration.timeZone).bytes))
         var announced: (count: UInt32, start: HuamiTime)?
         while announced == nil {
-            let (channel, bytes) = try await next(&iterator, timeout: configuration.requestTimeout, what: "the activity fetch")
+            let (channel, bytes) = try await next(&iterator, timeout: configuration.singleAttemptTimeout, what: "the activity fetch")
             guard channel == .fetchControl else { continue }
             let answer = try HuamiFetchAnswer(bytes: bytes)
             if let error = answer.error { throw error }
@@ -171,10 +171,14 @@ extension HuamiWatch {
         try await send((HuamiCharacteristic.fetchControl, HuamiFetchRequest.fetchData.bytes))
         var crc: UInt32?
         var doneSaid = false
+        // The first packet answers the write and may come late, as any answer; then the band streams.
+        var answered = false
         while !(doneSaid && assembler.isComplete) {
             let delivery: (Channel, [UInt8])
             do {
-                delivery = try await next(&iterator, timeout: doneSaid ? Self.endGrace : configuration.pageIdleTimeout, what: "the activity data")
+                let wait = doneSaid ? Self.endGrace : answered ? configuration.pageIdleTimeout : configuration.singleAttemptTimeout
+                delivery = try await next(&iterator, timeout: wait, what: "the activity data")
+                answered = true
             } catch WatchError.timeout {
                 if doneSaid { break }
                 // The band went quiet before every announced byte came: a link lost whose end is not

@@ -27,7 +27,9 @@ public struct HuamiAuthKeyMissing: CategorizedError, Sendable, Hashable, CustomS
 /// every connect, then one request at a time over the band's characteristics: alarms on the
 /// configuration characteristic (the profile's pair), the clock, battery, heart-rate control and
 /// the activity fetch addressed by service and UUID. Answers are matched by the characteristic
-/// they come on; one exchange waits at a time.
+/// they come on; one exchange waits at a time. An exchange takes its answer whether it comes
+/// before its write's response or after it, at once or late (up to `singleAttemptTimeout`, since
+/// a band's request is never sent again); an answer to another step is passed over.
 public actor HuamiWatch: LinkedCentral {
     public let transport: any WatchTransport
     public nonisolated let configuration: WatchConfiguration
@@ -46,8 +48,11 @@ public actor HuamiWatch: LinkedCentral {
     public private(set) var reorderedPackets = 0
 
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
-    private var sink: (token: Int, continuation: AsyncStream<Delivery>.Continuation)?
+    /// The waiting exchange: what it waits for (`-v` names it) and where its deliveries go.
+    private var sink: (token: Int, what: String, continuation: AsyncStream<Delivery>.Continuation)?
     private var sinkTokens = 0
+    /// The exchange whose first data packet `-v` named.
+    private var dataTracedFor: Int?
     private var timerTokens = 0
     var heartRateStreams: [UUID: HeartRateSubscriber] = [:]
     /// What `monitor set` wrote on this central: a band does not report its settings back.
@@ -63,8 +68,8 @@ public actor HuamiWatch: LinkedCentral {
     }
 
     /// The characteristics whose notifications the central reads.
-    enum Channel: Sendable, Hashable {
-        case configuration, auth, fetchControl, activityData
+    enum Channel: String, Sendable, Hashable {
+        case configuration, auth, fetchControl = "fetch control", activityData = "activity data"
     }
 
     struct HeartRateSubscriber {
@@ -147,21 +152,27 @@ public actor HuamiWatch: LinkedCentral {
     /// it comes from the vendor's cloud, where the band's app stored it.
     private func authenticate(key: HuamiAuthKey, flags: HuamiAuthFlags) async throws {
         let challenge = try await exchange(write: (HuamiCharacteristic.auth, HuamiAuthRequest.requestRandom(flags).bytes), what: "the auth challenge") { channel, bytes -> [UInt8]? in
-            guard channel == .auth else { return nil }
-            let answer = try HuamiAuthAnswer(bytes: bytes)
+            guard let answer = try Self.authAnswer(channel, bytes, step: HuamiAuthRequest.requestRandomOpcode) else { return nil }
             if let error = answer.error { throw error }
             guard case let .random(random) = answer else { throw HuamiError(.invalidValue, "the band answered the random-number request with \(answer)") }
             return random
         }
         let request = try key.answer(challenge: challenge, flags: flags)
         try await exchange(write: (HuamiCharacteristic.auth, request.bytes), what: "the auth answer") { channel, bytes -> Void? in
-            guard channel == .auth else { return nil }
-            let answer = try HuamiAuthAnswer(bytes: bytes)
+            guard let answer = try Self.authAnswer(channel, bytes, step: HuamiAuthRequest.sendEncryptedOpcode) else { return nil }
             if case .accepted = answer { return () }
             if answer.error?.code == .authKeyRefused { throw HuamiAuthKeyRefused() }
             if let error = answer.error { throw error }
             throw HuamiError(.invalidValue, "the band answered the encrypted number with \(answer)")
         }
+    }
+
+    /// An auth notification that answers `step`; nil for another characteristic's, or for one that
+    /// answers another step (a second copy of an earlier answer: not this request's).
+    private static func authAnswer(_ channel: Channel, _ bytes: [UInt8], step: UInt8) throws -> HuamiAuthAnswer? {
+        guard channel == .auth else { return nil }
+        let answer = try HuamiAuthAnswer(bytes: bytes)
+        return answer.opcode == step ? answer : nil
     }
 
     public func disconnect() async { await closeLink() }
@@ -177,27 +188,30 @@ public actor HuamiWatch: LinkedCentral {
     // MARK: Exchanges
 
     /// Writes `write` (to the configuration pair when its characteristic is nil) and hands each
-    /// notification to `collect` until it returns a result; one exchange at a time. No
-    /// notification for `timeout` (the request timeout by default) fails it.
+    /// notification to `collect` until it returns a result; one exchange at a time. It waits from
+    /// before the write, so an answer that comes before the write's response is its own too. No
+    /// notification for `timeout` (`singleAttemptTimeout` by default) after the write fails it.
     func exchange<Result: Sendable>(write: (GATTCharacteristicID?, [UInt8]), what: String, timeout: Duration? = nil,
                                     collect: (Channel, [UInt8]) throws -> Result?) async throws -> Result {
         await takeTurn()
         defer { endTurn() }
-        let (deliveries, token) = try beginExchange()
+        let (deliveries, token) = try beginExchange(what)
         defer { endExchange(token) }
         try await send(write)
         var iterator = deliveries.makeAsyncIterator()
         while true {
-            let (channel, bytes) = try await next(&iterator, timeout: timeout ?? configuration.requestTimeout, what: what)
+            let (channel, bytes) = try await next(&iterator, timeout: timeout ?? configuration.singleAttemptTimeout, what: what)
             if let result = try collect(channel, bytes) { return result }
+            trace("\(channel.rawValue) notification \(Self.hex(bytes)) is no answer to \(what): passed over")
         }
     }
 
-    func beginExchange() throws -> (AsyncStream<Delivery>, Int) {
+    /// From now until `endExchange`, notifications go to the exchange waiting for `what`.
+    func beginExchange(_ what: String) throws -> (AsyncStream<Delivery>, Int) {
         guard connection != nil else { throw WatchError.notConnected }
         let (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .unbounded)
         sinkTokens += 1
-        sink = (sinkTokens, continuation)
+        sink = (sinkTokens, what, continuation)
         return (deliveries, sinkTokens)
     }
 
@@ -210,6 +224,7 @@ public actor HuamiWatch: LinkedCentral {
     /// One write, to a characteristic or (nil) the configuration pair; a lost link is `disconnected`.
     func send(_ write: (GATTCharacteristicID?, [UInt8])) async throws {
         guard let link = connection else { throw WatchError.notConnected }
+        trace("writing \(Self.hex(write.1)) to \(write.0.map(Self.name) ?? Channel.configuration.rawValue)\(sink.map { " for \($0.what)" } ?? "")")
         do {
             if let characteristic = write.0 {
                 try await link.write(write.1, to: characteristic, withResponse: true)
@@ -221,7 +236,7 @@ public actor HuamiWatch: LinkedCentral {
         }
     }
 
-    /// The next notification of the exchange, or `timeout` when none comes within `timeout`.
+    /// The next notification of the exchange; `timeout` when none comes within `timeout`.
     func next(_ iterator: inout AsyncStream<Delivery>.AsyncIterator, timeout: Duration, what: String) async throws -> (Channel, [UInt8]) {
         timerTokens += 1
         let token = timerTokens
@@ -255,10 +270,38 @@ public actor HuamiWatch: LinkedCentral {
     private func route(_ channel: Channel, _ bytes: [UInt8]) {
         guard let sink else {
             droppedNotifications += 1
+            trace("\(channel.rawValue) notification \(Self.hex(bytes)) arrived with no exchange waiting: dropped")
             return
+        }
+        // A transfer's data packets come by the hundred: `-v` names the first of each exchange only.
+        if channel != .activityData || dataTracedFor != sink.token {
+            if channel == .activityData { dataTracedFor = sink.token }
+            trace("\(channel.rawValue) notification \(Self.hex(bytes)) → \(sink.what)\(channel == .activityData ? " (and the data packets after it)" : "")")
         }
         sink.continuation.yield(.notification(channel, bytes))
     }
 
     func countReordered(_ count: Int) { reorderedPackets += count }
+
+    // MARK: Traffic (`-v`)
+
+    func trace(_ line: @autoclosure () -> String) {
+        configuration.traffic?(line())
+    }
+
+    /// `10 82 01 3f…` (the first bytes, then the length when longer).
+    static func hex(_ bytes: [UInt8]) -> String {
+        let shown = bytes.prefix(6).map { String(format: "%02x", $0) }.joined(separator: " ")
+        return bytes.count > 6 ? "\(shown) … (\(bytes.count) bytes)" : shown
+    }
+
+    /// `auth (…0009)`: a characteristic as `-v` names it.
+    static func name(_ characteristic: GATTCharacteristicID) -> String {
+        let named: [GATTCharacteristicID: String] = [
+            HuamiCharacteristic.auth: "auth", HuamiCharacteristic.fetchControl: "fetch control", HuamiCharacteristic.activityData: "activity data",
+            HuamiCharacteristic.currentTime: "current time", HuamiCharacteristic.heartRateControlPoint: "heart-rate control point",
+            HuamiCharacteristic.battery: "battery",
+        ]
+        return "\(named[characteristic] ?? "characteristic") (\(characteristic.uuid.prefix(8)))"
+    }
 }

@@ -16,7 +16,9 @@ import TSProtocol
 /// (`2A06`); Device Information (`180A`). The sources find each characteristic by its UUID
 /// (Gadgetbridge, miband2 through bleak), whatever service holds it; which service holds which
 /// is the project's layout. Every written characteristic takes write requests and commands
-/// (miband2's bleak writes without response).
+/// (miband2's bleak writes without response), except, with `HuamiAnswerTiming.beforeResponse`,
+/// the ones that answer (auth, configuration, fetch control): they take write requests only, so
+/// that bluetoothd acknowledges a write after the band's answer to it.
 public final class HuamiSimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/huamisimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
@@ -63,10 +65,14 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
         }
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await band.centralDisconnected() }
 
+        let timing = band.configuration.answerTiming
         func characteristic(_ served: SimulatedHuamiBand.Characteristic, read: Bool = false, write: Bool = false, notify: Bool = false) -> LocalGattCharacteristic {
             var flags: [String] = []
             if read { flags.append("read") }
-            if write { flags += ["write", "write-without-response"] }
+            if write { flags.append("write") }
+            // A write request to a characteristic that also takes commands is acknowledged by
+            // bluetoothd as it hands the write over; to one that does not, once the handler returned.
+            if write && (timing.answeringCharacteristicsTakeCommands || !served.answers) { flags.append("write-without-response") }
             if notify { flags.append("notify") }
             var gatt = LocalGattCharacteristic(uuid: served.uuid, flags: flags)
             if read { gatt.read = { try await band.read(served) } }

@@ -38,13 +38,7 @@ final class BridgedWatch: @unchecked Sendable {
         server = try BusConnection(.address(bus.address))
         try await server.requestName(BlueZ.service)
         server.exportObjectManager(at: "/")
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface(BlueZInterface.adapter, methods: [
-            DBusMethod("SetDiscoveryFilter", in: "a{sv}") { _, _ in [] },
-            DBusMethod("StartDiscovery") { _, _ in [] },
-            DBusMethod("StopDiscovery") { _, _ in [] },
-        ], properties: [
-            DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
-        ])])
+        try FakeBluetoothd.exportAdapter(on: server)
         let server = self.server
         try server.export(path: BlueZ.managerPath, interfaces: [DBusInterface(BlueZInterface.agentManager, methods: [
             DBusMethod("RegisterAgent", in: "os") { [weak self] arguments, call in

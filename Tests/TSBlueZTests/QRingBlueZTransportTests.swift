@@ -30,18 +30,8 @@ final class BridgedRing: Sendable {
     }
 
     init(ring: SimulatedRing, mtu: UInt16) async throws {
-        bus = try PrivateBus()
-        server = try BusConnection(.address(bus.address))
-        try await server.requestName(BlueZ.service)
-        server.exportObjectManager(at: "/")
+        (bus, server) = try await FakeBluetoothd.start()
         let server = self.server
-        try server.export(path: "/org/bluez/hci0", interfaces: [DBusInterface(BlueZInterface.adapter, methods: [
-            DBusMethod("SetDiscoveryFilter", in: "a{sv}") { _, _ in [] },
-            DBusMethod("StartDiscovery") { _, _ in [] },
-            DBusMethod("StopDiscovery") { _, _ in [] },
-        ], properties: [
-            DBusProperty("Address", "s", get: { .string("00:11:22:33:44:55") }), DBusProperty("Powered", "b", get: { .boolean(true) }),
-        ])])
         try server.export(path: Self.device, interfaces: [DBusInterface(BlueZInterface.device, methods: [
             DBusMethod("Disconnect") { _, _ in [] },
         ], properties: [

@@ -193,6 +193,8 @@ struct ExampleArrangement {
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/npk-steps runs the NPK watch under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
+        "tsgateway simulate --adapter hci1 --dialect huami --answer-timing before-response":
+            .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey huami runs the band under QEMU with btvirt, E2E_HUAMI_ANSWER_TIMING)"),
         "tsgateway probe AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: probeRuns),
         "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
         "tsgateway pair AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: pairRuns),

@@ -15,6 +15,10 @@ import Testing
         #expect(result.status == 0, "stderr \(result.stderr)")
         let info = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(info["dialect"] as? String == "huami")
+        // -v: what was written, what arrived and which waiting request took it.
+        #expect(result.stderr.contains("watch: writing 82 00 02 01 00 to auth (00000009) for the auth challenge"), "\(result.stderr)")
+        #expect(result.stderr.contains("watch: auth notification 10 82 01") && result.stderr.contains("→ the auth challenge"), "\(result.stderr)")
+        #expect(result.stderr.contains("watch: auth notification 10 83 01 → the auth answer"), "\(result.stderr)")
         #expect(info["model"] as? String == "Mi Smart Band 5")
         #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
         #expect((info["capabilities"] as? [String: Any])?["labelMaxBytes"] as? Int == 0)
@@ -102,6 +106,30 @@ import Testing
         #expect(set.status == 0, "stdout \(set.stdout) stderr \(set.stderr)")
         let window = try await cli.runDetached(["monitor", "set", "heart-rate", "--window", "08:00-20:00", "--simulate", "--dialect", "huami"], environment: Self.environment)
         #expect(window.status == 79, "stdout \(window.stdout) stderr \(window.stderr)")
+    }
+
+    /// `-v` before the subcommand or after it: pair takes it (it was refused as an unknown option);
+    /// the malformed key is then what it refuses, before Bluetooth is touched.
+    @Test func pairTakesVerboseBeforeOrAfterIt() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        for arguments in [["-v", "pair", "AA:BB:CC:DD:EE:FF", "--dialect", "huami", "--auth-key", "0011"],
+                          ["pair", "AA:BB:CC:DD:EE:FF", "--dialect", "huami", "--auth-key", "0011", "-v"],
+                          ["pair", "AA:BB:CC:DD:EE:FF", "-vv", "--dialect", "huami", "--auth-key", "0011"]] {
+            let result = try await cli.runDetached(arguments)
+            #expect(result.status == 64, "\(arguments): stdout \(result.stdout) stderr \(result.stderr)")
+            #expect(!result.stderr.contains("Unknown option"), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("32 hex digits"), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func simulateTakesAnAnswerTimingForTheBandOnly() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let unknown = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "huami", "--answer-timing", "slow"])
+        #expect(unknown.status == 64, "stdout \(unknown.stdout) stderr \(unknown.stderr)")
+        #expect(unknown.stderr.contains("immediate, before-response, late, late:MS"), "\(unknown.stderr)")
+        let ring = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--answer-timing", "late"])
+        #expect(ring.status == 64, "stdout \(ring.stdout) stderr \(ring.stderr)")
+        #expect(ring.stderr.contains("--answer-timing is for --dialect huami, not --dialect qring"), "\(ring.stderr)")
     }
 
     @Test func pairRefusesAMalformedOrMisplacedKeyBeforeTouchingBluetooth() async throws {

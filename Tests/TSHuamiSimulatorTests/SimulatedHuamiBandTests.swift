@@ -189,8 +189,10 @@ import TSModels
         #expect(await band.firstHeld == start + 240 * 60)
     }
 
-    @Test func aTransferCutMidWayLosesTheLinkAndKeepsTheData() async throws {
-        let band = Self.band(days: 1) { $0.maxMinutesPerFetch = 240 }
+    /// With `late` answers too: the link is lost after the packets before the cut have gone out.
+    @Test(arguments: [HuamiAnswerTiming.immediate, .late(.milliseconds(50))])
+    func aTransferCutMidWayLosesTheLinkAndKeepsTheData(_ timing: HuamiAnswerTiming) async throws {
+        let band = Self.band(days: 1) { $0.maxMinutesPerFetch = 240; $0.answerTiming = timing }
         let central = await Central(band)
         let losses = LossCounter()
         await band.onLinkLoss { await losses.add() }
@@ -208,6 +210,41 @@ import TSModels
         _ = try await again.auth(key: .simulatorDefault)
         let whole = try await again.fetch(since: band.history.start, format: band.history.format)
         #expect(whole.activity?.samples == band.history.samples(from: band.history.start, count: 240))
+    }
+
+    @Test func immediateAnswersGoOutFromInsideTheWriteHandler() async throws {
+        let band = Self.band()
+        let central = await Central(band)
+        await central.write(HuamiAuthRequest.requestRandom(.crypt).bytes, to: .auth)
+        #expect(await central.rawAnswers(.auth).count == 1, "answered before the write returned")
+    }
+
+    /// `late`: held while the write is handled, sent once it returned, in order; the next write's
+    /// answers never overtake them.
+    @Test func lateAnswersGoOutAfterTheWriteHandlerReturnedAndInOrder() async throws {
+        let band = Self.band(days: 1) { $0.answerTiming = .late(.milliseconds(150)); $0.maxMinutesPerFetch = 120 }
+        let central = await Central(band)
+        await central.write(HuamiAuthRequest.requestRandom(.crypt).bytes, to: .auth)
+        #expect(await central.rawAnswers(.auth).isEmpty, "nothing before the write returned")
+        guard case let .random(challenge) = try HuamiAuthAnswer(bytes: try await central.next(.auth)) else { throw HuamiError(.authFailed, "no challenge") }
+        await central.write(try HuamiAuthKey.simulatorDefault.answer(challenge: challenge, flags: .crypt).bytes, to: .auth)
+        #expect(try HuamiAuthAnswer(bytes: try await central.next(.auth)) == .accepted)
+        let fetched = try await central.fetch(since: band.history.start, format: band.history.format)
+        #expect(fetched.error == nil)
+        #expect(fetched.activity?.samples == band.history.samples(from: band.history.start, count: 120), "every packet, in order, before the end")
+    }
+
+    @Test func answerTimingTakesItsWordsAndRefusesOthers() throws {
+        #expect(try HuamiAnswerTiming(text: "immediate") == .immediate)
+        #expect(try HuamiAnswerTiming(text: "before-response") == .beforeResponse)
+        #expect(try HuamiAnswerTiming(text: "late") == .late(HuamiAnswerTiming.defaultLateness))
+        #expect(try HuamiAnswerTiming(text: "late:2500") == .late(.milliseconds(2500)))
+        #expect(HuamiAnswerTiming.late(.milliseconds(2500)).description == "late:2500")
+        #expect(!HuamiAnswerTiming.beforeResponse.answeringCharacteristicsTakeCommands)
+        let unknown = try #require(throws: HuamiError.self) { try HuamiAnswerTiming(text: "slow") }
+        #expect(unknown.message.contains("immediate, before-response, late, late:MS"), "\(unknown)")
+        let negative = try #require(throws: HuamiError.self) { try HuamiAnswerTiming(text: "late:-5") }
+        #expect(negative.message.contains("0 … 60000 milliseconds"), "\(negative)")
     }
 
     @Test(arguments: [

@@ -342,3 +342,68 @@ struct QRingRig {
         #expect(GATTProfile.npk.secondChannel == nil, "NPK keeps one pair")
     }
 }
+
+/// The QRing central against a ring whose answers on the first pair come late, after the write
+/// returned: a ring's request is never sent again, and its wait used to be one request timeout
+/// (the cause issue 47 found in the Huami central, in the same form here).
+@Suite struct QRingLateAnswerTests {
+    /// The simulated ring with every notification of its first pair delivered `delay` after the
+    /// ring sent it, in order and as far apart as sent: the write returns first.
+    actor LateAnswers: PeripheralEndpoint {
+        let ring: SimulatedRing
+        let delay: Duration
+        private var last: Task<Void, Never>?
+
+        init(_ ring: SimulatedRing, delay: Duration) {
+            self.ring = ring
+            self.delay = delay
+        }
+
+        func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async {
+            await ring.centralConnected(mtu: mtu) { [weak self] bytes in await self?.later(bytes, send) }
+        }
+
+        private func later(_ bytes: [UInt8], _ send: @escaping @Sendable ([UInt8]) async -> Void) {
+            let earlier = last, due = ContinuousClock.now + delay
+            last = Task {
+                await earlier?.value
+                try? await Task.sleep(until: due)
+                await send(bytes)
+            }
+        }
+
+        func centralWrote(_ chunk: [UInt8]) async { await ring.centralWrote(chunk) }
+
+        func centralDisconnected() async {
+            last?.cancel()
+            await ring.centralDisconnected()
+        }
+    }
+
+    @Test("connect, battery and a week's sync through a ring that answers later than a request timeout after the write")
+    func answersLaterThanARequestTimeoutAfterTheWrite() async throws {
+        let ring = SimulatedRing(configuration: SimulatedRing.Configuration(), history: RingHistory(seed: 42, timeZone: QRingRig.zone, now: QRingRig.now, days: 7))
+        var configuration = QRingRig.configuration
+        configuration.requestTimeout = .milliseconds(400)
+        let late = LateAnswers(ring, delay: .milliseconds(1000))
+        let watch = QRingWatch(transport: LoopbackTransport(peripheral: late, mtu: try ATTMTU(247), standard: ring, name: ring.configuration.name,
+                                                          secondChannel: ring),
+                               configuration: configuration)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-qring-late-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let info = try await watch.connect()
+        #expect(info.model == "R02_5A1C")
+        #expect(try await watch.battery() == BatteryStatus(level: 64, state: .discharging))
+        var sync = SleepSync(watch: watch, store: store, watchId: QRingRig.watchId)
+        sync.firstBackoff = .milliseconds(20)
+        let report = try await sync.run(from: QRingRig.from)
+        let truth = ring.history.nights.flatMap(\.items).filter { $0.start >= QRingRig.from }.sorted { $0.start < $1.start }
+        #expect(try await store.sleepRecords(watch: QRingRig.watchId) == truth)
+        #expect(report.heartRateError == nil, "\(report.heartRateError.map { "\($0)" } ?? "")")
+        #expect(report.heartRateFetched > 7 * 280, "a reading every five minutes for a week")
+        #expect(report.heartRateStored == report.heartRateFetched)
+        await watch.disconnect()
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TSBlueZ
 import TSDevice
 import TSGatewayService
@@ -43,6 +44,8 @@ struct PairCommand: AsyncParsableCommand {
     var authKey: String?
     @Option(name: .customLong("credential"), help: ArgumentHelp(PairingSecretOptions.credentialHelp, valueName: "name=value"))
     var credentials: [String] = []
+    @Flag(name: [.short, .long], help: "Log what happens to standard error: each step of pairing and connecting, what was written to the watch, and each notification that arrived and which waiting request took it (never the secret).")
+    var verbose: Int
 
     /// The pairing secrets given, by their key and as they were typed (for errors, never with
     /// the value); the coordinator of `--dialect` says which it takes.
@@ -76,31 +79,37 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     /// Pairing: a dialect that binds (NPK) binds now, with the code, and says when the wearer may
-    /// have to confirm on the watch.
-    var pairingConfiguration: WatchConfiguration {
+    /// have to confirm on the watch. With `-v`, the central's traffic goes to `logger`.
+    func pairingConfiguration(logger: Logger) -> WatchConfiguration {
         var configuration = WatchConfiguration()
         configuration.pairing = true
         configuration.pairingSecret = try? pairingSecret()
         configuration.confirmationNeeded = { advice in FileHandle.standardError.write(Data("tsgateway: \(advice)\n".utf8)) }
+        configuration.traffic = Logging.traffic(to: logger)
         return configuration
     }
 
     func run() async throws {
         let id = address
+        let logger = Logging.logger("tsgateway", verbose: verbose, quiet: .warning)
         let store: GatewayStore
         do { store = try GatewayStore(path: db ?? GatewayStore.defaultPath()) } catch { throw CLIFailure.from(error) }
         let info = try await withBlueZ { bluez in
             let found = try await bluez.adapter(adapter)
             let device = try await bluez.discover(address: id.rawValue, adapter: found)
+            PhaseLog.log("found \(id) on \(found.name)", to: logger)
             try await bluez.registerAgent()
             try await bluez.pair(device)
+            PhaseLog.log("paired", to: logger)
             try await bluez.trust(device)
+            PhaseLog.log("trusted", to: logger)
             do {
                 // A pair learns the dialect afresh (what was remembered may be what went wrong); the store remembers it.
                 let link = BluetoothLink(adapter: found.name, address: id)
                 let resolved = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: dialect, remembered: nil)
+                logger.info("speaking \(resolved.dialect.name) (\(resolved.reason.rawValue))")
                 let watch = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: resolved.dialect.name,
-                                                 configuration: pairingConfiguration).central
+                                                 configuration: pairingConfiguration(logger: logger)) { step in PhaseLog.log(step.rawValue, to: logger) }.central
                 let info = try await watch.connect()
                 await watch.disconnect()
                 return info

@@ -32,6 +32,9 @@ struct SimulateCommand: AsyncParsableCommand {
 
             A QRing smart ring (R02_5A1C; its service names the dialect: pair it as it is):
               tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc
+
+            A Huami band whose answers reach the central before its writes' responses:
+              tsgateway simulate --adapter hci1 --dialect huami --answer-timing before-response
             """)
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
@@ -66,6 +69,8 @@ struct SimulateCommand: AsyncParsableCommand {
     var heartRateTruth: String?
     @Option(help: ArgumentHelp("QRing: write the steps the ring holds for today (its clock: the day, then each quarter-hour's steps, calories and distance; what a steps request for today answers) as JSON to this file.", valueName: "path"))
     var stepsTruth: String?
+    @Option(help: ArgumentHelp("Huami: when the band's answer to a write goes out: immediate (from its write handler; bluetoothd acknowledges the write first), before-response (from its write handler, the write acknowledged after it), late (2.5 s after the write was acknowledged) or late:MS.", valueName: "timing"))
+    var answerTiming: String?
 
     var settings: SimulateSettings {
         var settings = SimulateSettings()
@@ -82,6 +87,7 @@ struct SimulateCommand: AsyncParsableCommand {
         settings.heartRateHistory = heartRateHistory
         settings.heartRateTruth = heartRateTruth
         settings.stepsTruth = stepsTruth
+        settings.answerTiming = answerTiming
         return settings
     }
 

@@ -60,6 +60,13 @@ enum Logging {
         return handler
     }
 
+    /// The central's traffic (`WatchConfiguration.traffic`) as info lines of `logger`; nil when
+    /// `logger` does not log info (no `-v`), so that the central builds no lines.
+    static func traffic(to logger: Logger) -> (@Sendable (String) -> Void)? {
+        guard logger.logLevel <= .info else { return nil }
+        return { line in logger.info("watch: \(line)") }
+    }
+
     /// A logger at `quiet` by default, info with -v, everything with -vv.
     static func logger(_ label: String, verbose: Int, quiet: Logger.Level) -> Logger {
         bootstrapOnce

@@ -40,8 +40,10 @@ struct DeviceSession {
         simulated.monitors = memory.monitors
         simulated.protocolVersion = try simulatorProtocol()
         simulated.wearer = try simulatedNpkWearer()
+        var configuration = WatchConfiguration()
+        configuration.traffic = Logging.traffic(to: logger)
         let opened: OpenedSimulatedWatch
-        do { opened = try WatchFamilies.openSimulated(simulated, dialect: options.dialect) } catch { throw CLIFailure.from(error) }
+        do { opened = try WatchFamilies.openSimulated(simulated, dialect: options.dialect, configuration: configuration) } catch { throw CLIFailure.from(error) }
         logger.info("simulated watch: \(opened.device.recordCount) records over \(simulatedHistoryDays) days, state in \(path)")
         if let log = try SimulatedCommitLog.fromEnvironment() {
             guard await opened.device.onSleepCommit({ log.append($0) }) else {
@@ -80,6 +82,7 @@ struct DeviceSession {
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
             // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
             var configuration = WatchConfiguration()
+            configuration.traffic = Logging.traffic(to: logger)
             if let credential = dialect.credential, credential.neededOnEveryConnect {
                 configuration.pairingSecret = RememberedSecrets.load(credential, watch: address, databasePath: store.path)
             }
