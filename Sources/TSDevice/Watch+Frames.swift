@@ -69,6 +69,11 @@ extension Watch {
         guard let waiting = pending, waiting.sequence == sequence, waiting.attempts == attempt, generation == connectionGeneration else { return }
         do {
             try await write(waiting.bytes, to: open)
+        } catch let error as TransportError where error.isReplayDeparture {
+            // A replay that left its capture: the request fails with what differed; no link ended.
+            pending = nil
+            waiting.continuation.resume(throwing: error)
+            return
         } catch {
             linkEnded(generation: generation, reason: "write failed: \(error)")
             return
