@@ -354,6 +354,7 @@ extension WatchDialect {
             name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
             identifiedByService: false, credential: .npkAuthCode, captureDecoder: NpkCaptureDecoder(), makeCentral: { NpkWatch(transport: $0, configuration: $1) })
         dialect.identification = .npk
+        dialect.centralTimes = NpkCentralTimes()
         return dialect
     }()
 }

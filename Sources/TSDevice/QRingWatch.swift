@@ -269,6 +269,7 @@ extension WatchDialect {
             name: .qring, summary: "QRing smart rings (Colmi R02–R12, Yawell): 16-byte packets, sleep as big data", gatt: .qring,
             captureDecoder: QRingCaptureDecoder(), makeCentral: { QRingWatch(transport: $0, configuration: $1) })
         dialect.identification = .qring
+        dialect.centralTimes = QRingCentralTimes()
         return dialect
     }()
 }

@@ -70,6 +70,11 @@ extension Watch {
         configuration.traffic?("writing \(Self.name(of: waiting.command)) seq \(sequence)\(attempt > 1 ? " again (attempt \(attempt))" : "")")
         do {
             try await write(waiting.bytes, to: open)
+        } catch let error as TransportError where error.isReplayDeparture {
+            // A replay that left its capture: the request fails with what differed; no link ended.
+            pending = nil
+            waiting.continuation.resume(throwing: error)
+            return
         } catch {
             linkEnded(generation: generation, reason: "write failed: \(error)")
             return

@@ -25,6 +25,9 @@ public struct WatchDialect: Sendable {
     public var identification: DialectIdentification?
     /// Reads its frames out of captured bytes (`protocol decode`); nil: it has no frames of its own.
     public var captureDecoder: (any CaptureDecoder)?
+    /// Which fields of its central's requests are the central's clock or a sync's range, which a
+    /// replay lets follow a running clock (`protocol replay`); nil: every write must be the recorded one.
+    public var centralTimes: (any CentralTimeReader)?
     public var makeCentral: @Sendable (any WatchTransport, WatchConfiguration) -> any WatchCentral
 
     public init(name: Dialect, summary: String, gatt: GATTProfile?, identifiedByService: Bool = true, credential: PairingCredential? = nil,
@@ -57,6 +60,7 @@ public struct WatchDialect: Sendable {
         dialect.presentation.serviceListedByTransport = true
         dialect.presentation.noSmartWake = "no (protocol v1 without the v1.1 alarm extensions)"
         dialect.identification = .protocolV1
+        dialect.centralTimes = ProtocolV1CentralTimes()
         return dialect
     }()
 

@@ -32,6 +32,7 @@ extension WatchDialect {
             gatt: .huami, credential: .huamiAuthKey, captureDecoder: HuamiCaptureDecoder(),
             makeCentral: { HuamiWatch(transport: $0, configuration: $1) })
         dialect.presentation.noSmartWake = "no (a Huami band has no smart wake)"
+        dialect.centralTimes = HuamiCentralTimes()
         return dialect
     }()
 }

@@ -4,13 +4,18 @@ import TSModels
 /// Plays a capture back to a central, whatever its dialect: each `open()` replays the next
 /// recorded connection. Every write (on either pair, to a standard characteristic, or to one
 /// addressed by service and UUID) must equal the recorded one (the same central logic with the
-/// same inputs writes the same bytes), and a read gets the recorded value; after either, the
-/// notifications recorded up to the next write or read are delivered on the channel they came over.
+/// same inputs writes the same bytes), but for the times the dialect's `centralTimes` reads in
+/// it (the central's clock, a sync's range), each of which may be off the recorded one by as much
+/// as the recording lasted: its clock ran while it was recorded. A read gets the recorded value; after either,
+/// the notifications recorded up to the next write or read are delivered on the channel they came over.
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
+    private let clock: ReplayedClock
 
-    public init(capture: [CaptureEntry]) {
+    public init(capture: [CaptureEntry], centralTimes: (any CentralTimeReader)? = nil) {
         connections = CapturedConnections.split(capture)
+        let times = capture.map(\.time)
+        clock = ReplayedClock(reader: centralTimes, slack: Int64(((times.max() ?? 0) - (times.min() ?? 0)).rounded(.up)) + 1)
     }
 
     public func open() async throws -> any TransportConnection {
@@ -21,7 +26,7 @@ public actor ReplayTransport: WatchTransport {
         let standard = Set((opened.standard ?? []).compactMap(StandardCharacteristic.init(rawValue:)))
         let characteristics = Set((opened.characteristics ?? []).compactMap { CaptureChannel(rawValue: $0)?.characteristic })
         let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()), name: opened.name, standard: standard,
-                                          secondChannel: opened.secondChannel == true, characteristics: characteristics)
+                                          secondChannel: opened.secondChannel == true, characteristics: characteristics, clock: clock)
         await connection.deliverUntilNextRequest()
         return connection
     }
@@ -42,10 +47,12 @@ actor ReplayConnection: TransportConnection {
     /// Who listens to each characteristic's notifications, and what came before anyone listened.
     private var subscribers: [CaptureChannel: [AsyncStream<[UInt8]>.Continuation]] = [:]
     private var held: [CaptureChannel: [[UInt8]]] = [:]
+    private let clock: ReplayedClock
 
     init(mtu: ATTMTU, entries: [CaptureEntry], name: String?, standard: Set<StandardCharacteristic>, secondChannel: Bool,
-         characteristics: Set<GATTCharacteristicID>) {
+         characteristics: Set<GATTCharacteristicID>, clock: ReplayedClock) {
         self.mtu = mtu
+        self.clock = clock
         self.characteristics = characteristics
         self.entries = entries[...]
         self.name = name
@@ -114,7 +121,9 @@ actor ReplayConnection: TransportConnection {
         guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
             throw TransportError.captureDiffers("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))")
         }
-        guard next.bytes == chunk else {
+        if next.bytes != chunk, characteristic == nil, let difference = clock.difference(written: chunk, recorded: next.bytes, recordedHex: next.hex, channel: channel) {
+            throw TransportError.captureDiffers(difference)
+        } else if next.bytes != chunk, characteristic != nil {
             throw TransportError.captureDiffers("the central wrote other bytes than recorded (recorded \(next.hex))")
         }
         entries.removeFirst()
@@ -175,5 +184,30 @@ actor ReplayConnection: TransportConnection {
         case .read: return "a read of \(entry.characteristic ?? entry.pair.characteristic.map { "the \($0)" } ?? "a characteristic")"
         default: return entry.direction.rawValue
         }
+    }
+}
+
+/// The times a replayed central writes against the recorded ones: each may be off the recorded
+/// one by no more than the recording lasted (a clock that ran while it was recorded, or one given
+/// as the recording's start with `--now`).
+struct ReplayedClock: Sendable {
+    let reader: (any CentralTimeReader)?
+    /// The recording's duration, rounded up, and a second for the fields' resolution.
+    let slack: Int64
+
+    /// Why `written` is not `recorded` as the replay takes it; nil when it is (equal but for times
+    /// within the slack).
+    func difference(written: [UInt8], recorded: [UInt8], recordedHex: String, channel: CaptureChannel) -> String? {
+        let other = "the central wrote other bytes than recorded (recorded \(recordedHex))"
+        guard let reader, let now = reader.centralTimes(in: written, channel: channel),
+              let then = reader.centralTimes(in: recorded, channel: channel) else { return other }
+        guard now.rest == then.rest, now.fields.map(\.kind) == then.fields.map(\.kind) else {
+            return other + ", beyond the clock and range it carries"
+        }
+        for (mine, theirs) in zip(now.fields, then.fields) where abs(mine.time - theirs.time) > slack {
+            return "the central wrote \(mine.kind == .rangeStart ? "a range start" : "its clock") \(mine.time) where the capture has \(theirs.time): "
+                + "\(mine.time - theirs.time) s off, more than the \(slack) s the recording allows (its duration)"
+        }
+        return nil
     }
 }

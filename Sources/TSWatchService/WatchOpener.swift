@@ -38,7 +38,7 @@ public enum WatchOpener {
             transport.onStep = onStep
             return OpenedWatch(central: dialect.makeCentral(transport, configuration), bluetooth: bluetooth)
         case let .replay(capture):
-            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(ReplayTransport(capture: capture), configuration))
+            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(ReplayTransport(capture: capture, centralTimes: (chosen ?? WatchDialects.fallback).centralTimes), configuration))
         case let .transport(transport):
             return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(transport, configuration))
         }

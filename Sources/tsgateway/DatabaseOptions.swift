@@ -28,9 +28,10 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// Opens an existing database (a missing one is an error, not created empty).
-    func openStore() throws -> GatewayStore {
-        let path = try databasePath()
+    /// Opens an existing database (a missing one is an error, not created empty); `defaultPath`:
+    /// the one without --db, instead of the configuration's.
+    func openStore(defaultPath: String? = nil) throws -> GatewayStore {
+        let path = try db ?? defaultPath ?? databasePath()
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIFailure("no database at \(path) (nothing stored yet? use --db or --config)", status: .noInput)
         }

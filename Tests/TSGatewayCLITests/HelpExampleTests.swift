@@ -103,7 +103,8 @@ struct ExampleArrangement {
     var withDaemon = false
     /// The example runs until it is stopped: how the test stops it.
     var stop: Stop?
-    /// The default database holds heart-rate samples (`HeartRateSeed`), as `tsgateway serve` stores them.
+    /// The default database holds heart-rate samples (`HeartRateSeed`), as `tsgateway serve` stores
+    /// them, of a watch of its own: the example reads them as written, without `--simulate`.
     var heartRateStored = false
     /// Set for examples that need a real Bluetooth adapter: they are run against a bus without
     /// bluetoothd and must get as far as saying so (exit 69), which shows the line parses.
@@ -264,7 +265,9 @@ enum ExampleRun {
             #expect(result.exited(69), "`\(example)` should parse and stop at the missing bluetoothd (69): \(result.summary)")
             return
         }
-        if example.takesSimulate { arguments.insert("--simulate", at: 0) }
+        if example.takesSimulate, !arrangement.heartRateStored, arrangement.replacingPaths.values.allSatisfy({ $0 != .heartRateDatabase }) {
+            arguments.insert("--simulate", at: 0)
+        }
 
         let daemonStop = StopFlag()
         var daemon: Task<ChildProcess.Output, any Error>?

@@ -68,8 +68,9 @@ import TSTestSupport
     }
 
     /// The walk-through's pattern with another dialect: `sleep sync --simulate --dialect huami`,
-    /// then each of its commands that read only the database (`sleep show`, `report`, `export`)
-    /// with the same connection options, after the subcommand and before it.
+    /// then each of its commands that read only the database (`sleep show`, `report`, `export`,
+    /// and `hr history` of the heart rate the sync stored) with the same connection options,
+    /// after the subcommand and before it.
     @Test func theCommandsThatReadTheDatabaseTakeTheSyncsConnectionOptionsInEitherPosition() async throws {
         let readers = try Self.walkthrough().map { Array($0.words.dropFirst()) }.filter { words in
             ["show", "report", "export"].contains { words.starts(with: ["sleep", $0]) }
@@ -88,6 +89,10 @@ import TSTestSupport
                 let result = try await cli.runDetached(arguments, environment: environment)
                 #expect(result.exited(0), "tsgateway \(arguments.joined(separator: " ")): \(result.summary)")
             }
+        }
+        for arguments in [["hr", "history", "--since", "7d", "--json"] + connection, connection + ["hr", "history", "--since", "7d", "--json"]] {
+            let result = try await cli.runDetached(arguments, environment: environment)
+            #expect(result.exited(0) && result.stdout.contains("\"bpm\""), "tsgateway \(arguments.joined(separator: " ")): \(result.summary)")
         }
         let unknown = try await cli.runDetached(["sleep", "show", "--last", "7d", "--simulate", "--dialect", "garmn"], environment: environment)
         #expect(unknown.exited(64) && unknown.stderr.contains("--dialect"), "\(unknown.summary)")

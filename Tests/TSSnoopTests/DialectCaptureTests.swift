@@ -69,10 +69,11 @@ import TSTransport
     /// The HCI packets of the recorded links as the central's controller saw them: each recorded
     /// connection a link on the same handle (a controller gives the next link the handle the last
     /// one left), the GATT discovery on the first only (BlueZ caches it).
-    static func packets(_ recorded: Recorded, discovery: Bool) throws -> [HCIPacket] {
+    static func packets(_ recorded: Recorded, discovery: Bool, step: Int64 = 1250) throws -> [HCIPacket] {
         let profile = try #require(recorded.dialect.gatt)
         let roles = handles(profile)
         var link = HCIBuilder()
+        link.step = step
         link.newIndex(address: BluetoothAddress("00:AA:01:00:00:00")!)
         var connected = false
         func connect() {

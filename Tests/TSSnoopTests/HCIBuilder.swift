@@ -9,9 +9,11 @@ struct HCIBuilder {
     var time: Int64 = 1_762_156_800_000_000
     /// ACL data length per fragment (27 is the LE default without Data Length Extension).
     var aclFragment = 27
+    /// Microseconds from one packet to the next.
+    var step: Int64 = 1250
     private(set) var packets: [HCIPacket] = []
 
-    mutating func tick() -> Int64 { time += 1250; return time }
+    mutating func tick() -> Int64 { time += step; return time }
 
     mutating func event(_ code: UInt8, _ parameters: [UInt8]) {
         packets.append(HCIPacket(index: index, opcode: .event, data: [code, UInt8(parameters.count)] + parameters, unixMicroseconds: tick()))

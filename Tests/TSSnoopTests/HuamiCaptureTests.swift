@@ -61,14 +61,21 @@ import TSTransport
     /// The HCI packets of the recorded link as the central's controller saw them: BlueZ discovers
     /// the attributes and reads the Device Name, then the central's writes (requests, answered),
     /// the band's notifications and the reads of its characteristics.
-    static func packets(_ recorded: Recorded, nameRead: Bool = true) throws -> [HCIPacket] {
+    /// Each recorded connection is a link on the same handle; the discovery and the name read are the first link's.
+    static func packets(_ recorded: Recorded, nameRead: Bool = true, step: Int64 = 1250) throws -> [HCIPacket] {
         let profile = try #require(recorded.dialect.gatt)
         let attributes = handles(profile)
         var link = HCIBuilder()
+        link.step = step
         link.newIndex(address: BluetoothAddress("00:AA:01:00:00:00")!)
-        link.connectionComplete(peer: D.watchAddress)
-        link.att([0x02] + le16(247), sent: true)
-        link.att([0x03] + le16(247), sent: false)
+        var connected = false
+        func connect() {
+            link.connectionComplete(peer: D.watchAddress)
+            link.att([0x02] + le16(247), sent: true)
+            link.att([0x03] + le16(247), sent: false)
+            connected = true
+        }
+        connect()
         link.att([0x10] + le16(1) + le16(0xFFFF) + le16(0x2800), sent: true)
         link.att([0x11, 6] + le16(0x0001) + le16(0x0005) + [0x00, 0x18] + le16(0x000E) + le16(0x0040) + [0xE0, 0xFE], sent: false)
         link.att([0x08] + le16(0x0001) + le16(0x0040) + le16(0x2803), sent: true)
@@ -80,7 +87,18 @@ import TSTransport
             link.att([0x0A] + le16(nameHandle), sent: true)
             link.att([0x0B] + Array(recorded.name.utf8), sent: false)
         }
+        var opens = 0
         for entry in recorded.entries where entry.characteristic == nil {
+            if entry.direction == .open {
+                opens += 1
+                if opens > 1 {
+                    if connected { link.disconnectionComplete(reason: 0x16) }
+                    connect()
+                }
+            } else if entry.direction == .disconnected {
+                if connected { link.disconnectionComplete(reason: entry.byCentral == true ? 0x16 : 0x13) }
+                connected = false
+            }
             guard entry.direction == .write || entry.direction == .notification || entry.direction == .read else { continue }
             let handle = try #require(attributes.first { $0.channel == entry.pair }).handle
             switch entry.direction {
@@ -95,7 +113,7 @@ import TSTransport
             }
         }
         // The central closes the link once the sync is done.
-        link.disconnectionComplete(reason: 0x16)
+        if connected { link.disconnectionComplete(reason: 0x16) }
         return link.packets
     }
 

@@ -89,11 +89,21 @@ import TSWatchService
         let recorded = try await Self.recordSync(.npk, in: cli.home)
         let capture = try Self.write(recorded.entries, cli, "npk.jsonl")
         var arguments = Self.replayArguments(capture, db: cli.home.appendingPathComponent("replay.sqlite").path, secret: nil)
-        arguments[arguments.firstIndex(of: "--now")! + 1] = Self.iso(Self.now.addingTimeInterval(1))
+        // An hour off: more than the recording lasted, so not a clock that ran while it was recorded.
+        arguments[arguments.firstIndex(of: "--now")! + 1] = Self.iso(Self.now.addingTimeInterval(3600))
         let result = try await cli.runDetached(arguments)
         #expect(result.exited(76), "\(result.summary)")
-        #expect(result.stderr.contains("the central left the capture: the central wrote other bytes than recorded"), "\(result.stderr)")
+        #expect(result.stderr.contains("the central left the capture: the central wrote its clock \(Int64(Self.now.timeIntervalSince1970) + 3600) where the capture has"),
+                "\(result.stderr)")
+        #expect(result.stderr.contains("3600 s off, more than the"), "\(result.stderr)")
         #expect(result.stderr.contains("--now"))
+
+        // The range's start is the sync's, not the clock's: another --from still stops it.
+        var other = Self.replayArguments(capture, db: cli.home.appendingPathComponent("other.sqlite").path, secret: nil)
+        other[other.firstIndex(of: "--from")! + 1] = Self.iso(Date(timeIntervalSince1970: TimeInterval(Self.from - 86_400)))
+        let moved = try await cli.runDetached(other)
+        #expect(moved.exited(76), "\(moved.summary)")
+        #expect(moved.stderr.contains("the central wrote a range start") && moved.stderr.contains("86400 s off"), "\(moved.stderr)")
     }
 
     @Test func badCapturesAndMissingArgumentsAreClearErrors() async throws {

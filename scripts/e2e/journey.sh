@@ -77,20 +77,19 @@ same_as_truth() {
 # bearers), the sleep records it decodes are exactly the ones the sync stored, and --to-capture
 # writes the exchange as a replayable capture; protocol replay plays that capture to DIALECT's
 # own central, which syncs from it into a fresh database as the live sync did: the same count
-# fetched, and exactly the ground truth stored. The live sync's central writes the clock
-# TSGATEWAY_WATCH_NOW pins (NPK's login, time set and sync range carry it, a second apart), and
-# the replay is given that clock, the sync's range and its time-set choice (its -v log says
-# whether the clock was trusted), so it asks what was recorded.
+# fetched, and exactly the ground truth stored. The live sync's clock runs as a person's does
+# (NPK's login, time set and sync ranges carry it, seconds apart); the replay is given the sync's
+# range and its time-set choice (its -v log says whether the clock was trusted), writes the clock
+# the recorded central first wrote, and takes each later one within the recording's duration.
 captured_sync() {
-  local dialect=$1 db=$2 cap capturer cstatus from export replayable watch_now sync_out replay_db time_set=()
+  local dialect=$1 db=$2 cap capturer cstatus from export replayable sync_out replay_db time_set=()
   shift 2
   cap=/root/sync-$J-$E2E_MODE.btsnoop replayable=$steps/replay-$J.jsonl
   rm -f "$cap" "$db"*
   begin "$dialect: tsgateway capture records a sync"
   "$T" capture --out "$cap" --adapter hci0 --device "$sim_addr" > "$steps/$n.capture" 2>&1 & capturer=$!
   for _ in $(seq 1 100); do grep -q "capturing" "$steps/$n.capture" && break; kill -0 $capturer 2>/dev/null || break; sleep 0.1; done
-  watch_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  run_step env TSGATEWAY_WATCH_NOW="$watch_now" "$T" sleep sync "$@" --json -v --db "$db" --device "$sim_addr"
+  run_step "$T" sleep sync "$@" --json -v --db "$db" --device "$sim_addr"
   sleep 1; kill -INT $capturer; reap $capturer; cstatus=$?
   ok; sync_out=$(out)
   [ "$cstatus" = 0 ] || fail "tsgateway capture exited $cstatus: $(cat "$steps/$n.capture")"
@@ -107,7 +106,7 @@ captured_sync() {
   replay_db=${db%.sqlite}-replay.sqlite; rm -f "$replay_db"*
   grep -q "clock is not set at connect" "$sync_out" && time_set=(--no-time-set)
   step "$dialect: protocol replay plays the capture to the $dialect central, which syncs from it" \
-    "$T" protocol replay "$replayable" --db "$replay_db" --from "$from" --now "$watch_now" ${time_set[@]+"${time_set[@]}"} \
+    "$T" protocol replay "$replayable" --db "$replay_db" --from "$from" ${time_set[@]+"${time_set[@]}"} \
     ${replay_args[@]+"${replay_args[@]}"} --json; ok
   [ "$(check field "$(out)" fetched)" = "$(check field "$sync_out" fetched)" ] \
     || fail "the replay fetched $(check field "$(out)" fetched) record(s), the live sync $(check field "$sync_out" fetched)"

@@ -26,6 +26,9 @@ extension HeartRateCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: ArgumentHelp("The watch (default: the only one the database knows).", valueName: "address"))
         var device: String?
+        @Flag(help: "The simulated watch's samples (`sleep sync --simulate` stored them in --db or the default database).")
+        var simulate = false
+        @OptionGroup var syncedWith: SyncedWithOptions
         @Option(help: ArgumentHelp("How far back: hours, days or weeks, e.g. 12h, 7d, 2w (default 24h).", valueName: "age"))
         var since: String?
         @Option(help: ArgumentHelp("From this date (YYYY-MM-DD, local midnight) or time (YYYY-MM-DDTHH:MM[:SS], local unless it ends in Z or +HH:MM).", valueName: "time"))
@@ -38,6 +41,8 @@ extension HeartRateCommand {
         func validate() throws {
             if since != nil && from != nil { throw ValidationError("give --since or --from, not both") }
             if to != nil && from == nil { throw ValidationError("--to needs --from") }
+            if simulate, database.config != nil { throw ValidationError("--simulate reads the simulated watch's database (--db, or the default one); leave out --config") }
+            if simulate, device != nil { throw ValidationError("give --simulate or --device, not both") }
         }
 
         func run() async throws {
@@ -51,9 +56,14 @@ extension HeartRateCommand {
                 start = now.addingTimeInterval(-(try DateArgument.age(since ?? "24h")))
                 end = now
             }
-            let store = try database.openStore()
+            let store = try database.openStore(defaultPath: simulate ? GatewayStore.defaultPath() : nil)
             let samples: [HeartRateSample], watchId: WatchID
             do {
+                if simulate {
+                    watchId = DeviceSession.simulatedWatchId
+                    samples = try await store.heartRate(watch: watchId, from: start, to: end)
+                    return try show(samples, of: watchId, from: start, to: end)
+                }
                 let known = try await store.watches().map { WatchIdentity(id: $0.id, name: $0.name) }
                 guard let chosen = try WatchSelection.choose(device, among: known) else {
                     throw CLIFailure("the database \(store.path) has nothing of \"\(device ?? "")\"; it knows \(known.map(\.id.rawValue).joined(separator: ", "))",
@@ -63,9 +73,15 @@ extension HeartRateCommand {
                 samples = try await store.heartRate(watch: watchId, from: start, to: end)
             } catch WatchSelectionError.noneKnown {
                 throw CLIFailure("the database \(store.path) knows no watch yet: nothing was stored in it", status: ExitStatus(.deviceNotFound))
+            } catch let failure as CLIFailure {
+                throw failure
             } catch {
                 throw CLIFailure.from(error)
             }
+            try show(samples, of: watchId, from: start, to: end)
+        }
+
+        func show(_ samples: [HeartRateSample], of watchId: WatchID, from start: Date, to end: Date) throws {
             if json {
                 let encoder = HeartRateLine.encoder()
                 for sample in samples { print(try HeartRateLine(watch: watchId, sample: sample).json(encoder)) }

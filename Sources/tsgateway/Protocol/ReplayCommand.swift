@@ -24,12 +24,15 @@ extension ProtocolCommand {
                 says which.
 
                 The central must ask what the recorded one asked: the same range (--from and \
-                --to as the recorded `sleep sync --json` printed them), the same clock where \
-                the dialect writes it to the watch (--now: NPK's login, time set and sync range, \
-                QRing's and v1's time set, a Huami band's clock), the time set left out where \
-                the recorded central set none (--no-time-set), and the watch's pairing secret \
-                where the dialect takes one on every connect (--auth-key for huami). A write \
-                that differs says where and what was recorded.
+                --to as the recorded `sleep sync --json` printed them), the time set left out \
+                where the recorded central set none (--no-time-set), and the watch's pairing \
+                secret where the dialect takes one on every connect (--auth-key for huami). \
+                Where it writes its own clock or the sync's range (NPK's login, time set and \
+                sync range, QRing's and v1's time set, a Huami band's clock and fetch start), \
+                each may be off the recorded one by as much as the recording lasted, as a \
+                clock that ran while it was recorded makes them: the replayed central writes \
+                the clock the recorded one first wrote, or --now. Any other write that differs \
+                stops the replay (exit 76) and says where and what was recorded.
 
                 Examples (the simulated ring's and NPK watch's syncs, in the repository):
                   tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl \\
@@ -52,7 +55,7 @@ extension ProtocolCommand {
         @Option(help: ArgumentHelp("The end of that range, where the recorded sync had one (its --json \"to\").", valueName: "time"))
         var to: String?
 
-        @Option(help: ArgumentHelp("The clock the recorded central had (default: this machine's): each write that carries the time is made with it.", valueName: "time"))
+        @Option(help: ArgumentHelp("The clock the recorded central had (default: the first it wrote in the capture, where the dialect says which bytes hold it; else this machine's): each write that carries the time is made with it.", valueName: "time"))
         var now: String?
 
         @Option(help: ArgumentHelp("The time zone the recorded central wrote the clock in and computed nights in (default: this machine's), e.g. Europe/Berlin.", valueName: "zone"))
@@ -95,7 +98,8 @@ extension ProtocolCommand {
             let start = try DateArgument.instant(from, flag: "--from", calendar: calendar)
             let end = try to.map { try DateArgument.instant($0, flag: "--to", dayEnd: true, calendar: calendar) }
             if let end, end <= start { throw CLIFailure("--to \(to ?? "") is not after --from \(from)", status: .usage) }
-            let clock = try now.map { try DateArgument.instant($0, flag: "--now", calendar: calendar) }
+            let played = try chooseConnections(entries, dialect: chosen)
+            let clock = try now.map { try DateArgument.instant($0, flag: "--now", calendar: calendar) } ?? recordedClock(played, dialect: chosen, zone: zone)
             var configuration = WatchConfiguration()
             configuration.timeZone = zone
             configuration.syncTimeOnConnect = !noTimeSet
@@ -103,7 +107,6 @@ extension ProtocolCommand {
             configuration.pairingSecret = try secret(for: chosen)
             let store: GatewayStore
             do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
-            let played = try chooseConnections(entries, dialect: chosen)
             let central = try WatchOpener.open(.replay(played), dialect: chosen.name, configuration: configuration).central
             let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone))
             let report: SleepSyncReport
@@ -178,6 +181,20 @@ extension ProtocolCommand {
             let which = chosen.count == 1 ? "connection \(chosen.lowerBound + 1)" : "connections \(chosen.lowerBound + 1)–\(chosen.upperBound + 1)"
             FileHandle.standardError.write(Data("tsgateway: playing \(which) of \(count) in \(capture) (\(reason))\n".utf8))
             return connections[chosen].flatMap { $0 }
+        }
+
+        /// The clock the recorded central first wrote (its login, its time set), which the replayed
+        /// one writes throughout (said on standard error); nil where the dialect says of none.
+        func recordedClock(_ played: [CaptureEntry], dialect: WatchDialect, zone: TimeZone) -> Date? {
+            guard let reader = dialect.centralTimes else { return nil }
+            for entry in played where entry.direction == .write && entry.characteristic == nil {
+                guard let field = reader.centralTimes(in: entry.bytes, channel: entry.pair)?.fields.first(where: { $0.kind != .rangeStart }) else { continue }
+                var instant = Date(timeIntervalSince1970: TimeInterval(field.time))
+                if field.kind == .wallClock { instant = instant.addingTimeInterval(-TimeInterval(zone.secondsFromGMT(for: instant))) }
+                FileHandle.standardError.write(Data("tsgateway: the central's clock is the recorded one, \(ISO8601DateFormatter().string(from: instant)) (--now gives another)\n".utf8))
+                return instant
+            }
+            return nil
         }
 
         /// The secret the dialect takes on every connect, checked by its rule; none for a dialect that takes none.

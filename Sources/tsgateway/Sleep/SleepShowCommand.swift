@@ -111,18 +111,7 @@ struct StoredWatchOptions: ParsableArguments {
     var device: String?
     @Option(help: ArgumentHelp("The database file.", valueName: "path"))
     var db: String?
-    // The other options of the command that synced, so its command line reads back what it stored.
-    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it (\(DialectChoice.list)); the records come from the database whatever it names.", valueName: "dialect"),
-            transform: DialectChoice.parse)
-    var dialect: Dialect?
-    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it; no adapter is used.", valueName: "hciN"))
-    var adapter: String?
-    @Flag(name: [.short, .long], help: "Taken as `sleep sync` takes it; nothing is logged.")
-    var verbose: Int
-
-    func validate() throws {
-        try ConnectionOptions.checkAdapter(adapter)
-    }
+    @OptionGroup var syncedWith: SyncedWithOptions
 
     /// The store and the id of the watch meant: the simulated one, the one named by --device,
     /// or the only known watch.
@@ -137,6 +126,23 @@ struct StoredWatchOptions: ParsableArguments {
         } catch {
             throw CLIFailure.from(error)
         }
+    }
+}
+
+/// The other options of the command that synced (`sleep sync --simulate --dialect huami -v`),
+/// which a command reading only the database takes too, so the sync's command line reads back
+/// what it stored (README's walk-through pattern). They change nothing of what is read.
+struct SyncedWithOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it (\(DialectChoice.list)); what is stored is read whatever it names.", valueName: "dialect"),
+            transform: DialectChoice.parse)
+    var dialect: Dialect?
+    @Option(help: ArgumentHelp("Taken as `sleep sync` takes it; no adapter is used.", valueName: "hciN"))
+    var adapter: String?
+    @Flag(name: [.short, .long], help: "Taken as `sleep sync` takes it; nothing is logged.")
+    var verbose: Int
+
+    func validate() throws {
+        try ConnectionOptions.checkAdapter(adapter)
     }
 }
 
