@@ -135,7 +135,12 @@ public final class GatewayDaemon: Service {
             let label = entry.name.map { "\($0) (\(entry.address))" } ?? entry.address.rawValue
             var logger = self.logger
             logger[metadataKey: "watch"] = "\(label)"
-            let watchConfiguration = WatchSupervisor.watchConfiguration(configuration, entry: entry)
+            var watchConfiguration = WatchSupervisor.watchConfiguration(configuration, entry: entry)
+            // The central's traffic (what it wrote, each answer and the request that took it) with -vv.
+            if logger.logLevel <= .debug {
+                let trafficLogger = logger
+                watchConfiguration.traffic = { line in trafficLogger.debug("watch: \(line)") }
+            }
             let central: any WatchCentral
             var simulated: (any SimulatedDevice)?
             if entry.simulated {

@@ -59,4 +59,43 @@ struct HuamiServeTests {
         #expect(try await watch.alarms().count == 1, "the simulated watch's default alarm, without its label")
         await watch.disconnect()
     }
+
+    /// A log handler keeping the messages it is given.
+    struct KeptLines: LogHandler {
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var kept: [String] = []
+            func add(_ line: String) { lock.withLock { kept.append(line) } }
+            var all: [String] { lock.withLock { kept } }
+        }
+
+        let lines: Lines
+        var logLevel: Logger.Level
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            lines.add("\(message)")
+        }
+    }
+
+    @Test("serve -vv logs each answer of the band and the request that took it; -v does not")
+    func trafficWithVeryVerbose() async throws {
+        for (level, logged) in [(Logger.Level.debug, true), (.info, false)] {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("huami-serve-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = try GatewayConfiguration.parse("watches:\n  - simulated: true\n    dialect: huami\n", file: "huami.yaml")
+            configuration.database = directory.appendingPathComponent("db.sqlite").path
+            let lines = KeptLines.Lines()
+            let daemon = GatewayDaemon(configuration: configuration, logger: Logger(label: "huami") { _ in KeptLines(lines: lines, logLevel: level) })
+            let watch = try #require(try await daemon.makeSupervisors(store: try GatewayStore(path: configuration.database)).first?.watch)
+            try await watch.connect()
+            await watch.disconnect()
+            #expect(lines.all.contains("watch: auth notification 10 83 01 → the auth answer") == logged, "\(level): \(lines.all.suffix(6))")
+        }
+    }
 }
