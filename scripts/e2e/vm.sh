@@ -60,3 +60,20 @@ e2e_accel() {
   # (an if: a function ending in a false `[ … ] &&` returns 1, which ends a caller under set -e)
   if [ "$accel" = kvm ]; then cpu=host; else cpu=max; fi
 }
+
+# e2e_binary TOOL BUILD: bin= the tsgateway under test: E2E_BINARY as it is (scripts/test gives
+# the package's release build), else .build/$E2E_CONFIG (default debug), built first when BUILD is 1.
+e2e_binary() {
+  if [ -n "${E2E_BINARY:-}" ]; then
+    bin=$(realpath "$E2E_BINARY")
+    [ -x "$bin" ] || { echo "$1: E2E_BINARY=$E2E_BINARY is no executable" >&2; exit 2; }
+    return 0
+  fi
+  local config=${E2E_CONFIG:-debug}
+  if [ "$2" = 1 ]; then
+    echo "$1: building tsgateway ($config)"
+    swift build -c "$config" --product tsgateway 2>&1 | tail -n 1
+  fi
+  bin=$ROOT/.build/$config/tsgateway
+  [ -x "$bin" ] || { echo "$1: $bin is missing; run without --no-build" >&2; exit 2; }
+}
