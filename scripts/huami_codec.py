@@ -477,26 +477,37 @@ def data_packets(data, per_packet=16):
 
 class FetchAssembler:
     """Orders packets by counter within a window; checks the announced count (data bytes,
-    counter bytes excluded) and, when asked, the CRC-32."""
+    counter bytes excluded) and, when asked, the CRC-32. A counter d ahead of the awaited one is
+    a packet of this transfer only if the announced count leaves d more packets, each as full as
+    the fullest yet; otherwise it lies behind among those taken (a repeat) or past the end."""
 
-    def __init__(self, count, sample_size, window=120):
+    def __init__(self, count, sample_size, window=254):
         need(count % sample_size == 0, "countNotWholeSamples", "count is not whole samples")
         self.expected = count
-        self.window = window
+        self.window = max(0, min(window, 254))
         self.data = b""
         self.next = 0
         self.held = {}
+        self.taken = 0
+        self.full = 0
 
     def feed(self, raw):
         need(len(raw) >= 2, "tooShort", "a data packet has a counter and data")
         counter, data = raw[0], bytes(raw[1:])
+        self.full = max(self.full, len(data))
         ahead = (counter - self.next) % 256
+        left_bytes = self.expected - len(self.data)
+        packets_left = 0 if left_bytes <= 0 else -(-left_bytes // self.full)
         if ahead == 0:
             self._take(data)
             while self.next in self.held:
                 self._take(self.held.pop(self.next))
-        elif ahead >= 128 or counter in self.held:
-            raise HuamiError("counterRepeated", "counter %d again" % counter)
+        elif counter in self.held:
+            raise HuamiError("counterRepeated", "counter %d held already" % counter)
+        elif ahead >= packets_left:
+            if 256 - ahead <= self.taken:
+                raise HuamiError("counterRepeated", "counter %d again" % counter)
+            raise HuamiError("counterSkipped", "counter %d past the announced count" % counter)
         elif ahead > self.window or len(self.held) >= self.window:
             raise HuamiError("counterSkipped", "counter %d while %d missing" % (counter, self.next))
         else:
@@ -507,6 +518,7 @@ class FetchAssembler:
     def _take(self, data):
         self.data += data
         self.next = (self.next + 1) % 256
+        self.taken += 1
 
     def finish(self, crc=None, verify=False):
         need(not self.held, "counterSkipped", "packet %d missing at the end" % self.next)

@@ -369,6 +369,18 @@ def fetch_vectors():
     run("5200 bytes in 325 packets: the counter wraps from 255 to 0", len(big), 4, bp, done)
     run("after the wrap, counter 255 again is a repeat", len(big), 4, bp[:258] + [bp[255]], done)
     run("244-byte notifications at MTU 247 (a counter and 243 data bytes)", 488, 8, h.data_packets(bytes(range(244)) * 2, 243), done)
+    # EATT: the e2e journey saw 168 packets come while packet 102 was missing. Counter 14 after
+    # 101 is 168 ahead or 88 behind; 350 packets announced leave room ahead, so it is held.
+    long = bytes((i * 5 + 1) & 0xFF for i in range(16 * 350))
+    lp = h.data_packets(long)
+    run("168 packets overtake packet 102 (EATT): the count tells ahead from behind", len(long), 4,
+        lp[:102] + lp[103:271] + [lp[102]] + lp[271:], done, window=254)
+    run("the same batch with the default window of 120 of before is refused", len(long), 4,
+        lp[:102] + lp[103:271] + [lp[102]] + lp[271:], done, window=120)
+    run("a stale packet from 200 back is held ahead, then caught when its slot's own packet comes", len(long), 4,
+        lp[:260] + [lp[60]] + lp[260:], done, window=254)
+    run("near the end a counter 88 behind is a repeat: the count leaves no packet that far ahead", len(long), 4,
+        lp[:340] + [lp[252]], done, window=254)
     return out
 
 

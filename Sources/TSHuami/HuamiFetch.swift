@@ -160,11 +160,17 @@ public struct HuamiFetchAssembler: Sendable {
     public private(set) var reordered = 0
     var next: UInt8 = 0
     var held: [UInt8: [UInt8]] = [:]
+    /// Packets taken in order (held ones not yet).
+    var taken = 0
+    /// The most data bytes one packet carried: every packet but a transfer's last is that full.
+    var fullPacket = 0
 
     /// The default window: under EATT whole batches of notifications overtake one (the e2e
-    /// journey `huami` saw packet 112 arrive while 0 was missing). It stays under 128, half the
-    /// counter's range, so that a repeated counter is still told from one ahead.
-    public static let defaultReorderWindow = 120
+    /// journey `huami` saw packet 112 arrive while 0 was missing, and 168 packets come while 102
+    /// was missing). A counter is one byte, so a packet is told ahead from one that came again by
+    /// the announced count (see `feed`); 254 keeps a held packet from ever sharing the counter of
+    /// the one awaited.
+    public static let defaultReorderWindow = 254
 
     public init(count: UInt32, format: HuamiSampleFormat, reorderWindow: Int = Self.defaultReorderWindow) throws(HuamiError) {
         guard Int(count) % format.size == 0 else {
@@ -172,20 +178,30 @@ public struct HuamiFetchAssembler: Sendable {
         }
         expectedBytes = Int(count)
         self.format = format
-        self.reorderWindow = max(0, min(reorderWindow, 127))
+        self.reorderWindow = max(0, min(reorderWindow, 254))
     }
 
     /// True when every announced byte is there and no packet is held.
     public var isComplete: Bool { data.count == expectedBytes && held.isEmpty }
 
+    /// Takes one data packet. A counter `d` ahead of the one awaited is a packet of this transfer
+    /// only if the announced count leaves `d` more packets (each as full as the fullest yet);
+    /// otherwise it lies behind, among those taken (`counterRepeated`), or past the transfer's end
+    /// (`counterSkipped`): the one-byte counter alone cannot tell 168 ahead from 88 behind.
     public mutating func feed(_ notification: some Collection<UInt8>) throws(HuamiError) {
         let packet = try HuamiDataPacket(bytes: notification)
+        fullPacket = max(fullPacket, packet.data.count)
         let distance = Int(packet.counter &- next)
         if distance == 0 {
             append(packet.data)
             while let waiting = held.removeValue(forKey: next) { append(waiting) }
-        } else if distance >= 128 || held[packet.counter] != nil {
-            throw HuamiError(.counterRepeated, "packet counter \(packet.counter) came again (the next expected is \(next))")
+        } else if held[packet.counter] != nil {
+            throw HuamiError(.counterRepeated, "packet counter \(packet.counter) came again (it is held already; the next expected is \(next))")
+        } else if distance >= packetsLeft {
+            if 256 - distance <= taken {
+                throw HuamiError(.counterRepeated, "packet counter \(packet.counter) came again (the next expected is \(next))")
+            }
+            throw HuamiError(.counterSkipped, "packet counter \(packet.counter) lies past the \(expectedBytes) data bytes the band announced (the next expected is \(next))")
         } else if distance > reorderWindow || held.count >= reorderWindow {
             throw HuamiError(.counterSkipped, "packet counter \(packet.counter) came while \(next) is missing")
         } else {
@@ -199,9 +215,16 @@ public struct HuamiFetchAssembler: Sendable {
         }
     }
 
+    /// The packets the announced count leaves from the awaited one on, each as full as the fullest yet.
+    var packetsLeft: Int {
+        let left = expectedBytes - data.count
+        return left <= 0 ? 0 : (left + fullPacket - 1) / fullPacket
+    }
+
     mutating func append(_ bytes: [UInt8]) {
         data += bytes
         next &+= 1
+        taken += 1
     }
 
     /// The data, once the band said the transfer is done: every packet there (`counterSkipped`

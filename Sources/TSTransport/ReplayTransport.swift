@@ -8,9 +8,12 @@ import TSModels
 /// it (the central's clock, a sync's range), each of which may be off the recorded one by as much
 /// as the recording lasted: its clock ran while it was recorded. A read gets the recorded value; after either,
 /// the notifications recorded up to the next write or read are delivered on the channel they came over.
+/// When the central asks for a connection the capture does not hold, the error names how the one
+/// before it left the recording: that, not the missing connection, is what went wrong.
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
     private let clock: ReplayedClock
+    private var played: [ReplayConnection] = []
 
     public init(capture: [CaptureEntry], centralTimes: (any CentralTimeReader)? = nil) {
         connections = CapturedConnections.split(capture)
@@ -19,7 +22,13 @@ public actor ReplayTransport: WatchTransport {
     }
 
     public func open() async throws -> any TransportConnection {
-        guard !connections.isEmpty else { throw TransportError.captureExhausted("no recorded connection left to open") }
+        guard !connections.isEmpty else {
+            var detail = "no recorded connection left to open"
+            if let last = played.last, let departure = await last.departure() {
+                detail += " (connection \(played.count) of \(played.count) ended before the recording did: \(departure))"
+            }
+            throw TransportError.captureExhausted(detail)
+        }
         let segment = connections.removeFirst()
         let opened = segment[0]
         let mtu = try ATTMTU(opened.mtu ?? ATTMTU.minimum)
@@ -27,6 +36,7 @@ public actor ReplayTransport: WatchTransport {
         let characteristics = Set((opened.characteristics ?? []).compactMap { CaptureChannel(rawValue: $0)?.characteristic })
         let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()), name: opened.name, standard: standard,
                                           secondChannel: opened.secondChannel == true, characteristics: characteristics, clock: clock)
+        played.append(connection)
         await connection.deliverUntilNextRequest()
         return connection
     }
@@ -44,6 +54,8 @@ actor ReplayConnection: TransportConnection {
     private var entries: ArraySlice<CaptureEntry>
     private let name: String?
     private var isOpen = true
+    /// The first request that left the recording, as the central was told.
+    private var leftAt: String?
     /// Who listens to each characteristic's notifications, and what came before anyone listened.
     private var subscribers: [CaptureChannel: [AsyncStream<[UInt8]>.Continuation]] = [:]
     private var held: [CaptureChannel: [[UInt8]]] = [:]
@@ -69,6 +81,21 @@ actor ReplayConnection: TransportConnection {
 
     func peripheralName() async -> String? { name }
 
+    /// How this connection left its recording, if it did: the first request that differed, or
+    /// the central's close while recorded traffic was still to come.
+    func departure() -> String? {
+        if let leftAt { return leftAt }
+        let unplayed = entries.filter { $0.direction != .disconnected }
+        guard !unplayed.isEmpty else { return nil }
+        return "the link ended with \(unplayed.count) recorded entries unplayed, the next \(Self.describe(unplayed.first))"
+    }
+
+    /// Throws `error`, keeping the first such departure for `departure()`.
+    private func leave(_ error: TransportError) -> TransportError {
+        if leftAt == nil { leftAt = error.description }
+        return error
+    }
+
     func write(_ chunk: [UInt8]) async throws {
         try expectWrite(chunk, channel: .main, characteristic: nil)
     }
@@ -85,7 +112,7 @@ actor ReplayConnection: TransportConnection {
     func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
         guard isOpen else { throw TransportError.notConnected }
         guard let next = entries.first, next.direction == .read, next.characteristic == characteristic.rawValue else {
-            throw TransportError.captureDiffers("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))")
+            throw leave(.captureDiffers("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))"))
         }
         entries.removeFirst()
         deliverUntilNextRequest()
@@ -96,7 +123,7 @@ actor ReplayConnection: TransportConnection {
         guard isOpen else { throw TransportError.notConnected }
         let channel = CaptureChannel(characteristic)
         guard let next = entries.first, next.direction == .read, next.characteristic == nil, next.pair == channel else {
-            throw TransportError.captureDiffers("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))")
+            throw leave(.captureDiffers("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))"))
         }
         entries.removeFirst()
         deliverUntilNextRequest()
@@ -119,12 +146,12 @@ actor ReplayConnection: TransportConnection {
     private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
         guard isOpen else { throw TransportError.notConnected }
         guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
-            throw TransportError.captureDiffers("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))")
+            throw leave(.captureDiffers("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))"))
         }
         if next.bytes != chunk, characteristic == nil, let difference = clock.difference(written: chunk, recorded: next.bytes, recordedHex: next.hex, channel: channel) {
-            throw TransportError.captureDiffers(difference)
+            throw leave(.captureDiffers(difference))
         } else if next.bytes != chunk, characteristic != nil {
-            throw TransportError.captureDiffers("the central wrote other bytes than recorded (recorded \(next.hex))")
+            throw leave(.captureDiffers("the central wrote other bytes than recorded (recorded \(next.hex))"))
         }
         entries.removeFirst()
         deliverUntilNextRequest()

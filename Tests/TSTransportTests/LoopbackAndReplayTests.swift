@@ -94,4 +94,40 @@ struct LoopbackAndReplayTests {
             _ = try await ReplayTransport(capture: []).open()
         }
     }
+
+    @Test("a central that asks for a connection the capture lacks is told how the one before left the recording")
+    func exhaustedNamesTheDeparture() async throws {
+        let recording = RecordingTransport(recording: LoopbackTransport(peripheral: EchoPeripheral(), mtu: .default))
+        let live = try await recording.open()
+        for chunk in Self.chunks { try await live.write(chunk) }
+        _ = await events(of: live, count: 3)
+        await live.close()
+        let capture = await recording.entries()
+
+        let differing = ReplayTransport(capture: capture)
+        let first = try await differing.open()
+        await #expect(throws: TransportError.self) { try await first.write([0xFF]) }
+        await #expect(throws: TransportError.captureExhausted("no recorded connection left to open (connection 1 of 1 ended before the recording did: "
+            + "the central left the capture: the central wrote other bytes than recorded (recorded 0102))")) {
+            _ = try await differing.open()
+        }
+
+        var closed = CaptureEntry(time: 0.3, direction: .disconnected, bytes: [])
+        closed.byCentral = true
+        let twoRequests = [CaptureEntry(time: 0, direction: .open, bytes: [], mtu: 23),
+                           CaptureEntry(time: 0.1, direction: .write, bytes: [0x01]), CaptureEntry(time: 0.1, direction: .notification, bytes: [0x01]),
+                           CaptureEntry(time: 0.2, direction: .write, bytes: [0x02]), CaptureEntry(time: 0.2, direction: .notification, bytes: [0x02]),
+                           closed]
+        let cut = ReplayTransport(capture: twoRequests)
+        let early = try await cut.open()
+        try await early.write([0x01])
+        await early.close()
+        do {
+            _ = try await cut.open()
+            Issue.record("a second connection opened from a capture of one")
+        } catch let error as TransportError {
+            #expect(error.description.contains("connection 1 of 1 ended before the recording did: the link ended with 2 recorded entries unplayed, the next a write"),
+                    "\(error)")
+        }
+    }
 }
