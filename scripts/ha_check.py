@@ -394,14 +394,16 @@ async def entity_ids_named(ha, broker_port):
     listing = await asyncio.to_thread(subprocess.run, [
         "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker_port), "-t", "homeassistant/+/+/+/config",
         "-v", "--retained-only", "-W", "3"], capture_output=True, text=True, timeout=20)
-    configs = {}
+    configs, problems = {}, []
     for line in listing.stdout.splitlines():
         topic, _, payload = line.partition(" ")
         if payload:
-            configs[topic] = json.loads(payload)
+            try:
+                configs[topic] = json.loads(payload)
+            except ValueError:
+                problems.append(f"{topic}: not JSON: {payload[:200]}")
     _, entities = await ha.websocket({"type": "config/device_registry/list"}, {"type": "config/entity_registry/list"})
     registry = {e["unique_id"]: e["entity_id"] for e in entities if e["platform"] == "mqtt"}
-    problems = []
     for topic, config in sorted(configs.items()):
         domain = topic.split("/")[1]
         named = config.get("default_entity_id")
