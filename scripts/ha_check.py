@@ -253,8 +253,12 @@ class HomeAssistant:
         flow = await self.request("POST", "/api/config/config_entries/flow", {"handler": "mqtt", "show_advanced_options": False})
         if flow.get("type") != "form":
             raise CheckFailed(f"the MQTT config flow did not ask for the broker: {flow}", self.log_path)
-        result = await self.request("POST", f"/api/config/config_entries/flow/{flow['flow_id']}",
-                                    {"broker": "127.0.0.1", "port": broker_port})
+        answer = {"broker": "127.0.0.1", "port": broker_port}
+        # Newer releases (2026.11.0 does) ask for the client certificate and the broker's CA in a
+        # required section of the form, "other_settings" (collapsed in the UI): none, plain TCP.
+        if any(field.get("name") == "other_settings" for field in flow.get("data_schema") or []):
+            answer["other_settings"] = {"set_client_cert": False, "set_ca_cert": "off"}
+        result = await self.request("POST", f"/api/config/config_entries/flow/{flow['flow_id']}", answer)
         if result.get("type") != "create_entry":
             raise CheckFailed(f"the MQTT config flow did not create an entry: {result}", self.log_path)
         entry = result["result"]
@@ -380,6 +384,38 @@ async def check_all(ha):
             rows.append(("entity", entry["entity_id"], attributes.get("friendly_name"), state["state"], unit or "-",
                          device_class or "-", state_class or "-", category or "-"))
     return not problems, "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""), rows
+
+
+async def entity_ids_named(ha, broker_port):
+    """(ok, detail): every retained discovery config of the gateway names its entity id twice, the same
+    way: `default_entity_id` (DOMAIN.ID, what Home Assistant 2025.10 and later go by; 2026.11 drops
+    `object_id` without a word) and `object_id` (ID, what the releases before go by; they ignore
+    `default_entity_id`); and the entity Home Assistant made of it has that id."""
+    listing = await asyncio.to_thread(subprocess.run, [
+        "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker_port), "-t", "homeassistant/+/+/+/config",
+        "-v", "--retained-only", "-W", "3"], capture_output=True, text=True, timeout=20)
+    configs, problems = {}, []
+    for line in listing.stdout.splitlines():
+        topic, _, payload = line.partition(" ")
+        if payload:
+            try:
+                configs[topic] = json.loads(payload)
+            except ValueError:
+                problems.append(f"{topic}: not JSON: {payload[:200]}")
+    _, entities = await ha.websocket({"type": "config/device_registry/list"}, {"type": "config/entity_registry/list"})
+    registry = {e["unique_id"]: e["entity_id"] for e in entities if e["platform"] == "mqtt"}
+    for topic, config in sorted(configs.items()):
+        domain = topic.split("/")[1]
+        named = config.get("default_entity_id")
+        if named is None or named != f"{domain}.{config.get('object_id')}":
+            problems.append(f"{topic}: default_entity_id {named!r}, object_id {config.get('object_id')!r}")
+        elif registry.get(config.get("unique_id")) != named:
+            problems.append(f"{topic}: Home Assistant made {registry.get(config.get('unique_id'))!r}, the config names {named!r}")
+    want = len(WATCHES) * len(ENTITIES) + 1
+    if len(configs) != want:
+        problems.append(f"{len(configs)} retained discovery configs, not {want}")
+    return not problems, (f"{len(configs)} discovery configs, each with default_entity_id = DOMAIN.object_id, "
+                          f"and Home Assistant {ha.version} gave each entity that id") if not problems else "; ".join(problems[:8])
 
 
 async def all_states(ha, wanted):
@@ -567,6 +603,10 @@ watches:
                 gateway = start_gateway()
                 rows = await everything("both devices and all their entities, as documented")
                 print_rows(rows)
+                ok, detail = await entity_ids_named(ha, broker_port)
+                if not ok:
+                    raise CheckFailed(f"the entity ids: {detail}", gateway_log)
+                say(detail)
 
             with Phase("the night's events reach Home Assistant's event entity, one of the documented types"):
                 night_entity = f"event.{WATCHES[0]['prefix']}_night"
