@@ -26,8 +26,8 @@ extension HuamiWatch {
     public static let nightLookback: Int64 = 12 * 3600
     /// Transfers on one link before the band is taken to have sent all it has.
     static let maxFetches = 1000
-    /// After the band said the transfer is done, how long data packets still in flight may take
-    /// (the fetch-control and data characteristics are two notification streams).
+    /// After a CRC-32 that is not the data's, how long packets beyond the count may still take to
+    /// show the band sent more than it announced.
     static let endGrace: Duration = .milliseconds(500)
 
     public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer {
@@ -176,7 +176,11 @@ extension HuamiWatch {
         while !(doneSaid && assembler.isComplete) {
             let delivery: (Channel, [UInt8])
             do {
-                let wait = doneSaid ? Self.endGrace : answered ? configuration.pageIdleTimeout : configuration.singleAttemptTimeout
+                // After the band's end, packets still on their way get as long as any packet: the
+                // fetch-control and data characteristics are two streams (under EATT over bearers of
+                // their own, each forwarded here by a task of its own), so the end can overtake data
+                // by more than a moment on a loaded link or machine.
+                let wait = answered ? configuration.pageIdleTimeout : configuration.singleAttemptTimeout
                 delivery = try await next(&iterator, timeout: wait, what: "the activity data")
                 answered = true
             } catch WatchError.timeout {
