@@ -28,7 +28,7 @@ let package = Package(
         // What every dialect shares on GATT: the ATT MTU, service and characteristic UUIDs, the standard services'
         // codecs and the codec error they throw. No I/O.
         .target(name: "TSGATT", dependencies: ["TSModels"]),
-        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs (re-exports TSGATT). No I/O.
+        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"]),
@@ -74,19 +74,19 @@ let package = Package(
         // (also of a btsnoop capture's watch-service exchange). No D-Bus.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSGATT", "TSSnoop"]),
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
-        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
+        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
-        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
+        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
-        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
+        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"]),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
-        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSHuami", "TSSimulator"]),
+        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"]),
         // The simulated watches (protocol v1, NPK, QRing, Huami) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator",
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator",
                                                               "TSHuami", "TSHuamiSimulator", "TSBlueZ"]),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -94,20 +94,20 @@ let package = Package(
         // enqueued by TSDevice's SleepSync, POSTed by TSGatewayService's UploadOutbox. Pure.
         .target(name: "TSUpload", dependencies: ["TSModels", "TSSleep", "TSStore"]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
-        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSHuami"]),
+        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"]),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
+            "TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
                                                    "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
@@ -129,8 +129,8 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
+                "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -140,7 +140,7 @@ let package = Package(
         // the sync one drives the Huami central against the simulated band on the family's loopback endpoint (TSFamilies' HuamiBandLink).
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
                            "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
         ),
         .testTarget(
@@ -149,7 +149,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSProtocolTests",
-            dependencies: ["TSModels", "TSProtocol"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol"]
         ),
         .testTarget(
             name: "TSNpkTests",
@@ -163,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSNpk"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSNpk"]
         ),
         .testTarget(
             name: "TSTransportTests",
@@ -191,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSWatchServiceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
                            "TSNpk", "TSNpkSimulator", "TSQRing", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
@@ -210,7 +210,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift"),
                            // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).
@@ -218,7 +218,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService"]
         ),
         .testTarget(
             name: "TSQRingTests",
@@ -231,7 +231,7 @@ let package = Package(
         // The Huami central against the simulated band over the loopback, as its family opens it.
         .testTarget(
             name: "TSHuamiWatchTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport", "TSProtocol"]
+            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"]
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",

@@ -1,8 +1,8 @@
 import Foundation
 import SwiftProtobuf
+import TSGATT
 import TSModels
 import TSNpk
-import TSProtocol
 import TSTransport
 
 /// How the gateway introduces itself to an NPK watch (protocol-spec/topstep-npk.md section 6).

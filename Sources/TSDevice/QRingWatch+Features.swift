@@ -1,6 +1,6 @@
 import Foundation
+import TSGATT
 import TSModels
-import TSProtocol
 import TSQRing
 
 /// Clock, battery, monitor settings and real-time heart rate of a QRing ring.

@@ -1,6 +1,6 @@
 import Foundation
+import TSGATT
 import TSModels
-import TSProtocol
 import TSQRing
 import TSTransport
 

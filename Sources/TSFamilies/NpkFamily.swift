@@ -1,7 +1,7 @@
 import TSDevice
+import TSGATT
 import TSModels
 import TSNpkSimulator
-import TSProtocol
 import TSSimulator
 import TSTransport
 

@@ -1,6 +1,6 @@
 import TSDevice
+import TSGATT
 import TSModels
-import TSProtocol
 import TSQRingSimulator
 import TSTransport
 

@@ -1,6 +1,6 @@
 import Foundation
+import TSGATT
 import TSHuami
-import TSProtocol
 import TSTransport
 
 /// What the band answers a central's reads: the standard services over a loopback link (Device

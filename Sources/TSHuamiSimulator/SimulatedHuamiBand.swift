@@ -1,7 +1,7 @@
 import Foundation
+import TSGATT
 import TSHuami
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// A deterministic Huami band (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2), in-process: the band side of

@@ -1,8 +1,8 @@
 import Foundation
 import TSDevice
+import TSGATT
 import TSHuami
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// Clock, battery, alarms, heart-rate settings and live heart rate of a Huami band.

@@ -1,8 +1,8 @@
 import Foundation
 import TSDevice
+import TSGATT
 import TSHuami
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// The band refused the encrypted challenge: the auth key is not the band's (any more).

@@ -1,8 +1,8 @@
 import Foundation
 import SwiftProtobuf
+import TSGATT
 import TSModels
 import TSNpk
-import TSProtocol
 import TSSimulator
 import TSTransport
 

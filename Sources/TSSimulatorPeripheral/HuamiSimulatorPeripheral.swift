@@ -1,9 +1,9 @@
 import Foundation
 import TSBlueZ
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSModels
-import TSProtocol
 
 /// The simulated Huami band as a real BlueZ peripheral: a GATT application with the band's
 /// characteristics (protocol-spec/huami.md §1) and an LE advertisement under the model's name

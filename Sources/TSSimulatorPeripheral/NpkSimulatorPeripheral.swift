@@ -1,8 +1,8 @@
 import Foundation
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSNpkSimulator
-import TSProtocol
 
 /// The simulated TopStep (NPK) watch as a real BlueZ peripheral: a GATT application with the
 /// dialect's service (frames written to its write characteristic, notified on its notify

@@ -1,7 +1,7 @@
 import Foundation
 import TSBlueZ
+import TSGATT
 import TSModels
-import TSProtocol
 import TSQRing
 import TSQRingSimulator
 

@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch

@@ -1,3 +1,4 @@
+import TSGATT
 import TSTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import TSGATT
 import TSTestSupport
 import Synchronization
 import Testing

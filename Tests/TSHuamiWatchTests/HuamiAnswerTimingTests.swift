@@ -2,11 +2,11 @@ import Foundation
 import Testing
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
-import TSProtocol
 import TSStore
 import TSTransport
 

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
-import TSProtocol
 import TSStore
 import TSTransport
 
@@ -27,7 +27,6 @@ struct HuamiWatchTests {
     /// its last data packet, as two characteristics' notifications may arrive.
     static func rig(days: Int = 7, alarms: [Alarm] = [], disconnectEvery: Int? = nil, key: String? = nil,
                     endOvertakesLastPacket: Bool = false) throws -> Rig {
-        WatchFamilies.registerBuiltIn()
         var options = SimulatedWatchOptions()
         options.now = now
         options.timeZone = zone
@@ -297,11 +296,11 @@ struct HuamiWatchTests {
 
     @Test("recognised by its advertised service FEE0, which no other dialect claims")
     func recognised() throws {
-        WatchFamilies.registerBuiltIn()
-        let resolved = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: ["0000FEE0-0000-1000-8000-00805F9B34FB", "0000fee1-0000-1000-8000-00805f9b34fb"])
+        let resolved = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: ["0000FEE0-0000-1000-8000-00805F9B34FB", "0000fee1-0000-1000-8000-00805f9b34fb"],
+                                                    among: WatchFamilies.dialects)
         #expect(resolved.dialect.name == .huami)
         #expect(resolved.reason == .services)
-        #expect(DialectResolution.hint(["0000fee0-0000-1000-8000-00805f9b34fb"]) == "huami")
+        #expect(DialectResolution.hint(["0000fee0-0000-1000-8000-00805f9b34fb"], among: WatchFamilies.dialects) == "huami")
     }
 }
 

@@ -1,3 +1,4 @@
+import TSGATT
 import Testing
 import TSModels
 @testable import TSProtocol

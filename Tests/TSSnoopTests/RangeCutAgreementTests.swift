@@ -66,7 +66,6 @@ import TSTransport
 
     @Test(arguments: RangeCutAgreementTests.dialects)
     func theDecodedItemsAreTheSyncedOnesWhereverTheRangeStarts(dialect: Dialect) async throws {
-        WatchFamilies.registerBuiltIn()
         var differing: [Cut] = []
         var syncedAny = false
         try await withThrowingTaskGroup(of: Cut.self) { group in

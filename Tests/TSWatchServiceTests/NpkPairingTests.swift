@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TSDevice
+import TSGATT
 import TSModels
 import TSNpkSimulator
 import TSProtocol

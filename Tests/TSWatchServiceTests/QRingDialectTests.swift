@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSModels
 import TSNpk
 import TSProtocol
@@ -336,7 +337,7 @@ struct QRingRig {
         #expect(info.dialect == .qring)
         #expect(await opened.central.capabilities.alarms == nil)
         await opened.central.disconnect()
-        let dialect = try WatchDialects.named(.qring)
+        let dialect = try WatchFamilies.dialect(named: .qring)
         #expect(dialect.gatt == .qring)
         #expect(dialect.gatt?.secondChannel?.service == QRingGATT.bigDataService)
         #expect(GATTProfile.npk.secondChannel == nil, "NPK keeps one pair")

@@ -1,7 +1,11 @@
 import Testing
 import TSDevice
+import TSFamilies
 import TSModels
 import TSNpk
+
+/// The built-in families' dialects, which the rules below choose among.
+private let builtIn = WatchFamilies.builtIn.map(\.dialect)
 
 /// The order in which the gateway decides a watch's dialect: asked, remembered, its GATT
 /// services, protocol v1's central.
@@ -11,39 +15,39 @@ import TSNpk
     static let heartRateService = "0000180d-0000-1000-8000-00805f9b34fb"
 
     @Test func theDialectAskedForWinsOverEverythingElse() throws {
-        let chosen = try DialectResolution.resolve(asked: .standard, remembered: .npk, serviceUUIDs: [Self.npkService])
+        let chosen = try DialectResolution.resolve(asked: .standard, remembered: .npk, serviceUUIDs: [Self.npkService], among: builtIn)
         #expect(chosen.dialect.name == .standard)
         #expect(chosen.reason == .asked)
     }
 
     @Test func aRememberedDialectWinsOverTheServices() throws {
-        let chosen = try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.v1Service])
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.v1Service], among: builtIn)
         #expect(chosen.dialect.name == .npk)
         #expect(chosen.reason == .remembered)
     }
 
     @Test func theServicesChooseInAnyLetterCase() throws {
-        let v1 = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.v1Service.lowercased()])
+        let v1 = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.v1Service.lowercased()], among: builtIn)
         #expect(v1.dialect.name == .protocolV1)
         #expect(v1.reason == .services)
-        let upper = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service.uppercased()])
+        let upper = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.v1Service.uppercased()], among: builtIn)
         #expect(upper.dialect.name == .protocolV1 && upper.reason == .services)
     }
 
     @Test func aServiceOtherVendorsUseTooIsNeverGuessed() throws {
         // NPK's service is Realtek's; FitCloud-backend watches offer it too.
         #expect(throws: SharedServiceError(dialects: [.npk])) {
-            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.npkService.uppercased()])
+            try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService, Self.npkService.uppercased()], among: builtIn)
         }
-        #expect(try DialectResolution.resolve(asked: .npk, remembered: nil, serviceUUIDs: [Self.npkService]).dialect.name == .npk)
-        #expect(try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.npkService]).reason == .remembered)
+        #expect(try DialectResolution.resolve(asked: .npk, remembered: nil, serviceUUIDs: [Self.npkService], among: builtIn).dialect.name == .npk)
+        #expect(try DialectResolution.resolve(asked: nil, remembered: .npk, serviceUUIDs: [Self.npkService], among: builtIn).reason == .remembered)
     }
 
     @Test func withoutAMatchingServiceProtocolV1sCentralDecidesOnceConnected() throws {
-        let chosen = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService])
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [Self.heartRateService], among: builtIn)
         #expect(chosen.dialect.name == .protocolV1)
         #expect(chosen.reason == .fallback)
-        #expect(try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: []).reason == .fallback)
+        #expect(try DialectResolution.resolve(asked: nil, remembered: nil, serviceUUIDs: [], among: builtIn).reason == .fallback)
     }
 
     @Test func aServiceTwoDialectsShareAsksForTheDialect() throws {
@@ -59,8 +63,8 @@ import TSNpk
     }
 
     @Test func anUnknownDialectAskedForIsAnErrorButAForgottenRememberedOneIsPassedOver() throws {
-        #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "garmin"), remembered: nil, serviceUUIDs: []) }
-        let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.v1Service])
+        #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "garmin"), remembered: nil, serviceUUIDs: [], among: builtIn) }
+        let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.v1Service], among: builtIn)
         #expect(chosen.dialect.name == .protocolV1)
         #expect(chosen.reason == .services)
     }
@@ -68,11 +72,11 @@ import TSNpk
 
 @Suite struct ScanDialectHintTests {
     @Test func scanSaysTheDialectAServiceIdentifiesAndAsksForOneItDoesNot() {
-        #expect(DialectResolution.hint([GATTProfile.protocolV1.service.lowercased()]) == "v1")
-        #expect(DialectResolution.hint([GATTProfile.npk.service])?.hasPrefix("ambiguous: npk or another vendor's protocol") == true)
-        #expect(DialectResolution.isAmbiguous([GATTProfile.npk.service]))
-        #expect(!DialectResolution.isAmbiguous([GATTProfile.protocolV1.service]))
-        #expect(DialectResolution.hint(["0000180d-0000-1000-8000-00805f9b34fb"]) == nil)
-        #expect(DialectResolution.serving([GATTProfile.npk.service.lowercased()]).map(\.name) == [.npk])
+        #expect(DialectResolution.hint([GATTProfile.protocolV1.service.lowercased()], among: builtIn) == "v1")
+        #expect(DialectResolution.hint([GATTProfile.npk.service], among: builtIn)?.hasPrefix("ambiguous: npk or another vendor's protocol") == true)
+        #expect(DialectResolution.isAmbiguous([GATTProfile.npk.service], among: builtIn))
+        #expect(!DialectResolution.isAmbiguous([GATTProfile.protocolV1.service], among: builtIn))
+        #expect(DialectResolution.hint(["0000180d-0000-1000-8000-00805f9b34fb"], among: builtIn) == nil)
+        #expect(DialectResolution.serving([GATTProfile.npk.service.lowercased()], among: builtIn).map(\.name) == [.npk])
     }
 }
