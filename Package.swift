@@ -94,8 +94,14 @@ let package = Package(
         // enqueued by TSDevice's SleepSync, POSTed by TSGatewayService's UploadOutbox. Pure.
         .target(name: "TSUpload", dependencies: ["TSModels", "TSSleep", "TSStore"]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
-                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload"]),
+        // TopStep's NPK dialect's central (NpkWatch: login, or bind when pairing, device information, clock, battery, alarms, monitors,
+        // sleep and heart-rate history by range) and its registration terms (dialect, auth-code credential, identification), over any transport.
+        .target(name: "TSNpkWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSNpk",
+                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        // The QRing dialect's central (QRingWatch: device information, clock, battery, monitors and switches, real-time heart rate,
+        // sleep by big data, the heart-rate log) and its registration terms (dialect, identification), over any transport.
+        .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"]),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
         .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"]),
@@ -107,7 +113,7 @@ let package = Package(
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSNpkWatch", "TSQRingWatch", "TSHuamiWatch",
                                                    "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
@@ -141,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "tsgateway-bench",
             dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
-                           "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -163,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSNpk"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSTransportTests",
@@ -192,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
-                           "TSNpk", "TSNpkSimulator", "TSQRing", "TSQRingSimulator"]
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.
@@ -206,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
-                           "TSQRing", "TSQRingSimulator", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
+                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
@@ -218,7 +224,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService",
+                           "TSNpkWatch", "TSQRingWatch"]
         ),
         .testTarget(
             name: "TSQRingTests",

@@ -2,6 +2,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSNpkSimulator
+import TSNpkWatch
 import TSSimulator
 import TSTransport
 

@@ -3,6 +3,7 @@ import TSBlueZ
 import TSDevice
 import TSModels
 import TSNpkSimulator
+import TSNpkWatch
 import TSSimulator
 import TSSimulatorPeripheral
 

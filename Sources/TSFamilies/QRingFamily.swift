@@ -2,6 +2,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSQRingSimulator
+import TSQRingWatch
 import TSTransport
 
 extension WatchFamily {

@@ -8,6 +8,7 @@ import TSHuamiWatch
 import TSModels
 import TSNpk
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSSimulator
 import TSStore

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies

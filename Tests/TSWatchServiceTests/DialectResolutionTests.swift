@@ -1,3 +1,4 @@
+import TSNpkWatch
 import Testing
 import TSDevice
 import TSFamilies

@@ -6,6 +6,7 @@ import TSGATT
 import TSModels
 import TSNpk
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSSimulator
 import TSStore

@@ -4,6 +4,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSTransport
 import TSWatchService

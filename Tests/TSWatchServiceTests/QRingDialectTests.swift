@@ -7,6 +7,7 @@ import TSNpk
 import TSProtocol
 import TSQRing
 import TSQRingSimulator
+import TSQRingWatch
 import TSStore
 import TSTransport
 import TSWatchService

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftProtobuf
+import TSDevice
 import TSModels
 import TSNpk
 

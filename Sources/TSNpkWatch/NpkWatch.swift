@@ -1,5 +1,6 @@
 import Foundation
 import SwiftProtobuf
+import TSDevice
 import TSGATT
 import TSModels
 import TSNpk
@@ -333,28 +334,4 @@ public actor NpkWatch: LinkedCentral {
             break
         }
     }
-}
-
-extension Dialect {
-    /// TopStep's "new platform" protocol (protocol-spec/topstep-npk.md).
-    public static let npk = Dialect(rawValue: "npk")
-}
-
-extension PairingCredential {
-    /// The code an NPK watch shows as a QR code for pairing (`AuthCode`'s rules).
-    public static let npkAuthCode = PairingCredential(
-        key: "auth-code", holder: "a TopStep NPK watch", meaning: "the code a TopStep NPK watch shows as a QR code for pairing",
-        problem: { AuthCode.problem($0) })
-}
-
-extension WatchDialect {
-    /// TopStep's NPK dialect.
-    public static let npk: WatchDialect = {
-        var dialect = WatchDialect(
-            name: .npk, summary: "TopStep's NPK (\"new platform\") protocol, reconstructed from TopStep's SDK", gatt: .npk,
-            identifiedByService: false, credential: .npkAuthCode, captureDecoder: NpkCaptureDecoder(), makeCentral: { NpkWatch(transport: $0, configuration: $1) })
-        dialect.identification = .npk
-        dialect.centralTimes = NpkCentralTimes()
-        return dialect
-    }()
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSGATT
 import TSModels
 import TSQRing

@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSGATT
 import TSModels
 import TSQRing
@@ -255,21 +256,4 @@ public actor QRingWatch: LinkedCentral {
             }
         }
     }
-}
-
-extension Dialect {
-    /// QRing rings: Colmi R02–R12, Yawell (protocol-spec/qring.md).
-    public static let qring = Dialect(rawValue: "qring")
-}
-
-extension WatchDialect {
-    /// QRing smart rings.
-    public static let qring: WatchDialect = {
-        var dialect = WatchDialect(
-            name: .qring, summary: "QRing smart rings (Colmi R02–R12, Yawell): 16-byte packets, sleep as big data", gatt: .qring,
-            captureDecoder: QRingCaptureDecoder(), makeCentral: { QRingWatch(transport: $0, configuration: $1) })
-        dialect.identification = .qring
-        dialect.centralTimes = QRingCentralTimes()
-        return dialect
-    }()
 }
