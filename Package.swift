@@ -31,7 +31,7 @@ let package = Package(
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
-        .target(name: "TSQRing", dependencies: ["TSModels"]),
+        .target(name: "TSQRing", dependencies: ["TSModels"], path: "Sources/Families/QRing/Codec"),
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
         // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
         // (swift-crypto's single-block AES for the auth challenge).
@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulator",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
-        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"]),
+        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
         .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"]),
@@ -101,7 +101,7 @@ let package = Package(
                                                  .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         // The QRing dialect's central (QRingWatch: device information, clock, battery, monitors and switches, real-time heart rate,
         // sleep by big data, the heart-rate log) and its registration terms (dialect, identification), over any transport.
-        .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"]),
+        .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"], path: "Sources/Families/QRing/Central"),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
         .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"]),
@@ -229,7 +229,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSQRingTests",
-            dependencies: ["TSModels", "TSQRing"]
+            dependencies: ["TSModels", "TSQRing"],
+            path: "Tests/Families/QRing/CodecTests"
         ),
         .testTarget(
             name: "TSHuamiTests",

@@ -1,10 +1,10 @@
-import TSGATT
 import TSTestSupport
 import Foundation
 import Testing
 import TSBlueZ
 import TSBlueZTransport
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

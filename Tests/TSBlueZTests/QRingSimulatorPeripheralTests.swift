@@ -1,8 +1,8 @@
-import TSGATT
 import TSTestSupport
 import Foundation
 import Testing
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSProtocol
 import TSQRing

@@ -1,5 +1,5 @@
-import TSGATT
 import Testing
+import TSGATT
 import TSModels
 @testable import TSProtocol
 

@@ -7,6 +7,7 @@ import TSQRing
 /// protocol-spec/qring.md (scripts/qring_codec.py, scripts/qring_vectors.py).
 enum QRingVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("protocol-spec/vectors/qring")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {

@@ -10,6 +10,7 @@ import TSQRing
 /// That client sets the ring's clock in UTC, so the ring's wall-clock times are read in UTC here.
 enum ColmiR02ClientCaptures {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("protocol-spec/captures/qring/colmi-r02-client")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {
