@@ -35,7 +35,7 @@ let package = Package(
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
         // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
         // (swift-crypto's single-block AES for the auth challenge).
-        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")], path: "Sources/Families/Huami/Codec"),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
         .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
@@ -84,10 +84,16 @@ let package = Package(
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
-        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"]),
-        // The simulated watches (protocol v1, NPK, QRing, Huami) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator",
-                                                              "TSHuami", "TSHuamiSimulator", "TSBlueZ"]),
+        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"], path: "Sources/Families/Huami/Simulator"),
+        // The simulated watches of protocol v1 and NPK as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`,
+        // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSBlueZ"]),
+        // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
+        .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
+                path: "Sources/Families/QRing/Peripheral"),
+        // The simulated Huami band as a BlueZ peripheral: the band's services and characteristics, its auth, the advertisement.
+        .target(name: "TSHuamiPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSHuami", "TSHuamiSimulator"],
+                path: "Sources/Families/Huami/Peripheral"),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
         // What is uploaded: the final nights of a sync, their outbox events and the HTTP body (`/api/v1/sleep`);
@@ -104,7 +110,7 @@ let package = Package(
         .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"], path: "Sources/Families/QRing/Central"),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
-        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"]),
+        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"], path: "Sources/Families/Huami/Central"),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
@@ -114,7 +120,8 @@ let package = Package(
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
         .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSNpkWatch", "TSQRingWatch", "TSHuamiWatch",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
+                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral",
+                                                   "TSQRingPeripheral", "TSHuamiPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
@@ -212,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
-                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
+                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
@@ -234,16 +241,19 @@ let package = Package(
         ),
         .testTarget(
             name: "TSHuamiTests",
-            dependencies: ["TSModels", "TSHuami"]
+            dependencies: ["TSModels", "TSHuami"],
+            path: "Tests/Families/Huami/CodecTests"
         ),
         // The Huami central against the simulated band over the loopback, as its family opens it.
         .testTarget(
             name: "TSHuamiWatchTests",
-            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"]
+            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"],
+            path: "Tests/Families/Huami/CentralTests"
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"]
+            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"],
+            path: "Tests/Families/Huami/SimulatorTests"
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -1,3 +1,4 @@
+import TSQRingPeripheral
 import TSTestSupport
 import Foundation
 import Testing

@@ -7,6 +7,7 @@ import TSHuami
 /// protocol-spec/huami.md (scripts/huami_codec.py, scripts/huami_vectors.py).
 enum HuamiVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("protocol-spec/vectors/huami")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {

@@ -4,6 +4,7 @@ import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSModels
+import TSSimulatorPeripheral
 
 /// The simulated Huami band as a real BlueZ peripheral: a GATT application with the band's
 /// characteristics (protocol-spec/huami.md §1) and an LE advertisement under the model's name

@@ -4,6 +4,7 @@ import TSGATT
 import TSModels
 import TSQRing
 import TSQRingSimulator
+import TSSimulatorPeripheral
 
 /// The simulated QRing ring as a real BlueZ peripheral: a GATT application with the ring's two
 /// pairs (16-byte packets on the command service, sleep frames on the big-data service) and
