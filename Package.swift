@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")], path: "Sources/Families/Huami/Codec"),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
-        .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Sources/Families/Npk/Codec"),
         // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
         .target(name: "TSSleep", dependencies: ["TSModels"]),
         // Sleep reports people look at: a self-contained HTML page and SVG hypnograms from daily models. No I/O.
@@ -79,15 +79,19 @@ let package = Package(
         .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulator",
-                                                     .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+                                                     .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                path: "Sources/Families/Npk/Simulator"),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
         .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"], path: "Sources/Families/Huami/Simulator"),
-        // The simulated watches of protocol v1 and NPK as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`,
+        // The simulated protocol v1 watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`,
         // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSBlueZ"]),
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSBlueZ"]),
+        // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
+        .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
+                path: "Sources/Families/Npk/Peripheral"),
         // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
         .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
                 path: "Sources/Families/QRing/Peripheral"),
@@ -104,7 +108,8 @@ let package = Package(
         // TopStep's NPK dialect's central (NpkWatch: login, or bind when pairing, device information, clock, battery, alarms, monitors,
         // sleep and heart-rate history by range) and its registration terms (dialect, auth-code credential, identification), over any transport.
         .target(name: "TSNpkWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSNpk",
-                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                path: "Sources/Families/Npk/Central"),
         // The QRing dialect's central (QRingWatch: device information, clock, battery, monitors and switches, real-time heart rate,
         // sleep by big data, the heart-rate log) and its registration terms (dialect, identification), over any transport.
         .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"], path: "Sources/Families/QRing/Central"),
@@ -121,7 +126,7 @@ let package = Package(
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
         .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSNpkWatch", "TSQRingWatch", "TSHuamiWatch",
                                                    "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral",
-                                                   "TSQRingPeripheral", "TSHuamiPeripheral"]),
+                                                   "TSNpkPeripheral", "TSQRingPeripheral", "TSHuamiPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
@@ -166,7 +171,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSNpkTests",
-            dependencies: ["TSModels", "TSNpk", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["TSModels", "TSNpk", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Tests/Families/Npk/CodecTests"
         ),
         .testTarget(
             name: "TSGatewayCLITests",

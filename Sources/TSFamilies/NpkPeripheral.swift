@@ -2,6 +2,7 @@ import Foundation
 import TSBlueZ
 import TSDevice
 import TSModels
+import TSNpkPeripheral
 import TSNpkSimulator
 import TSNpkWatch
 import TSSimulator

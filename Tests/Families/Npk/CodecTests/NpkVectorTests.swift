@@ -55,7 +55,7 @@ enum JSONValue: Decodable, Hashable {
 /// protocol-spec/topstep-npk.md (scripts/npk_codec.py, Google's protobuf runtime).
 enum NpkVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("protocol-spec/vectors/npk")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol-spec/vectors/npk")
 
     struct ListHeader: Decodable, Hashable { var total: UInt32; var index: UInt32 }
 

@@ -3,6 +3,7 @@ import TSBlueZ
 import TSGATT
 import TSModels
 import TSNpkSimulator
+import TSSimulatorPeripheral
 
 /// The simulated TopStep (NPK) watch as a real BlueZ peripheral: a GATT application with the
 /// dialect's service (frames written to its write characteristic, notified on its notify
