@@ -28,17 +28,17 @@ let package = Package(
         // What every dialect shares on GATT: the ATT MTU, service and characteristic UUIDs, the standard services'
         // codecs and the codec error they throw. No I/O.
         .target(name: "TSGATT", dependencies: ["TSModels"]),
-        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs (re-exports TSGATT). No I/O.
+        // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
         .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"]),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
-        .target(name: "TSQRing", dependencies: ["TSModels"]),
+        .target(name: "TSQRing", dependencies: ["TSModels"], path: "Sources/Families/QRing/Codec"),
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
         // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
         // (swift-crypto's single-block AES for the auth challenge).
-        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")], path: "Sources/Families/Huami/Codec"),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
-        .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "TSNpk", dependencies: ["TSModels", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Sources/Families/Npk/Codec"),
         // Sleep analysis: the four TopStep statistics rules, daily models, segments, naps. No I/O.
         .target(name: "TSSleep", dependencies: ["TSModels"]),
         // Sleep reports people look at: a self-contained HTML page and SVG hypnograms from daily models. No I/O.
@@ -74,41 +74,59 @@ let package = Package(
         // (also of a btsnoop capture's watch-service exchange). No D-Bus.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSGATT", "TSSnoop"]),
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
-        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSBlueZ"]),
+        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
-        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSNpk", "TSSimulator",
-                                                     .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulator",
+                                                     .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                path: "Sources/Families/Npk/Simulator"),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
-        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSQRing"]),
+        .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
-        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSHuami", "TSSimulator"]),
-        // The simulated watches (protocol v1, NPK, QRing, Huami) as BlueZ peripherals (GATT application + LE advertisement) for `tsgateway simulate`.
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSNpkSimulator", "TSQRing", "TSQRingSimulator",
-                                                              "TSHuami", "TSHuamiSimulator", "TSBlueZ"]),
+        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"], path: "Sources/Families/Huami/Simulator"),
+        // The simulated protocol v1 watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`,
+        // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSBlueZ"]),
+        // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
+        .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
+                path: "Sources/Families/Npk/Peripheral"),
+        // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
+        .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
+                path: "Sources/Families/QRing/Peripheral"),
+        // The simulated Huami band as a BlueZ peripheral: the band's services and characteristics, its auth, the advertisement.
+        .target(name: "TSHuamiPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSHuami", "TSHuamiSimulator"],
+                path: "Sources/Families/Huami/Peripheral"),
         // SQLite through GRDB: raw sleep records, sync cursors, alarm history, monitor configs.
         .target(name: "TSStore", dependencies: ["TSModels", "TSFiles", .product(name: "GRDB", package: "GRDB.swift")]),
         // What is uploaded: the final nights of a sync, their outbox events and the HTTP body (`/api/v1/sleep`);
         // enqueued by TSDevice's SleepSync, POSTed by TSGatewayService's UploadOutbox. Pure.
         .target(name: "TSUpload", dependencies: ["TSModels", "TSSleep", "TSStore"]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload", "TSNpk", "TSQRing",
-                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload"]),
+        // TopStep's NPK dialect's central (NpkWatch: login, or bind when pairing, device information, clock, battery, alarms, monitors,
+        // sleep and heart-rate history by range) and its registration terms (dialect, auth-code credential, identification), over any transport.
+        .target(name: "TSNpkWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSNpk",
+                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                path: "Sources/Families/Npk/Central"),
+        // The QRing dialect's central (QRingWatch: device information, clock, battery, monitors and switches, real-time heart rate,
+        // sleep by big data, the heart-rate log) and its registration terms (dialect, identification), over any transport.
+        .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"], path: "Sources/Families/QRing/Central"),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
-        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSHuami"]),
+        .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"], path: "Sources/Families/Huami/Central"),
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
+            "TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
         // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSHuamiWatch",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral"]),
+        .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSNpkWatch", "TSQRingWatch", "TSHuamiWatch",
+                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral",
+                                                   "TSNpkPeripheral", "TSQRingPeripheral", "TSHuamiPeripheral"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
@@ -129,8 +147,8 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator", "TSQRingSimulator",
+                "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
+                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -140,8 +158,8 @@ let package = Package(
         // the sync one drives the Huami central against the simulated band on the family's loopback endpoint (TSFamilies' HuamiBandLink).
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
-                           "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -149,11 +167,12 @@ let package = Package(
         ),
         .testTarget(
             name: "TSProtocolTests",
-            dependencies: ["TSModels", "TSProtocol"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol"]
         ),
         .testTarget(
             name: "TSNpkTests",
-            dependencies: ["TSModels", "TSNpk", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["TSModels", "TSNpk", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Tests/Families/Npk/CodecTests"
         ),
         .testTarget(
             name: "TSGatewayCLITests",
@@ -163,7 +182,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSNpk"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSTransportTests",
@@ -191,8 +210,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSWatchServiceTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
-                           "TSNpk", "TSNpkSimulator", "TSQRing", "TSQRingSimulator"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.
@@ -206,11 +225,11 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
-                           "TSQRing", "TSQRingSimulator", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
+                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift"),
                            // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).
@@ -218,24 +237,29 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService"]
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService",
+                           "TSNpkWatch", "TSQRingWatch"]
         ),
         .testTarget(
             name: "TSQRingTests",
-            dependencies: ["TSModels", "TSQRing"]
+            dependencies: ["TSModels", "TSQRing"],
+            path: "Tests/Families/QRing/CodecTests"
         ),
         .testTarget(
             name: "TSHuamiTests",
-            dependencies: ["TSModels", "TSHuami"]
+            dependencies: ["TSModels", "TSHuami"],
+            path: "Tests/Families/Huami/CodecTests"
         ),
         // The Huami central against the simulated band over the loopback, as its family opens it.
         .testTarget(
             name: "TSHuamiWatchTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport", "TSProtocol"]
+            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"],
+            path: "Tests/Families/Huami/CentralTests"
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"]
+            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"],
+            path: "Tests/Families/Huami/SimulatorTests"
         ),
         .testTarget(
             name: "TSSleepTests",

@@ -3,7 +3,7 @@
 
 The codec is scripts/npk_codec.py, a second implementation of protocol-spec/topstep-npk.md
 written apart from the Swift module TSNpk, with Google's protobuf runtime for the payloads.
-Tests/TSNpkTests read the files this script writes. Run it through scripts/npk-python (it
+Tests/Families/Npk/CodecTests read the files this script writes. Run it through scripts/npk-python (it
 needs the protobuf runtime from the virtual environment that script makes, and protoc):
 
     scripts/npk-python scripts/gen-npk-vectors.py          # (re)write the files

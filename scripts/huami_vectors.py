@@ -3,7 +3,7 @@
 
 The codec is scripts/huami_codec.py, an independent implementation of protocol-spec/huami.md.
 The Swift module TSHuami is tested against the files this script writes
-(Tests/TSHuamiTests/HuamiVectorTests.swift). scripts/test runs it with --check, so a stale file
+(Tests/Families/Huami/CodecTests/HuamiVectorTests.swift). scripts/test runs it with --check, so a stale file
 fails the test command.
 
     python3 scripts/huami_vectors.py          # (re)write the files

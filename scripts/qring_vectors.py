@@ -3,7 +3,7 @@
 
 The codec is scripts/qring_codec.py, an independent implementation of protocol-spec/qring.md.
 The Swift module TSQRing is tested against the files this script writes
-(Tests/TSQRingTests/QRingVectorTests.swift). scripts/gen-vectors.py runs this script too, so
+(Tests/Families/QRing/CodecTests/QRingVectorTests.swift). scripts/gen-vectors.py runs this script too, so
 `python3 scripts/gen-vectors.py --check` fails when these files are stale.
 
     python3 scripts/qring_vectors.py          # (re)write the files

@@ -1,5 +1,6 @@
 import Foundation
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSProtocol
 import TSTransport

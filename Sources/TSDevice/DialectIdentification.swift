@@ -37,8 +37,8 @@ public struct DialectIdentity: Sendable, Hashable, Codable {
 
 extension WatchConfiguration {
     /// The configuration an identification exchange runs with: the clock left alone, nothing
-    /// negotiated beyond what identifies the watch, no pairing.
-    var identifying: WatchConfiguration {
+    /// negotiated beyond what identifies the watch, no pairing. Package-wide: each family's identification runs with it.
+    package var identifying: WatchConfiguration {
         var quiet = self
         quiet.syncTimeOnConnect = false
         quiet.extensions = []
@@ -62,29 +62,5 @@ extension DialectIdentification {
         guard info.dialect == .protocolV1 else { throw WatchError.unsupported("the protocol v1 service (the watch does not offer it)") }
         return DialectIdentity(dialect: .protocolV1, asked: "HELLO, then DEVICE_INFO", model: info.model, firmware: info.firmware,
                                detail: "up to \(info.capabilities.maxAlarms) alarms")
-    }
-
-    /// NPK: device information (02/02) alone, without the login that a refused watch would answer with a bind.
-    public static let npk = DialectIdentification(asks: "device information (02/02), without logging in") { transport, configuration in
-        let info = try await NpkWatch(transport: transport, configuration: configuration.identifying).identify()
-        return DialectIdentity(dialect: .npk, asked: "device information (02/02), without logging in", model: info.model, firmware: info.firmware,
-                               detail: "up to \(info.capabilities.maxAlarms) alarms")
-    }
-
-    /// QRing: Device Information's strings and a battery request (command 0x03) on the ring's command pair.
-    public static let qring = DialectIdentification(asks: "battery (command 0x03)") { transport, configuration in
-        let ring = QRingWatch(transport: transport, configuration: configuration.identifying)
-        let info: DeviceInfo
-        let battery: BatteryStatus
-        do {
-            info = try await ring.connect()
-            battery = try await ring.battery()
-        } catch {
-            await ring.disconnect()
-            throw error
-        }
-        await ring.disconnect()
-        return DialectIdentity(dialect: .qring, asked: "battery (command 0x03)", model: info.model, firmware: info.firmware,
-                               detail: "battery \(battery.level) %")
     }
 }

@@ -16,22 +16,18 @@ public enum DialectResolution {
     }
 
     public static func resolve(asked: Dialect?, remembered: Dialect?, serviceUUIDs: [String],
-                               among dialects: [WatchDialect] = WatchDialects.all) throws -> (dialect: WatchDialect, reason: Reason) {
-        func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
-            guard let found = dialects.first(where: { $0.name == name }) else { throw DialectError(name: name, known: dialects.map(\.name)) }
-            return found
-        }
-        if let asked { return (try named(asked), .asked) }
+                               among dialects: [WatchDialect]) throws -> (dialect: WatchDialect, reason: Reason) {
+        if let asked { return (try dialects.named(asked), .asked) }
         // A remembered dialect this build no longer speaks is passed over, not an error.
         if let remembered, let found = dialects.first(where: { $0.name == remembered }) { return (found, .remembered) }
         let serving = serving(serviceUUIDs, among: dialects)
         if serving.count > 1 || serving.contains(where: { !$0.identifiedByService }) { throw SharedServiceError(dialects: serving.map(\.name)) }
         if let only = serving.first { return (only, .services) }
-        return (try named(WatchDialects.fallback.name), .fallback)
+        return (try dialects.named(WatchDialect.fallback.name), .fallback)
     }
 
     /// The dialects whose GATT service is among `serviceUUIDs` (any letter case).
-    public static func serving(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> [WatchDialect] {
+    public static func serving(_ serviceUUIDs: [String], among dialects: [WatchDialect]) -> [WatchDialect] {
         let offered = Set(serviceUUIDs.map { $0.lowercased() })
         return dialects.filter { dialect in dialect.gatt.map { offered.contains($0.service.lowercased()) } ?? false }
     }
@@ -39,7 +35,7 @@ public enum DialectResolution {
     /// What `scan` says of a device's dialect from the services it advertises: the one they
     /// identify, or, for a service that does not tell (`isAmbiguous`), the candidates marked as
     /// ambiguous with what to type to ask the watch itself, or nothing.
-    public static func hint(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> String? {
+    public static func hint(_ serviceUUIDs: [String], among dialects: [WatchDialect]) -> String? {
         let serving = serving(serviceUUIDs, among: dialects)
         guard !serving.isEmpty else { return nil }
         guard isAmbiguous(serviceUUIDs, among: dialects) else { return serving[0].name.rawValue }
@@ -50,7 +46,7 @@ public enum DialectResolution {
 
     /// The services name dialects but do not tell which one the device speaks: several dialects
     /// share them, or one that other vendors' protocols use too (NPK's Realtek service).
-    public static func isAmbiguous(_ serviceUUIDs: [String], among dialects: [WatchDialect] = WatchDialects.all) -> Bool {
+    public static func isAmbiguous(_ serviceUUIDs: [String], among dialects: [WatchDialect]) -> Bool {
         let serving = serving(serviceUUIDs, among: dialects)
         return serving.count > 1 || serving.contains { !$0.identifiedByService }
     }

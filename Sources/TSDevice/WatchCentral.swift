@@ -1,11 +1,12 @@
 import Foundation
+import TSGATT
 import TSModels
 import TSProtocol
 
 /// The central side of one watch in one dialect: what the watch service, the sync and the
 /// daemon's supervisor need of a watch, in TSModels types. Protocol v1 (`Watch`) and the
-/// standard services (`StandardServicesWatch`) are two; a dialect registers its own in
-/// `WatchDialects`.
+/// standard services (`StandardServicesWatch`) are two; a dialect's family registers its own in
+/// `WatchFamilies.builtIn` (TSFamilies).
 ///
 /// Only `connect`, `disconnect`, the state and `events` are required. Every feature has a
 /// default that answers "not supported" at once (`WatchError.unsupported`), so a dialect

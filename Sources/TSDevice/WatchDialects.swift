@@ -1,11 +1,10 @@
 import Foundation
-import Synchronization
 import TSModels
 import TSProtocol
 import TSTransport
 
-/// One dialect as the gateway knows it: its name, its GATT profile and the central that speaks it. A dialect's module defines one of these; adding
-/// it to `WatchDialects.builtIn` is its one registration.
+/// One dialect as the gateway knows it: its name, its GATT profile and the central that speaks it. A dialect's module defines one of these; its
+/// family (`WatchFamily`, TSFamilies) carries it, and the family's line in `WatchFamilies.builtIn` is its one registration.
 public struct WatchDialect: Sendable {
     public var name: Dialect
     /// One line for `--help` and the documentation.
@@ -83,34 +82,16 @@ public struct DialectPresentation: Sendable {
     public init() {}
 }
 
-/// The dialects this build speaks.
-public enum WatchDialects {
-    /// One line per dialect: its registration.
-    public static let builtIn: [WatchDialect] = [.protocolV1, .standardServices, .npk, .qring]
-
-    private static let registered = Mutex<[WatchDialect]>(builtIn)
-
-    /// Every dialect known, the built-in ones first.
-    public static var all: [WatchDialect] { registered.withLock { $0 } }
-
-    /// Adds a dialect at run time (a test's own dialect); one of the same name is replaced.
-    public static func register(_ dialect: WatchDialect) {
-        registered.withLock { known in
-            known.removeAll { $0.name == dialect.name }
-            known.append(dialect)
-        }
-    }
-
+extension WatchDialect {
     /// The dialect whose central speaks to a watch no rule names (`DialectResolution` step 4):
     /// protocol v1's, which serves a watch found without its service through the standard services.
     public static var fallback: WatchDialect { .protocolV1 }
+}
 
-    /// The names and pairing secrets of every dialect known.
-    public static var terms: [DialectTerms] { all.map(\.terms) }
-
-    /// The dialect called `name`, or an error that lists the ones there are.
-    public static func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
-        guard let found = all.first(where: { $0.name == name }) else { throw DialectError(name: name, known: all.map(\.name)) }
+extension [WatchDialect] {
+    /// The dialect called `name` among these, or an error that lists the ones there are.
+    public func named(_ name: Dialect) throws(DialectError) -> WatchDialect {
+        guard let found = first(where: { $0.name == name }) else { throw DialectError(name: name, known: map(\.name)) }
         return found
     }
 }

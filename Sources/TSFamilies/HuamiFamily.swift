@@ -1,9 +1,9 @@
 import Foundation
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
-import TSProtocol
 import TSTransport
 
 extension WatchFamily {

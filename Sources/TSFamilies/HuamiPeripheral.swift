@@ -1,6 +1,7 @@
 import Foundation
 import TSBlueZ
 import TSHuami
+import TSHuamiPeripheral
 import TSHuamiSimulator
 import TSModels
 import TSSimulatorPeripheral

@@ -1,7 +1,8 @@
 import TSDevice
+import TSGATT
 import TSModels
 import TSNpkSimulator
-import TSProtocol
+import TSNpkWatch
 import TSSimulator
 import TSTransport
 

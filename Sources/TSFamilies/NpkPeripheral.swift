@@ -2,7 +2,9 @@ import Foundation
 import TSBlueZ
 import TSDevice
 import TSModels
+import TSNpkPeripheral
 import TSNpkSimulator
+import TSNpkWatch
 import TSSimulator
 import TSSimulatorPeripheral
 

@@ -1,4 +1,5 @@
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

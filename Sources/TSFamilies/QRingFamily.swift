@@ -1,7 +1,8 @@
 import TSDevice
+import TSGATT
 import TSModels
-import TSProtocol
 import TSQRingSimulator
+import TSQRingWatch
 import TSTransport
 
 extension WatchFamily {

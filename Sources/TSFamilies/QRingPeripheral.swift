@@ -2,6 +2,7 @@ import Foundation
 import TSBlueZ
 import TSModels
 import TSQRing
+import TSQRingPeripheral
 import TSQRingSimulator
 import TSSimulatorPeripheral
 

@@ -8,27 +8,29 @@ public enum WatchFamilies {
     /// One line per family: its registration.
     public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring, .huami]
 
-    private static let registered: Mutex<[WatchFamily]> = {
-        for family in builtIn { WatchDialects.register(family.dialect) }
-        return Mutex(builtIn)
-    }()
-
-    /// Makes every built-in family's dialect known to `WatchDialects` (dialect resolution, the
-    /// configuration reader, `--dialect`); a front door calls it before it reads a dialect's name.
-    public static func registerBuiltIn() { _ = all }
+    private static let registered = Mutex<[WatchFamily]>(builtIn)
 
     /// Every family known, the built-in ones first.
     public static var all: [WatchFamily] { registered.withLock { $0 } }
 
-    /// Adds a family at run time (a test's own); one of the same name is replaced. Its dialect
-    /// joins `WatchDialects`, so dialect resolution, the configuration reader and `pair` know it.
+    /// Adds a family at run time (a test's own); one of the same name is replaced. Its dialect is
+    /// then among `dialects`, so dialect resolution, the configuration reader and `pair` know it.
     public static func register(_ family: WatchFamily) {
         registered.withLock { known in
             known.removeAll { $0.name == family.name }
             known.append(family)
         }
-        WatchDialects.register(family.dialect)
     }
+
+    /// Every known family's dialect, the built-in ones first: what dialect resolution, `probe`,
+    /// `scan`, `--dialect`, the configuration reader and `pair` choose among.
+    public static var dialects: [WatchDialect] { all.map(\.dialect) }
+
+    /// The names and pairing secrets of every known family's dialect (the configuration reader's, `pair`'s).
+    public static var dialectTerms: [DialectTerms] { dialects.map(\.terms) }
+
+    /// The dialect called `name`, or an error that lists the ones there are.
+    public static func dialect(named name: Dialect) throws(DialectError) -> WatchDialect { try dialects.named(name) }
 
     /// The family called `name`, or an error that lists the ones there are.
     public static func named(_ name: Dialect) throws(DialectError) -> WatchFamily {
@@ -51,7 +53,7 @@ public enum WatchFamilies {
         let link = try simulated.open(options)
         var configuration = configuration
         if configuration.pairingSecret == nil { configuration.pairingSecret = link.pairingSecret }
-        let opened = try WatchOpener.open(.transport(link.transport), dialect: family.name, configuration: configuration)
+        let opened = WatchOpener.open(.transport(link.transport), dialect: family.dialect, configuration: configuration)
         return OpenedSimulatedWatch(central: opened.central, device: link.device)
     }
 }

@@ -3,16 +3,14 @@ import TSFamilies
 import TSModels
 
 /// The configuration as `tsgateway serve` reads it: a `dialect:` names one this build registers
-/// (`WatchFamilies`, whose registration makes them known to `WatchDialects`). The reader itself takes the list, so it builds without the device layer
+/// (its family's line in `WatchFamilies`). The reader itself takes the list, so it builds without the device layer
 /// (the configuration fuzz target, scripts/fuzz).
 extension GatewayConfiguration {
     public static func load(path: String) throws(ConfigurationError) -> GatewayConfiguration {
-        WatchFamilies.registerBuiltIn()
-        return try load(path: path, dialects: WatchDialects.terms)
+        return try load(path: path, dialects: WatchFamilies.dialectTerms)
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> GatewayConfiguration {
-        WatchFamilies.registerBuiltIn()
-        return try parse(text, file: file, dialects: WatchDialects.terms)
+        return try parse(text, file: file, dialects: WatchFamilies.dialectTerms)
     }
 }

@@ -154,9 +154,9 @@ public final class GatewayDaemon: Service {
                 }
                 let bluetooth = BluetoothLink(adapter: entry.adapter, address: entry.address)
                 let (chosen, reason) = try await WatchOpener.resolveDialect(for: bluetooth, bluez: bluez!, asked: entry.dialect,
-                                                                            remembered: remembered[entry.address] ?? nil)
+                                                                            remembered: remembered[entry.address] ?? nil, among: WatchFamilies.dialects)
                 logger.info("speaking \(chosen.name) (\(reason.rawValue))")
-                central = try WatchOpener.open(.bluetooth(bluetooth, bluez: bluez!), dialect: chosen.name, configuration: watchConfiguration).central
+                central = WatchOpener.open(.bluetooth(bluetooth, bluez: bluez!), dialect: chosen, configuration: watchConfiguration).central
             }
             if let path = entry.groundTruth.map(SimulatedGroundTruth.journalPath), let simulated {
                 do { await simulated.keepWatchSideEdits(in: try WatchSideEditJournal(path: path)) } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import TSDevice
+import TSFamilies
 import TSFiles
 import TSModels
 
@@ -34,7 +35,7 @@ extension GatewayConfiguration {
     /// The secret `entry`'s configured dialect takes on every connect; nil: it takes none (or no
     /// dialect is configured, which `serve` then resolves from the watch).
     func everyConnectCredential(of entry: WatchEntry) -> PairingCredential? {
-        guard let name = entry.dialect, let credential = try? WatchDialects.named(name).credential, credential.neededOnEveryConnect else { return nil }
+        guard let name = entry.dialect, let credential = try? WatchFamilies.dialect(named: name).credential, credential.neededOnEveryConnect else { return nil }
         return credential
     }
 

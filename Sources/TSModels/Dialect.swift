@@ -1,6 +1,6 @@
 /// The wire dialect a watch speaks, which decides the central that talks to it. An open set:
-/// a dialect's module adds its constant beside its registration (TSDevice's `WatchDialects`),
-/// which is the list of the dialects this build knows. Spelled in lower case in the
+/// a dialect's module adds its constant beside its dialect, whose family's line in TSFamilies'
+/// `WatchFamilies.builtIn` makes it one of the dialects this build knows. Spelled in lower case in the
 /// configuration (`dialect:`), on the command line (`--dialect`) and in JSON.
 public struct Dialect: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
     public let rawValue: String

@@ -1,3 +1,4 @@
+import TSGATT
 /// Cuts a byte stream into ATT-sized chunks (wire-protocol.md §3).
 public enum Fragmenter {
     /// `bytes` in chunks of at most `mtu.chunkSize` bytes, in order.

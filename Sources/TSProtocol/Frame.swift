@@ -1,3 +1,4 @@
+import TSGATT
 /// A command id (wire-protocol.md §6). Unknown ids are representable so that they can be
 /// reported and answered with UNKNOWN_COMMAND.
 public struct CommandID: RawRepresentable, Sendable, Hashable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import TSGATT
 /// Turns received chunks, cut any way, back into frames (wire-protocol.md §3): scans for the
 /// start marker, checks version, length and CRC, recovers a frame that began inside a rejected
 /// one, and abandons a partial frame after a quiet period. Pure: the caller passes the time.

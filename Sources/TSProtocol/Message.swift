@@ -1,3 +1,4 @@
+import TSGATT
 import TSModels
 
 /// How a frame relates to others, from its flags (wire-protocol.md §2, §4).

@@ -1,3 +1,4 @@
+import TSGATT
 import TSModels
 
 /// SLEEP_QUERY request: records with start in [start, end), streamed in pages.

@@ -1,3 +1,4 @@
+import TSGATT
 import TSModels
 
 // Protocol version 1.1 (wire-protocol.md §9): EXTENSIONS, RING and ALARM_ALERT. The alarm

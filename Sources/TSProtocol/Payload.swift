@@ -1,3 +1,4 @@
+import TSGATT
 import TSModels
 
 /// A payload layout of wire-protocol.md §6. Decoding reads every field, then checks the

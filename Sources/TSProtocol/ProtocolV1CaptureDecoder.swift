@@ -1,4 +1,5 @@
 import Foundation
+import TSGATT
 import TSModels
 
 /// Protocol v1's reader of captured bytes (`protocol decode`): frames through the same

@@ -1,4 +1,5 @@
 import Foundation
+import TSGATT
 import TSModels
 import TSProtocol
 import TSTransport

@@ -1,3 +1,4 @@
+import TSGATT
 import TSModels
 import TSProtocol
 

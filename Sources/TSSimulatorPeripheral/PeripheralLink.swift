@@ -5,7 +5,8 @@ import TSBlueZ
 /// central is on it (a bonded central keeps its subscriptions across links and may only write, so
 /// a link starts at the first write or subscription), which central (for a drop by fault
 /// injection), the ATT MTU its writes report and the largest notifications sent. Thread-safe.
-final class PeripheralLink: Sendable {
+/// Package-wide, so that a family's peripheral can live in the family's own module (TSQRingPeripheral, TSHuamiPeripheral).
+package final class PeripheralLink: Sendable {
     private struct State {
         var up = false
         var central: DeviceHandle?
@@ -16,14 +17,16 @@ final class PeripheralLink: Sendable {
     private let state = Mutex(State())
     private let reporter = Mutex<@Sendable (String) -> Void>({ _ in })
 
+    package init() {}
+
     /// Where lines for the operator go whenever something about the link happens (the
     /// peripheral's `report`, set before it starts).
-    func report(to reporter: @escaping @Sendable (String) -> Void) { self.reporter.withLock { $0 = reporter } }
+    package func report(to reporter: @escaping @Sendable (String) -> Void) { self.reporter.withLock { $0 = reporter } }
 
     private func report(_ line: String) { reporter.withLock { $0 }(line) }
 
     /// True for the first caller after the link went down (or at start).
-    func claimStart() -> Bool {
+    package func claimStart() -> Bool {
         state.withLock { state in
             if state.up { return false }
             state.up = true
@@ -33,7 +36,7 @@ final class PeripheralLink: Sendable {
 
     /// True when the link was up.
     @discardableResult
-    func end() -> Bool {
+    package func end() -> Bool {
         state.withLock { state in
             defer { state.up = false }
             return state.up
@@ -41,10 +44,10 @@ final class PeripheralLink: Sendable {
     }
 
     /// The central of the last write that named one.
-    var central: DeviceHandle? { state.withLock { $0.central } }
+    package var central: DeviceHandle? { state.withLock { $0.central } }
 
     /// Records the ATT MTU (and central) of a write and says so when the MTU is new.
-    func noteWrite(mtu: Int, device: DeviceHandle? = nil) {
+    package func noteWrite(mtu: Int, device: DeviceHandle? = nil) {
         let new = state.withLock { state in
             if let device { state.central = device }
             guard state.mtu != mtu else { return false }
@@ -57,7 +60,7 @@ final class PeripheralLink: Sendable {
     /// Says so when `size` is the largest notification of its `kind` so far (BlueZ keeps a bonded
     /// central's subscription across links, so there is no per-link StartNotify to hang
     /// statistics on; a new largest size is reported as it happens).
-    func sent(_ size: Int, kind: String = "notification") {
+    package func sent(_ size: Int, kind: String = "notification") {
         let mtu: Int?? = state.withLock { state in
             guard size > state.largest[kind, default: 0] else { return nil }
             state.largest[kind] = size
@@ -68,7 +71,7 @@ final class PeripheralLink: Sendable {
     }
 
     /// Ends the peripheral's side of the link each time BlueZ reports the central disconnected, until cancelled.
-    func watchDisconnections(bluez: BlueZ, adapter: AdapterInfo, centralGone: @escaping @Sendable () async -> Void) async throws -> Task<Void, Never> {
+    package func watchDisconnections(bluez: BlueZ, adapter: AdapterInfo, centralGone: @escaping @Sendable () async -> Void) async throws -> Task<Void, Never> {
         let disconnections = try await bluez.disconnections(on: adapter)
         return Task { [weak self] in
             for await _ in disconnections {
@@ -80,7 +83,7 @@ final class PeripheralLink: Sendable {
     }
 
     /// What a peripheral does when bluetoothd restarts: the link died with it; say how registering again went.
-    func bluetoothdEvents(centralGone: @escaping @Sendable () async -> Void) -> @Sendable (PeripheralEvent) async -> Void {
+    package func bluetoothdEvents(centralGone: @escaping @Sendable () async -> Void) -> @Sendable (PeripheralEvent) async -> Void {
         { [weak self] event in
             guard let self else { return }
             switch event {

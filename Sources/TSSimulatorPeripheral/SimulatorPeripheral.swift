@@ -1,5 +1,6 @@
 import Foundation
 import TSBlueZ
+import TSGATT
 import TSProtocol
 import TSSimulator
 

@@ -1,4 +1,5 @@
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

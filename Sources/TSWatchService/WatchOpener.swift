@@ -26,21 +26,20 @@ public struct OpenedWatch: Sendable {
 /// The one place a watch is opened: the CLI, `pair` and `tsgateway serve` describe the link
 /// and get the central of its dialect.
 public enum WatchOpener {
-    /// Opens nothing yet (the central connects when asked); chooses the dialect: the one asked
-    /// for (`dialect:` in the configuration, `--dialect`), else `WatchDialects.fallback`.
-    public static func open(_ link: WatchLinkDescription, dialect asked: Dialect? = nil, configuration: WatchConfiguration = WatchConfiguration(),
-                            onStep: (@Sendable (BlueZTransport.OpenStep) -> Void)? = nil) throws -> OpenedWatch {
-        let chosen = try asked.map { name throws(DialectError) in try WatchDialects.named(name) }
+    /// Opens nothing yet (the central connects when asked) in the dialect chosen: the one asked
+    /// for (`dialect:` in the configuration, `--dialect`) or resolved (`resolveDialect`), else `WatchDialect.fallback`.
+    public static func open(_ link: WatchLinkDescription, dialect chosen: WatchDialect? = nil, configuration: WatchConfiguration = WatchConfiguration(),
+                            onStep: (@Sendable (BlueZTransport.OpenStep) -> Void)? = nil) -> OpenedWatch {
+        let dialect = chosen ?? WatchDialect.fallback
         switch link {
         case let .bluetooth(bluetooth, bluez):
-            let dialect = chosen ?? WatchDialects.fallback
             var transport = BlueZTransport(bluez: bluez, address: bluetooth.address.rawValue, adapter: bluetooth.adapter, profile: dialect.gatt)
             transport.onStep = onStep
             return OpenedWatch(central: dialect.makeCentral(transport, configuration), bluetooth: bluetooth)
         case let .replay(capture):
-            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(ReplayTransport(capture: capture, centralTimes: (chosen ?? WatchDialects.fallback).centralTimes), configuration))
+            return OpenedWatch(central: dialect.makeCentral(ReplayTransport(capture: capture, centralTimes: dialect.centralTimes), configuration))
         case let .transport(transport):
-            return OpenedWatch(central: (chosen ?? WatchDialects.fallback).makeCentral(transport, configuration))
+            return OpenedWatch(central: dialect.makeCentral(transport, configuration))
         }
     }
 
@@ -48,12 +47,12 @@ public enum WatchOpener {
     /// the UUIDs BlueZ lists for the device (it knows them from advertisements or an earlier
     /// connect; a device BlueZ has not seen offers none, and protocol v1's central decides once
     /// connected).
-    public static func resolveDialect(for link: BluetoothLink, bluez: BlueZ, asked: Dialect?, remembered: Dialect?) async throws
+    public static func resolveDialect(for link: BluetoothLink, bluez: BlueZ, asked: Dialect?, remembered: Dialect?, among dialects: [WatchDialect]) async throws
         -> (dialect: WatchDialect, reason: DialectResolution.Reason) {
         var services: [String] = []
         if asked == nil && remembered == nil {
             services = (try? await bluez.serviceUUIDs(address: link.address.rawValue, adapter: link.adapter)) ?? []
         }
-        return try DialectResolution.resolve(asked: asked, remembered: remembered, serviceUUIDs: services)
+        return try DialectResolution.resolve(asked: asked, remembered: remembered, serviceUUIDs: services, among: dialects)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import TSBlueZ
 import TSBlueZTransport
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSTransport
@@ -82,7 +83,7 @@ public enum WatchProbe {
     /// Device Information, then every registered dialect's identification exchange whose service
     /// it offers, each over its own link; the link is closed at the end.
     public static func probe(bluez: BlueZ, address: WatchID, adapter: String?, timeout: Duration = .seconds(15),
-                             dialects: [WatchDialect] = WatchDialects.all,
+                             dialects: [WatchDialect],
                              configuration: WatchConfiguration = .probing) async throws -> ProbeReport {
         let found = try await bluez.adapter(adapter)
         let device: DeviceHandle
@@ -118,7 +119,7 @@ public enum WatchProbe {
 
     /// Runs the identification exchange of each dialect in `dialects` whose service is among
     /// `serviceUUIDs`, one after the other, each over a link `transport` makes for it.
-    public static func identify(serviceUUIDs: [String], dialects: [WatchDialect] = WatchDialects.all,
+    public static func identify(serviceUUIDs: [String], dialects: [WatchDialect],
                                 configuration: WatchConfiguration = .probing,
                                 transport: (WatchDialect) -> any WatchTransport) async -> [ProbeReport.Attempt] {
         var attempts: [ProbeReport.Attempt] = []
@@ -176,7 +177,7 @@ public enum WatchProbe {
     }
 
     /// A standard service's name or the dialects whose service it is.
-    public static func serviceName(_ uuid: String, dialects: [WatchDialect] = WatchDialects.all) -> String? {
+    public static func serviceName(_ uuid: String, dialects: [WatchDialect]) -> String? {
         let users = DialectResolution.serving([uuid], among: dialects)
         if !users.isEmpty {
             let shared = DialectResolution.isAmbiguous([uuid], among: dialects) ? ", shared with other protocols" : ""

@@ -1,12 +1,14 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSHuami
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
 import TSNpk
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSSimulator
 import TSStore

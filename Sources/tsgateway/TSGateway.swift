@@ -46,9 +46,6 @@ struct TSGateway: AsyncParsableCommand {
 
     /// Runs the command and turns a `CLIFailure` into its message on stderr and its exit status.
     static func main() async {
-        // Every family's dialect joins `WatchDialects` before an option names one (a family whose
-        // central lives in its own module, as Huami's, is known only through its registration).
-        WatchFamilies.registerBuiltIn()
         do {
             var command = try parseAsRoot(GlobalOptions.movedAfterSubcommands(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? AsyncParsableCommand {

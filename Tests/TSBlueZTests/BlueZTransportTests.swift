@@ -4,6 +4,7 @@ import Testing
 import TSBlueZ
 import TSBlueZTransport
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

@@ -1,4 +1,6 @@
 import Foundation
+import TSGATT
+import TSQRingWatch
 import TSTestSupport
 import Synchronization
 import Testing

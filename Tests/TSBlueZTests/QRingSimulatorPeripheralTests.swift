@@ -1,7 +1,9 @@
+import TSQRingPeripheral
 import TSTestSupport
 import Foundation
 import Testing
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSProtocol
 import TSQRing

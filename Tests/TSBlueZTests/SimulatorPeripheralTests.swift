@@ -2,6 +2,7 @@ import TSTestSupport
 import Foundation
 import Testing
 import TSBlueZ
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

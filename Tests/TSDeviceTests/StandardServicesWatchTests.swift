@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

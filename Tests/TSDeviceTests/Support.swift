@@ -1,5 +1,6 @@
 import Foundation
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

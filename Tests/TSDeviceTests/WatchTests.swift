@@ -1,4 +1,5 @@
 import Foundation
+import TSGATT
 import Testing
 import TSDevice
 import TSModels

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TSGATT
 @testable import TSGatewayAPI
 @testable import TSGatewayService
 import TSModels

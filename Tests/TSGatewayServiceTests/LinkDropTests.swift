@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Synchronization
+import TSGATT
 @testable import TSDevice
 @testable import TSGatewayService
 import TSModels

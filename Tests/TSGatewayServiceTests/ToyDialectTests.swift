@@ -4,8 +4,10 @@ import Synchronization
 import Testing
 import TSDBus
 import TSDevice
+import TSFamilies
 import TSGatewayAPI
 import TSGatewayService
+import TSGATT
 import TSModels
 import TSProtocol
 import TSStore
@@ -26,9 +28,10 @@ struct ToyDialectTests {
 
     /// The toy's one registration, and a watch of it over the loopback transport.
     static func openToy() throws -> (OpenedWatch, ToyBandPeripheral) {
-        WatchDialects.register(ToyBand.dialect)
+        WatchFamilies.register(WatchFamily(dialect: ToyBand.dialect))
         let peripheral = ToyBandPeripheral(battery: 64, alarms: alarms)
-        let opened = try WatchOpener.open(.transport(LoopbackTransport(peripheral: peripheral, mtu: try ATTMTU(247))), dialect: .toy)
+        let opened = WatchOpener.open(.transport(LoopbackTransport(peripheral: peripheral, mtu: try ATTMTU(247))),
+                                      dialect: try WatchFamilies.dialect(named: .toy))
         return (opened, peripheral)
     }
 

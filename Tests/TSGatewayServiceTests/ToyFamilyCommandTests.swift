@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Synchronization
+import TSGATT
 import Testing
 import TSBlueZ
 @testable import TSDBus
@@ -35,7 +36,6 @@ struct ToyFamilyCommandTests {
     }()
 
     static func register() {
-        WatchFamilies.registerBuiltIn()
         WatchFamilies.register(family)
     }
 

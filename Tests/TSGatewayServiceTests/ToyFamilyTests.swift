@@ -4,6 +4,7 @@ import Testing
 import TSDevice
 import TSFamilies
 @testable import TSGatewayService
+import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TSGATT
 import Testing
 @testable import TSGatewayAPI
 @testable import TSGatewayService

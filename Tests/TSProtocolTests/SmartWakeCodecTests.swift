@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TSGATT
 import TSModels
 @testable import TSProtocol
 

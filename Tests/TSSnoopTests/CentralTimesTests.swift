@@ -1,4 +1,6 @@
 import Foundation
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
@@ -15,7 +17,6 @@ import TSWatchService
 
     /// The first write of a connect and a time set at `clock` in `zone` that carries the central's clock, read by the dialect.
     static func clockWrite(_ name: Dialect, at clock: Date, in zone: TimeZone) async throws -> CentralTimes {
-        WatchFamilies.registerBuiltIn()
         let family = try WatchFamilies.named(name)
         let reader = try #require(family.dialect.centralTimes, "\(name) says of no clock in its requests")
         let link = try #require(family.simulated).open(DialectCaptureTests.threeDays(in: zone, until: now))

@@ -1,4 +1,6 @@
 import Foundation
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies

@@ -33,7 +33,6 @@ import TSTransport
 
     /// The simulated band (a Mi Band 5), 3 days of history, synced from 3 days back over the capturing transport.
     static func recordSync() async throws -> Recorded {
-        WatchFamilies.registerBuiltIn()
         let options = D.threeDays()
         let family = try WatchFamilies.named(huami)
         let link = try #require(family.simulated).open(options)

@@ -1,4 +1,6 @@
 import Foundation
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
@@ -66,7 +68,6 @@ import TSTransport
 
     @Test(arguments: RangeCutAgreementTests.dialects)
     func theDecodedItemsAreTheSyncedOnesWhereverTheRangeStarts(dialect: Dialect) async throws {
-        WatchFamilies.registerBuiltIn()
         var differing: [Cut] = []
         var syncedAny = false
         try await withThrowingTaskGroup(of: Cut.self) { group in

@@ -1,4 +1,6 @@
 import Foundation
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
@@ -32,7 +34,6 @@ import TSWatchService
 
     /// The dialect's simulated watch, 3 days of history, synced as `sleep sync` syncs over the capturing transport.
     static func recordSync(_ name: Dialect, in directory: URL) async throws -> Recorded {
-        WatchFamilies.registerBuiltIn()
         let options = DialectCaptureTests.threeDays(in: zone, until: now)
         let family = try WatchFamilies.named(name)
         let link = try #require(family.simulated).open(options)

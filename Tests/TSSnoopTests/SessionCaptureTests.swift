@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
@@ -48,7 +50,6 @@ import TSWatchService
 
     /// The battery read on a link of its own, then a sleep sync on the next, then the clock set on a third.
     static func recordSession(_ name: Dialect, in directory: URL, clock: @escaping @Sendable () -> Date = { R.now }) async throws -> Session {
-        WatchFamilies.registerBuiltIn()
         let family = try WatchFamilies.named(name)
         let link = try #require(family.simulated).open(D.threeDays(in: R.zone, until: R.now))
         let recording = RecordingTransport(recording: link.transport)

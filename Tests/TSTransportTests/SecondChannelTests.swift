@@ -1,4 +1,5 @@
 import Testing
+import TSGATT
 import TSModels
 import TSProtocol
 import TSTransport

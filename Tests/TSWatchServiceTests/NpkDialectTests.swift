@@ -2,9 +2,11 @@ import Foundation
 import Synchronization
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSModels
 import TSNpk
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSSimulator
 import TSStore
@@ -312,7 +314,7 @@ struct NpkRig {
         // The v1 simulator's default alarm as an NPK watch holds it: without snooze.
         #expect(try await opened.central.alarms() == [Alarm(slot: 0, label: "Work", hour: 6, minute: 45, repeatDays: .workdays)])
         await opened.central.disconnect()
-        #expect(try WatchDialects.named(.npk).gatt == .npk)
+        #expect(try WatchFamilies.dialect(named: .npk).gatt == .npk)
     }
 }
 

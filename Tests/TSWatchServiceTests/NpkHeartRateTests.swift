@@ -3,6 +3,7 @@ import TSDevice
 import TSModels
 import TSNpk
 import TSNpkSimulator
+import TSNpkWatch
 import TSSimulator
 import TSSleep
 import TSStore

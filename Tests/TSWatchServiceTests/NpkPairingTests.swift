@@ -1,8 +1,10 @@
 import Foundation
 import Synchronization
 import TSDevice
+import TSGATT
 import TSModels
 import TSNpkSimulator
+import TSNpkWatch
 import TSProtocol
 import TSTransport
 import TSWatchService

@@ -1,11 +1,13 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSGATT
 import TSModels
 import TSNpk
 import TSProtocol
 import TSQRing
 import TSQRingSimulator
+import TSQRingWatch
 import TSStore
 import TSTransport
 import TSWatchService
@@ -336,7 +338,7 @@ struct QRingRig {
         #expect(info.dialect == .qring)
         #expect(await opened.central.capabilities.alarms == nil)
         await opened.central.disconnect()
-        let dialect = try WatchDialects.named(.qring)
+        let dialect = try WatchFamilies.dialect(named: .qring)
         #expect(dialect.gatt == .qring)
         #expect(dialect.gatt?.secondChannel?.service == QRingGATT.bigDataService)
         #expect(GATTProfile.npk.secondChannel == nil, "NPK keeps one pair")

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TSGATT
 import TSModels
 import TSNpk
 import TSNpkSimulator

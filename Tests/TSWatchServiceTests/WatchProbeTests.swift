@@ -1,4 +1,6 @@
 import Foundation
+import TSNpkWatch
+import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
@@ -22,7 +24,7 @@ import TSTransport
 
     @Test func theSimulatedV1WatchAnswersHelloAndDeviceInfoAndItsClockIsLeftAlone() async throws {
         let link = try Self.simulated(.protocolV1)
-        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.protocolV1.service] + Self.standardUUIDs) { _ in link.transport }
+        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.protocolV1.service] + Self.standardUUIDs, dialects: WatchFamilies.dialects) { _ in link.transport }
         #expect(attempts.count == 1, "only v1's service is a dialect's: \(attempts)")
         let answer = try #require(attempts.first?.answer, "\(attempts)")
         #expect(answer.dialect == .protocolV1 && answer.asked == "HELLO, then DEVICE_INFO" && !answer.model.isEmpty)
@@ -35,7 +37,7 @@ import TSTransport
 
     @Test func theSimulatedNpkWatchAnswersItsDeviceInformationWithoutALoginOrABind() async throws {
         let link = try Self.simulated(.npk)
-        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.npk.service.lowercased()]) { _ in link.transport }
+        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.npk.service.lowercased()], dialects: WatchFamilies.dialects) { _ in link.transport }
         let answer = try #require(attempts.first?.answer, "\(attempts)")
         #expect(answer == DialectIdentity(dialect: .npk, asked: "device information (02/02), without logging in", model: "NPK Simulator",
                                           firmware: "1.0.0-sim", detail: "up to 8 alarms"))
@@ -49,7 +51,7 @@ import TSTransport
 
     @Test func theSimulatedRingAnswersItsBatteryRequestAndItsClockIsLeftAlone() async throws {
         let link = try Self.simulated(.qring)
-        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.qring.service, WatchService.deviceInformation.uuid]) { _ in link.transport }
+        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.qring.service, WatchService.deviceInformation.uuid], dialects: WatchFamilies.dialects) { _ in link.transport }
         let answer = try #require(attempts.first?.answer, "\(attempts)")
         #expect(answer.dialect == .qring && answer.model == "R02_5A1C" && answer.firmware == "R02_3.00.06_240523")
         #expect(answer.detail?.hasPrefix("battery ") == true, "\(answer)")
@@ -63,14 +65,14 @@ import TSTransport
         let link = try Self.simulated(.protocolV1)
         var quick = WatchConfiguration.probing
         quick.requestTimeout = .milliseconds(300)
-        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.npk.service] + Self.standardUUIDs, configuration: quick) { _ in link.transport }
+        let attempts = await WatchProbe.identify(serviceUUIDs: [GATTProfile.npk.service] + Self.standardUUIDs, dialects: WatchFamilies.dialects, configuration: quick) { _ in link.transport }
         #expect(attempts.count == 1 && attempts[0].dialect == .npk && attempts[0].answer == nil)
         // The probe asks as often as its configuration says (once more after the first), not the
         // three retries of a sync: a watch that does not answer costs a probe seconds, not a minute.
         let asked = quick.requestRetries + 1
         #expect(asked < WatchConfiguration().requestRetries + 1)
         #expect(attempts[0].failure == "the watch did not answer deviceInfo (02/02) (\(asked) attempts); is it in range and awake?", "\(attempts[0])")
-        let services = Self.standardUUIDs.map { ProbeReport.Service(uuid: $0, name: WatchProbe.serviceName($0), characteristics: []) }
+        let services = Self.standardUUIDs.map { ProbeReport.Service(uuid: $0, name: WatchProbe.serviceName($0, dialects: WatchFamilies.dialects), characteristics: []) }
         let report = WatchProbe.conclude(address: "AA:BB:CC:DD:EE:03", name: nil, services: services, deviceInformation: [], attempts: attempts)
         #expect(report.verdict == .standardServicesOnly && report.dialect == .standard)
         #expect(report.next.hasPrefix("tsgateway pair AA:BB:CC:DD:EE:03 --dialect standard: standard services only (it did not answer npk)"), "\(report.next)")
@@ -84,8 +86,8 @@ import TSTransport
     }
 
     @Test func servicesAreNamedAndTheSharedOneSaysSo() {
-        #expect(WatchProbe.serviceName(WatchService.heartRate.uuid) == "Heart Rate")
-        #expect(WatchProbe.serviceName(GATTProfile.npk.service) == "npk dialect's service, shared with other protocols")
-        #expect(WatchProbe.serviceName(GATTProfile.qring.service) == "qring dialect's service")
+        #expect(WatchProbe.serviceName(WatchService.heartRate.uuid, dialects: WatchFamilies.dialects) == "Heart Rate")
+        #expect(WatchProbe.serviceName(GATTProfile.npk.service, dialects: WatchFamilies.dialects) == "npk dialect's service, shared with other protocols")
+        #expect(WatchProbe.serviceName(GATTProfile.qring.service, dialects: WatchFamilies.dialects) == "qring dialect's service")
     }
 }

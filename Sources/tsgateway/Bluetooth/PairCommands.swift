@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TSBlueZ
 import TSDevice
+import TSFamilies
 import TSGatewayService
 import TSModels
 import TSStore
@@ -67,7 +68,7 @@ struct PairCommand: AsyncParsableCommand {
         guard secrets.count == 1 else {
             throw ValidationError("a watch takes one pairing secret; \(secrets.map(\.option).joined(separator: " and ")) were given: keep the one its dialect takes")
         }
-        let dialects = WatchDialects.terms
+        let dialects = WatchFamilies.dialectTerms
         if let misplaced = DialectTerms.misplaced(key: given.key, for: dialect, among: dialects, option: { "--dialect \($0)" }) {
             throw ValidationError(String(given.option.dropLast(given.key.count)) + misplaced)
         }
@@ -106,10 +107,11 @@ struct PairCommand: AsyncParsableCommand {
             do {
                 // A pair learns the dialect afresh (what was remembered may be what went wrong); the store remembers it.
                 let link = BluetoothLink(adapter: found.name, address: id)
-                let resolved = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: dialect, remembered: nil)
+                let resolved = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: dialect, remembered: nil,
+                                                                         among: WatchFamilies.dialects)
                 logger.info("speaking \(resolved.dialect.name) (\(resolved.reason.rawValue))")
-                let watch = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: resolved.dialect.name,
-                                                 configuration: pairingConfiguration(logger: logger)) { step in PhaseLog.log(step.rawValue, to: logger) }.central
+                let watch = WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: resolved.dialect,
+                                             configuration: pairingConfiguration(logger: logger)) { step in PhaseLog.log(step.rawValue, to: logger) }.central
                 let info = try await watch.connect()
                 await watch.disconnect()
                 return info
@@ -118,7 +120,7 @@ struct PairCommand: AsyncParsableCommand {
             }
         }
         try await store.saveWatch(id: id, name: nil, info: info)
-        if let secret = try pairingSecret(), (try? WatchDialects.named(info.spokenDialect))?.credential?.neededOnEveryConnect == true {
+        if let secret = try pairingSecret(), (try? WatchFamilies.dialect(named: info.spokenDialect))?.credential?.neededOnEveryConnect == true {
             do { try RememberedSecrets.save(secret, watch: id, databasePath: store.path) } catch { throw CLIFailure.from(error) }
         }
         // A watch with standard services only may name no firmware.
@@ -142,7 +144,7 @@ enum PairingSecretOptions {
     }
 
     static func help(_ key: String) -> String {
-        let takers = WatchDialects.all.filter { $0.credential?.key == key }
+        let takers = WatchFamilies.dialects.filter { $0.credential?.key == key }
         guard let meaning = takers.first?.credential?.meaning else { return "A pairing secret no dialect of this build takes." }
         return "\(meaning.prefix(1).uppercased() + meaning.dropFirst()) (with " + takers.map { "--dialect \($0.name)" }.joined(separator: " or ") + ")."
     }
@@ -153,7 +155,7 @@ enum PairingSecretOptions {
 
     /// The secrets this build's dialects take, with the dialects: "auth-code (--dialect npk), auth-key (--dialect huami)".
     static var takenNames: String {
-        let dialects = WatchDialects.all
+        let dialects = WatchFamilies.dialects
         var keys: [String] = []
         for key in dialects.compactMap(\.credential?.key) where !keys.contains(key) { keys.append(key) }
         guard !keys.isEmpty else { return "none" }
@@ -169,7 +171,7 @@ enum PairingSecretOptions {
             throw ValidationError("--credential takes NAME=VALUE, e.g. --credential auth-code=CODE; this build's dialects take \(takenNames)")
         }
         let key = String(argument[..<equals])
-        guard WatchDialects.all.contains(where: { $0.credential?.key == key }) else {
+        guard WatchFamilies.dialects.contains(where: { $0.credential?.key == key }) else {
             throw ValidationError("--credential \(key): no dialect this build speaks takes a secret of that name; they take \(takenNames)")
         }
         return Given(key: key, text: String(argument[argument.index(after: equals)...]), option: "--credential \(key)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSDevice
+import TSFamilies
 import TSModels
 import TSWatchService
 
@@ -43,7 +44,7 @@ struct ProbeCommand: AsyncParsableCommand {
         let timeout = timeout
         if !json { FileHandle.standardError.write(Data("probing \(address)…\n".utf8)) }
         let report = try await withBlueZ { bluez in
-            try await WatchProbe.probe(bluez: bluez, address: address, adapter: adapter, timeout: .seconds(timeout))
+            try await WatchProbe.probe(bluez: bluez, address: address, adapter: adapter, timeout: .seconds(timeout), dialects: WatchFamilies.dialects)
         }
         if json { return try JSONOutput.print(report) }
         print(Self.text(report))

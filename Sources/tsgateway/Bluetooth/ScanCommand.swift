@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSDevice
+import TSFamilies
 import TSModels
 
 struct ScanCommand: AsyncParsableCommand {
@@ -34,17 +35,17 @@ struct ScanCommand: AsyncParsableCommand {
     func run() async throws {
         try await withBlueZ { bluez in
             let found = try await bluez.adapter(adapter)
-            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : WatchDialects.all.compactMap { $0.gatt?.service.lowercased() }, duration: .seconds(timeout))
+            let devices = try await bluez.scan(adapter: found, serviceUUIDs: all ? [] : WatchFamilies.dialects.compactMap { $0.gatt?.service.lowercased() }, duration: .seconds(timeout))
             if !json { print("scanning on \(found.name) for \(timeout) s…") }
             var seen = Set<String>()
             for await device in devices where seen.insert(device.address).inserted {
                 if json {
                     struct Line: Encodable { var address: String; var name: String?; var rssi: Int?; var uuids: [String]; var paired: Bool; var dialects: [String]; var ambiguous: Bool }
                     print(String(decoding: try JSONCoding.encoder().encode(Line(address: device.address, name: device.name, rssi: device.rssi, uuids: device.uuids, paired: device.paired,
-                                                                                dialects: DialectResolution.serving(device.uuids).map(\.name.rawValue),
-                                                                                ambiguous: DialectResolution.isAmbiguous(device.uuids))), as: UTF8.self))
+                                                                                dialects: DialectResolution.serving(device.uuids, among: WatchFamilies.dialects).map(\.name.rawValue),
+                                                                                ambiguous: DialectResolution.isAmbiguous(device.uuids, among: WatchFamilies.dialects))), as: UTF8.self))
                 } else {
-                    let dialect = DialectResolution.hint(device.uuids).map { "  \($0)" } ?? ""
+                    let dialect = DialectResolution.hint(device.uuids, among: WatchFamilies.dialects).map { "  \($0)" } ?? ""
                     print("\(device.address)  \(device.rssi.map { "\($0) dBm" } ?? "–")  \(device.name ?? "(no name)")\(device.paired ? "  paired" : "")\(dialect)")
                 }
                 fflush(nil)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TSDevice
+import TSFamilies
 import TSModels
 import TSStore
 
@@ -9,11 +10,11 @@ import TSStore
 enum DialectChoice {
     static func parse(_ text: String) throws -> Dialect {
         let name = Dialect(rawValue: text)
-        do { _ = try WatchDialects.named(name) } catch { throw ValidationError("--dialect \(error)") }
+        do { _ = try WatchFamilies.dialect(named: name) } catch { throw ValidationError("--dialect \(error)") }
         return name
     }
 
-    static var list: String { WatchDialects.all.map(\.name.rawValue).joined(separator: ", ") }
+    static var list: String { WatchFamilies.dialects.map(\.name.rawValue).joined(separator: ", ") }
 }
 
 /// Options every command that talks to a watch takes.

@@ -78,7 +78,8 @@ struct DeviceSession {
         let opened: OpenedWatch
         do {
             let remembered = stored.first { $0.id == link.address }?.info?.dialect
-            let (dialect, reason) = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: options.dialect, remembered: remembered)
+            let (dialect, reason) = try await WatchOpener.resolveDialect(for: link, bluez: bluez, asked: options.dialect, remembered: remembered,
+                                                                            among: WatchFamilies.dialects)
             logger.info("speaking \(dialect.name) (\(reason.rawValue))")
             // The watch's clock is set at connect only from a clock tsgateway trusts (`time sync` says why not).
             var configuration = WatchConfiguration()
@@ -91,7 +92,7 @@ struct DeviceSession {
                 logger.info("the watch's clock is not set at connect: \(distrust.why)")
             }
             if let pinned = try pinnedWatchClock() { configuration.now = { pinned } }
-            opened = try WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect.name, configuration: configuration) { step in PhaseLog.log(step.rawValue, to: logger) }
+            opened = WatchOpener.open(.bluetooth(link, bluez: bluez), dialect: dialect, configuration: configuration) { step in PhaseLog.log(step.rawValue, to: logger) }
         } catch {
             throw CLIFailure.from(error)
         }

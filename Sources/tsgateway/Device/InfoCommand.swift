@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSDevice
+import TSFamilies
 import TSModels
 import TSStore
 
@@ -91,12 +92,12 @@ struct InfoCommand: AsyncParsableCommand {
 
     /// What the dialect's coordinator says `info` should show of its watches (nothing special for one this build does not know).
     static func presentation(of dialect: Dialect) -> DialectPresentation {
-        (try? WatchDialects.named(dialect))?.presentation ?? DialectPresentation()
+        (try? WatchFamilies.dialect(named: dialect))?.presentation ?? DialectPresentation()
     }
 
     /// The dialect's own service (protocol v1's is one of `services`), then the standard ones.
     static func services(_ services: ServiceSet, dialect: Dialect) -> String {
-        let known = try? WatchDialects.named(dialect)
+        let known = try? WatchFamilies.dialect(named: dialect)
         let own = known?.gatt == nil || known?.presentation.serviceListedByTransport == true ? [] : ["\(dialect) (its own service)"]
         let titles = own + services.sorted.map(\.title)
         return titles.isEmpty ? "none" : titles.joined(separator: ", ")

@@ -1,4 +1,5 @@
 import TSDevice
+import TSFamilies
 import TSModels
 import TSSnoop
 import TSTransport
@@ -15,7 +16,7 @@ struct CapturedDialect {
     var reason: String
 
     /// The dialects a capture can be decoded in.
-    static var decodable: [WatchDialect] { WatchDialects.all.filter { $0.capturable != nil } }
+    static var decodable: [WatchDialect] { WatchFamilies.dialects.filter { $0.capturable != nil } }
     static var names: String { decodable.map(\.name.rawValue).joined(separator: ", ") }
 
     static func find(in traffic: ATTTraffic, asked: Dialect?, path: String) throws -> CapturedDialect {
@@ -26,7 +27,7 @@ struct CapturedDialect {
         let carried = candidates.filter { !$0.exchange.values.isEmpty }
         let discovered = carried.filter { $0.exchange.handleSource == .discovery }
         if let asked {
-            let dialect = try WatchDialects.named(asked)
+            let dialect = try WatchFamilies.dialect(named: asked)
             guard dialect.capturable != nil else {
                 throw CLIFailure("the \(asked) dialect has no frames of its own to decode; use one of \(names)", status: .usage)
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSDevice
+import TSFamilies
 import TSModels
 import TSStore
 import TSTransport
@@ -107,7 +108,7 @@ extension ProtocolCommand {
             configuration.pairingSecret = try secret(for: chosen)
             let store: GatewayStore
             do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
-            let central = try WatchOpener.open(.replay(played), dialect: chosen.name, configuration: configuration).central
+            let central = WatchOpener.open(.replay(played), dialect: chosen, configuration: configuration).central
             let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone))
             let report: SleepSyncReport
             do {
@@ -149,7 +150,7 @@ extension ProtocolCommand {
             guard let name = dialect ?? named else {
                 throw CLIFailure("\(capture) does not name its dialect (a capture written before protocol decode named it); give --dialect (\(DialectChoice.list))", status: .usage)
             }
-            do { return try WatchDialects.named(name) } catch { throw CLIFailure("\(capture): \(error)", status: .dataError) }
+            do { return try WatchFamilies.dialect(named: name) } catch { throw CLIFailure("\(capture): \(error)", status: .dataError) }
         }
 
         /// The connection --connection names, else those from the first to the last whose exchange

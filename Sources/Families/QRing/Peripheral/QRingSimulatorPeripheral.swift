@@ -1,0 +1,119 @@
+import Foundation
+import TSBlueZ
+import TSGATT
+import TSModels
+import TSQRing
+import TSQRingSimulator
+import TSSimulatorPeripheral
+
+/// The simulated QRing ring as a real BlueZ peripheral: a GATT application with the ring's two
+/// pairs (16-byte packets on the command service, sleep frames on the big-data service) and
+/// Device Information (hardware and firmware revision), and an LE advertisement under the ring's
+/// name carrying the command service's UUID. Writes feed `SimulatedRing`; what it sends becomes
+/// Value changes of the matching notify characteristic.
+public final class QRingSimulatorPeripheral: @unchecked Sendable {
+    public static let applicationPath = "/org/tsgateway/qringsimulator"
+    static let advertisementPath = applicationPath + "/advertisement0"
+    /// A Multiple Handle Value Notification entry's 2 bytes beside the ATT header's 3: bluetoothd
+    /// batches notifications that way and cuts a longer value.
+    static let multipleNotificationOverhead = 2
+
+    let bluez: BlueZ
+    let ring: SimulatedRing
+    public let adapter: AdapterInfo
+    private let lock = NSLock()
+    private var peripheral: BlueZPeripheral?
+    private let link = PeripheralLink()
+    private var disconnectWatcher: Task<Void, Never>?
+    /// The adapter's own alias while it carries the ring's name.
+    private var aliasToRestore: String?
+    /// Called with a line for the operator whenever something about the link happens; set it
+    /// before `start()`.
+    public var report: @Sendable (String) -> Void = { _ in }
+
+    public init(bluez: BlueZ, ring: SimulatedRing, adapter: AdapterInfo) {
+        self.bluez = bluez
+        self.ring = ring
+        self.adapter = adapter
+    }
+
+    /// Exports the objects and registers the application and the advertisement with BlueZ.
+    public func start() async throws {
+        let ring = self.ring
+        let link = self.link
+        link.report(to: report)
+        let send: @Sendable ([UInt8]) async -> Void = { [weak self] packet in
+            try? self?.registered?.notify(packet, characteristic: QRingGATT.commandNotify)
+        }
+        let sendBigData: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
+            try? self?.registered?.notify(chunk, characteristic: QRingGATT.bigDataNotify)
+            link.sent(chunk.count, kind: "big-data notification")
+        }
+        // The ring's side of a link starts at the central's first subscription or write on either
+        // pair (a bonded central keeps its subscriptions across links and may only write).
+        let linkStarts: @Sendable () async -> Void = { [weak self] in
+            guard let self, link.claimStart() else { return }
+            self.report("a central is on the link")
+            await ring.centralConnected(mtu: .default, send: send)
+            await ring.centralConnectedSecondChannel(send: sendBigData)
+        }
+        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await ring.centralDisconnected() }
+        // BlueZ tells a GATT server the link's ATT MTU with each write; big-data replies are cut to it.
+        let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
+            guard let mtu = options.mtu else { return }
+            if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await ring.linkMTUChanged(room) }
+            link.noteWrite(mtu: mtu)
+        }
+        let commands = LocalGattService(uuid: QRingGATT.commandService, characteristics: [
+            LocalGattCharacteristic(uuid: QRingGATT.commandWrite, flags: ["write-without-response", "write"], write: { bytes, options in
+                await linkStarts()
+                await noteWrite(options)
+                await ring.centralWrote(bytes)
+            }),
+            LocalGattCharacteristic(uuid: QRingGATT.commandNotify, flags: ["notify"], startNotify: { await linkStarts() }),
+        ])
+        let bigData = LocalGattService(uuid: QRingGATT.bigDataService, characteristics: [
+            LocalGattCharacteristic(uuid: QRingGATT.bigDataWrite, flags: ["write-without-response", "write"], write: { bytes, options in
+                await linkStarts()
+                await noteWrite(options)
+                await ring.centralWroteSecondChannel(bytes)
+            }),
+            LocalGattCharacteristic(uuid: QRingGATT.bigDataNotify, flags: ["notify"], startNotify: { await linkStarts() }),
+        ])
+        let deviceInformation = LocalGattService(
+            uuid: WatchService.deviceInformation.uuid,
+            characteristics: StandardCharacteristic.allCases.filter { ring.standardCharacteristics.contains($0) }.map { characteristic in
+                LocalGattCharacteristic(uuid: characteristic.uuid, flags: ["read"], read: { try await ring.read(characteristic) })
+            })
+        let peripheral = BlueZPeripheral(
+            bluez: bluez, adapter: adapter,
+            application: GattApplication(path: Self.applicationPath, services: [commands, bigData, deviceInformation]),
+            advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [QRingGATT.commandService],
+                                           localName: ring.configuration.name, discoverable: true))
+        // A central reads the GAP Device Name once connected (BlueZ's Name becomes it): a ring's is its own name.
+        if adapter.alias != ring.configuration.name {
+            do {
+                try await bluez.setAlias(ring.configuration.name, adapter: adapter)
+                lock.withLock { aliasToRestore = adapter.alias }
+            } catch {
+                report("could not name the adapter \(ring.configuration.name) (\(error)); a central will see it as \(adapter.alias)")
+            }
+        }
+        lock.withLock { self.peripheral = peripheral }
+        try await peripheral.start(events: link.bluetoothdEvents { await ring.centralDisconnected() })
+    }
+
+    /// Starts the advertisement anew (see `BlueZPeripheral.advertiseAgain`).
+    public func advertiseAgain() async throws {
+        try await registered?.advertiseAgain()
+    }
+
+    /// Withdraws the advertisement and the application.
+    public func stop() async {
+        disconnectWatcher?.cancel()
+        await registered?.stop()
+        if let alias = lock.withLock({ aliasToRestore }) { try? await bluez.setAlias(alias, adapter: adapter) }
+    }
+
+    private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
+}
