@@ -26,17 +26,22 @@ public enum CRC32 {
     }
 
     public static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        flatTable.withUnsafeBufferPointer { table in
+        // The slice-by-8 step in typed parts: Swift 6.2's type checker (Debian's, the arm64
+        // package's compiler) gave up on it as one expression ("unable to type-check this
+        // expression in reasonable time"); 6.3 took it whole.
+        flatTable.withUnsafeBufferPointer { (table: UnsafeBufferPointer<UInt32>) -> UInt32 in
             var crc: UInt32 = 0xFFFF_FFFF
             var index = 0
             let count = bytes.count
             while count - index >= 8 {
-                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
-                    | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-                crc = table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
+                let word: UInt32 = UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
+                    | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24
+                let low: UInt32 = crc ^ word
+                let first: UInt32 = table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
                     ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
-                    ^ table[3 * 256 + Int(bytes[index + 4])] ^ table[2 * 256 + Int(bytes[index + 5])]
+                let second: UInt32 = table[3 * 256 + Int(bytes[index + 4])] ^ table[2 * 256 + Int(bytes[index + 5])]
                     ^ table[1 * 256 + Int(bytes[index + 6])] ^ table[Int(bytes[index + 7])]
+                crc = first ^ second
                 index += 8
             }
             while index < count {

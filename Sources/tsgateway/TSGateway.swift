@@ -90,6 +90,9 @@ enum GlobalOptions {
         guard !leading.isEmpty, !rest.isEmpty else { return arguments }
         // After the subcommand path (the leading words that are not options).
         let path = rest.prefix { !$0.hasPrefix("-") }
-        return Array(path) + leading + rest.dropFirst(path.count)
+        // The parts as arrays: Swift 6.2 (the arm64 package's compiler) found no `+` for
+        // `[String] + leading + rest.dropFirst(…)`.
+        let afterPath: [String] = Array(rest[path.count...])
+        return Array(path) + leading + afterPath
     }
 }

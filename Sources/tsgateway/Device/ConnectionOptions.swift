@@ -83,7 +83,10 @@ enum Logging {
 
 enum GatewayPaths {
     /// The simulated watch's own memory, beside the database it belongs to.
+    /// A database named without a folder (`--db week.sqlite`) is in the current directory, and so
+    /// is its simulated watch's file (it was "/simulated-watch.json": the root folder).
     static func simulatorStatePath(databasePath: String) -> String {
-        (databasePath as NSString).deletingLastPathComponent + "/simulated-watch.json"
+        let directory = (databasePath as NSString).deletingLastPathComponent
+        return (directory.isEmpty ? "." : directory) + "/simulated-watch.json"
     }
 }

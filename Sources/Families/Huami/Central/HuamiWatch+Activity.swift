@@ -142,9 +142,13 @@ extension HuamiWatch {
     /// to do (the assembler's `countMismatch`): nothing of the transfer is handed over, so nothing is
     /// stored or acknowledged and the band keeps it.
     private static func feed(_ assembler: inout HuamiFetchAssembler, _ packet: [UInt8]) throws {
-        do {
+        // The typed catch, not `catch let error as HuamiError where …` around a throws(HuamiError)
+        // call: Swift 6.2.3's SIL verifier (Debian's swiftlang, the arm64 package's compiler)
+        // stops on that form ("stack dealloc does not match most recent stack alloc").
+        do throws(HuamiError) {
             try assembler.feed(packet)
-        } catch let error as HuamiError where error.code == .countMismatch {
+        } catch {
+            guard error.code == .countMismatch else { throw error }
             let message: String = error.message
             throw HuamiError(.countMismatch, message + Self.countMismatchAdvice)
         }
