@@ -29,6 +29,19 @@ import Testing
             """)
     }
 
+    /// `--db NAME` without a folder: the simulated watch's memory is beside the database in the
+    /// current directory (it went to "/simulated-watch.json", the root folder, once), so an edit
+    /// persists there.
+    @Test func aDatabaseWithoutAFolderKeepsTheSimulatedWatchBesideIt() async throws {
+        let cli = try CLI(); defer { cli.cleanUp() }
+        let set = try await cli.runDetached(["alarms", "set", "07:00", "--label", "Here", "--simulate", "--db", "relative.sqlite"])
+        #expect(set.status == 0, "\(set.summary)")
+        #expect(FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("relative.sqlite").path))
+        #expect(FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("simulated-watch.json").path))
+        let get = try await cli.runDetached(["alarms", "get", "--simulate", "--db", "relative.sqlite"])
+        #expect(get.stdout.contains("07:00") && get.stdout.contains("Here"), "\(get.summary)")
+    }
+
     @Test func setReplacesTheWholeTableFromFlagsOrAFile() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         #expect(try await cli.runDetached(["alarms", "set", "07:00", "--repeat", "workdays", "--label", "Work", "--simulate"]).stdout == "set 1 alarm\n")
