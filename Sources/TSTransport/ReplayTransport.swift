@@ -13,7 +13,9 @@ import TSModels
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
     private let clock: ReplayedClock
-    private var played: [ReplayConnection] = []
+    /// The connection opened last, and how many were: only the last one's departure is said.
+    private var lastPlayed: ReplayConnection?
+    private var openedCount = 0
 
     public init(capture: [CaptureEntry], centralTimes: (any CentralTimeReader)? = nil) {
         connections = CapturedConnections.split(capture)
@@ -24,8 +26,8 @@ public actor ReplayTransport: WatchTransport {
     public func open() async throws -> any TransportConnection {
         guard !connections.isEmpty else {
             var detail = "no recorded connection left to open"
-            if let last = played.last, let departure = await last.departure() {
-                detail += " (connection \(played.count) of \(played.count) ended before the recording did: \(departure))"
+            if let lastPlayed, let departure = await lastPlayed.departure() {
+                detail += " (connection \(openedCount) of \(openedCount) ended before the recording did: \(departure))"
             }
             throw TransportError.captureExhausted(detail)
         }
@@ -36,7 +38,8 @@ public actor ReplayTransport: WatchTransport {
         let characteristics = Set((opened.characteristics ?? []).compactMap { CaptureChannel(rawValue: $0)?.characteristic })
         let connection = ReplayConnection(mtu: mtu, entries: Array(segment.dropFirst()), name: opened.name, standard: standard,
                                           secondChannel: opened.secondChannel == true, characteristics: characteristics, clock: clock)
-        played.append(connection)
+        lastPlayed = connection
+        openedCount += 1
         await connection.deliverUntilNextRequest()
         return connection
     }
