@@ -287,6 +287,7 @@ class HeartRateLogAssembler:
         self.next_index = 0
         self.values = []
         self.slot_minutes_reported = None
+        self.leftovers = 0
 
     def feed(self, raw):
         """None while incomplete; then {"samples": [...], "slotMinutes": n} or {"noData": True}."""
@@ -296,6 +297,10 @@ class HeartRateLogAssembler:
         index = data[0]
         if index == 0xFF:
             return {"noData": True}
+        if self.next_index == 0 and index != 0:
+            # the tail of an earlier answer the central stopped waiting for
+            self.leftovers += 1
+            return None
         if index != self.next_index:
             raise QRingError("outOfOrder", "heart-rate log packet %d, expected %d" % (index, self.next_index))
         if index == 0:

@@ -204,6 +204,10 @@ def heart_rate_log_vectors():
     case("a packet lost (index 3 missing)", date(2025, 11, 23), BERLIN, pk[:3] + pk[4:])
     case("answer for another day", date(2025, 11, 23), BERLIN,
          hr_log_packets(date(2025, 11, 23), full, count=24, stamp=q.day_wall_seconds(date(2025, 11, 22))))
+    case("the tail of an earlier answer (packets 16 to 23), then the day's answer", date(2025, 11, 23), BERLIN,
+         hr_log_packets(date(2025, 11, 22), full, count=24)[16:] + pk)
+    case("a packet lost at the start (index 0 missing): its packets read as an earlier answer's tail",
+         date(2025, 11, 23), BERLIN, pk[1:])
     case("a log of one packet", date(2025, 11, 23), BERLIN, [answer(0x15, [0, 1, 5])])
     case("incomplete: the answer stops after 5 packets", date(2025, 11, 23), BERLIN, pk[:5])
 

@@ -28,7 +28,7 @@ struct ToyDialectTests {
 
     /// The toy's one registration, and a watch of it over the loopback transport.
     static func openToy() throws -> (OpenedWatch, ToyBandPeripheral) {
-        WatchFamilies.register(WatchFamily(dialect: ToyBand.dialect))
+        ToyFamilyCommandTests.register()
         let peripheral = ToyBandPeripheral(battery: 64, alarms: alarms)
         let opened = WatchOpener.open(.transport(LoopbackTransport(peripheral: peripheral, mtu: try ATTMTU(247))),
                                       dialect: try WatchFamilies.dialect(named: .toy))

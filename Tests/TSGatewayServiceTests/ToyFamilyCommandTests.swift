@@ -35,6 +35,11 @@ struct ToyFamilyCommandTests {
         return family
     }()
 
+    /// The toy's one registration for every test of this target, the whole family (dialect,
+    /// pin, simulated band, advertised band). Tests of one process run side by side, and a
+    /// registration replaces one of the same name: were one test to register less of the toy,
+    /// another's simulated band could vanish under it (CI at be34d89: "the toy dialect has no
+    /// simulated watch").
     static func register() {
         WatchFamilies.register(family)
     }

@@ -42,7 +42,7 @@ struct ToyFamilyTests {
 
     @Test("its simulated band opens through the families, in its own dialect")
     func simulated() async throws {
-        WatchFamilies.register(Self.family)
+        ToyFamilyCommandTests.register()
         var options = SimulatedWatchOptions()
         options.alarms = ToyDialectTests.alarms
         let opened = try WatchFamilies.openSimulated(options, dialect: .toy)
@@ -55,7 +55,7 @@ struct ToyFamilyTests {
 
     @Test("serve's configuration takes its pairing secret by its rule, and only for its watches")
     func configuration() throws {
-        WatchFamilies.register(Self.family)
+        ToyFamilyCommandTests.register()
         let parsed = try GatewayConfiguration.parse("watches:\n  - address: AA:BB:CC:DD:EE:01\n    dialect: toy\n    toy-pin: \"0815\"\n", file: "toy.yaml")
         #expect(parsed.watches[0].pairingSecret == PairingSecret(key: "toy-pin", text: "0815"))
         #expect(WatchSupervisor.watchConfiguration(parsed, entry: parsed.watches[0]).pairingSecret?.text == "0815", "the central is given it")
@@ -72,7 +72,7 @@ struct ToyFamilyTests {
 
     @Test("serve makes a supervisor for a simulated toy band, which reads its alarms")
     func serve() async throws {
-        WatchFamilies.register(Self.family)
+        ToyFamilyCommandTests.register()
         let directory = try ToyDialectTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = try GatewayConfiguration.parse("watches:\n  - simulated: true\n    dialect: toy\n", file: "toy.yaml")

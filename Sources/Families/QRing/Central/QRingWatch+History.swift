@@ -86,7 +86,7 @@ extension QRingWatch {
             while true {
                 try await Task.sleep(for: idle)
                 guard let self, await self.bigDataIdle(for: idle) else { continue }
-                continuation.yield(.timedOut)
+                continuation.yield(.timedOut(afterPackets: 0))
                 return
             }
         }

@@ -56,7 +56,7 @@ public actor QRingWatch: LinkedCentral {
     /// What reaches a waiting request.
     enum Delivery: Sendable {
         case bytes([UInt8])
-        case timedOut
+        case timedOut(afterPackets: Int)
         case linkLost(String)
     }
 
@@ -151,8 +151,13 @@ public actor QRingWatch: LinkedCentral {
     /// Sends `packet` and hands each packet of its command (the error bit aside) to `collect`
     /// until it returns a result; one request is in flight at a time. A damaged answer fails the
     /// request with its `QRingError`. The answer is the request's whether it comes before the
-    /// write's response or after it; a request is never sent again, so the wait is
-    /// `singleAttemptTimeout` (it was one request timeout, as short as a Huami exchange's was).
+    /// write's response or after it; a request is never sent again, so the wait for its first
+    /// packet is `singleAttemptTimeout` (it was one request timeout, as short as a Huami
+    /// exchange's was). Each packet of an answer that spans several starts the wait again, at
+    /// `pageIdleTimeout`: a whole day's heart-rate log is 24 packets, and the time they take
+    /// together grows with the connection interval, not with whether the ring is still there
+    /// (CI at be34d89 timed out one that was still arriving, and its tail then reached the next
+    /// request).
     func exchange<Result: Sendable>(_ packet: QRingPacket, timeout: Duration? = nil,
                                     collect: ([UInt8]) throws -> Result?) async throws -> Result {
         await takeTurn()
@@ -164,11 +169,14 @@ public actor QRingWatch: LinkedCentral {
             answerSink = nil
             continuation.finish()
         }
-        let wait = timeout ?? configuration.singleAttemptTimeout
-        let timer = Task {
-            try? await Task.sleep(for: wait)
-            continuation.yield(.timedOut)
+        func startTimer(_ wait: Duration, packets: Int) -> Task<Void, Never> {
+            Task {
+                try? await Task.sleep(for: wait)
+                if !Task.isCancelled { continuation.yield(.timedOut(afterPackets: packets)) }
+            }
         }
+        var packets = 0
+        var timer = startTimer(timeout ?? configuration.singleAttemptTimeout, packets: packets)
         defer { timer.cancel() }
         configuration.traffic?("writing \(Self.hex(packet.bytes)) for the \(Self.name(of: packet.command)) request")
         do {
@@ -180,8 +188,14 @@ public actor QRingWatch: LinkedCentral {
             switch delivery {
             case let .bytes(bytes):
                 if let result = try collect(bytes) { return result }
-            case .timedOut:
-                throw WatchError.timeout(command: Self.name(of: packet.command), attempts: 1)
+                packets += 1
+                timer.cancel()
+                timer = startTimer(configuration.pageIdleTimeout, packets: packets)
+            case let .timedOut(afterPackets):
+                // A timer cancelled just as it fired may still have spoken: only the latest counts.
+                guard afterPackets == packets else { continue }
+                let what = Self.name(of: packet.command)
+                throw WatchError.timeout(command: packets == 0 ? what : "\(what) (its answer stopped after \(packets) packets)", attempts: 1)
             case let .linkLost(reason):
                 throw WatchError.disconnected(reason)
             }

@@ -11,7 +11,11 @@ public enum HeartRateLog: Sendable, Hashable {
 
 /// Collects the packets of one heart-rate log answer (command 0x15) for the day the gateway asked
 /// for and turns its 288 five-minute slots into samples, each slot's wall-clock time read in
-/// `zone` (protocol-spec/qring.md §4). The caller's timeout ends an answer that stops early.
+/// `zone` (protocol-spec/qring.md §4.1). The caller's timeout ends an answer that stops early.
+///
+/// Until packet 0 has come, a packet with another index is the tail of an earlier answer the
+/// central stopped waiting for (the ring finishes an answer it began, and a request is never
+/// sent again): it is counted in `leftovers` and dropped, not read as a loss in this answer.
 public struct HeartRateLogAssembler: Sendable {
     public static let slotsPerDay = 288
     public static let slotMinutes = 5
@@ -22,6 +26,8 @@ public struct HeartRateLogAssembler: Sendable {
     private var nextIndex = 0
     private var slotMinutesReported = 0
     private var values: [UInt8] = []
+    /// Packets of an earlier answer dropped before this answer's packet 0.
+    public private(set) var leftovers = 0
 
     public init(day: RingDate, zone: TimeZone) {
         self.day = day
@@ -37,6 +43,10 @@ public struct HeartRateLogAssembler: Sendable {
         let data = packet.data
         let index = Int(data[0])
         if index == 0xFF { return .noData }
+        if nextIndex == 0, index != 0 {
+            leftovers += 1
+            return nil
+        }
         guard index == nextIndex else {
             throw QRingError(.outOfOrder, "heart-rate log packet \(index) arrived where \(nextIndex) was due; a packet was lost")
         }
