@@ -8,22 +8,17 @@ import TSBlueZ
 final class MockBlueZ: @unchecked Sendable {
     let bus: PrivateBus
     let control: BusConnection
-    private let mock: Process
+    private let mock: SpawnedProcess
     static let watchUUID = "54530001-6777-4e3b-9c2a-7473676174e5"
     /// The bluez5 template's control interface (dbusmock's, not BlueZ's).
     static let mockInterface = "org.bluez.Mock"
 
     init() async throws {
         bus = try PrivateBus()
-        mock = Process()
-        mock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        mock.arguments = ["-m", "dbusmock", "--system", "--template", "bluez5"]
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-        mock.environment = environment
-        mock.standardOutput = FileHandle.nullDevice
-        mock.standardError = FileHandle.nullDevice
-        try mock.run()
+        mock = try Spawn.start("/usr/bin/python3", arguments: ["-m", "dbusmock", "--system", "--template", "bluez5"], environment: environment,
+                               stdout: .null, stderr: .null)
         control = try BusConnection(.address(bus.address))
         for _ in 0..<300 {
             if try await control.nameHasOwner(BlueZ.service) { break }
@@ -61,8 +56,8 @@ final class MockBlueZ: @unchecked Sendable {
 
     func stop() {
         if mock.isRunning {
-            kill(mock.processIdentifier, SIGKILL)
-            for _ in 0..<300 where mock.isRunning { usleep(10_000) }
+            mock.signal(SIGKILL)
+            mock.wait(timeout: .seconds(3))
         }
         control.close()
         bus.stop()

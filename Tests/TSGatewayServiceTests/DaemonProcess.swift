@@ -17,7 +17,7 @@ final class DaemonProcess: @unchecked Sendable {
     let databasePath: String
     /// Pins the simulated watches' clock, so that every run (and restart) holds the same records.
     let simulatorNow: Date
-    private(set) var process: Process?
+    private(set) var process: SpawnedProcess?
     private(set) var logPath: String
     /// Set in the daemon's environment besides the usual (`TSGATEWAY_CLOCK`).
     var extraEnvironment: [String: String] = [:]
@@ -67,17 +67,13 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts the daemon and waits until it owns its name.
     func start(arguments extra: [String] = []) async throws {
         let binary = try #require(Self.binary, "tsgateway is not built beside the tests; run `swift build --build-tests` first")
-        let process = Process()
         let commandLine = disk.map { $0.inside([binary.path, "serve", "--config", configPath, "-v"] + extra) } ?? (binary, ["serve", "--config", configPath, "-v"] + extra)
-        process.executableURL = commandLine.0
-        process.arguments = commandLine.1
-        process.environment = environment
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        defer { try? logFile.close() }
         try logFile.seekToEnd()
-        process.standardOutput = logFile
-        process.standardError = logFile
-        try process.run()
+        let process = try Spawn.start(commandLine.0.path, arguments: commandLine.1, environment: environment,
+                                      stdout: .descriptor(logFile.fileDescriptor), stderr: .descriptor(logFile.fileDescriptor))
         self.process = process
         let probe = try BusConnection(.address(bus.address))
         defer { probe.close() }
@@ -94,18 +90,17 @@ final class DaemonProcess: @unchecked Sendable {
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     func signal(_ number: Int32) {
-        if let process, process.isRunning { kill(process.processIdentifier, number) }
+        process?.signal(number)
     }
 
     /// Waits for the daemon to exit; nil if it is still running after `timeout`.
     func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32? {
         guard let process else { return nil }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline { return nil }
-            try await Task.sleep(for: .milliseconds(20))
+        return switch await process.ended(within: timeout) {
+        case let .exited(code): code
+        case let .signalled(number): number
+        case nil: nil
         }
-        return process.terminationStatus
     }
 
     func stop() async {
@@ -121,7 +116,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// A test that failed before `cleanUp` leaves no daemon behind.
     deinit {
-        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process?.signal(SIGKILL)
         bus.stop()
         try? FileManager.default.removeItem(at: directory)
     }

@@ -97,7 +97,7 @@ final class ScriptedServer: @unchecked Sendable {
     let directory: URL
     let scriptURL: URL
     let logURL: URL
-    let process = Process()
+    private(set) var process: SpawnedProcess?
     private(set) var port = 0
 
     init(script: [String: Any]) throws {
@@ -108,17 +108,23 @@ final class ScriptedServer: @unchecked Sendable {
         let programURL = directory.appendingPathComponent("server.py")
         try Data(Self.program.utf8).write(to: programURL)
         try setScript(script)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [programURL.path, scriptURL.path, logURL.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.standardError
-        try process.run()
+        let out = try Spawn.pipe()
+        defer { close(out.read) }
+        do {
+            process = try Spawn.start("/usr/bin/python3", arguments: [programURL.path, scriptURL.path, logURL.path],
+                                      stdin: .null, stdout: .descriptor(out.write), stderr: .inherit)
+        } catch {
+            close(out.write)
+            throw error
+        }
+        close(out.write)
         var line = Data()
+        var buffer = [UInt8](repeating: 0, count: 256)
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line.append(chunk)
+            let count = buffer.withUnsafeMutableBytes { read(out.read, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            line.append(contentsOf: buffer[0..<count])
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             stop()
@@ -149,11 +155,9 @@ final class ScriptedServer: @unchecked Sendable {
     }
 
     func stop() {
-        if process.isRunning {
-            // SIGKILL: a child may inherit a mask that blocks SIGTERM from the test process.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitPolling()
-        }
+        guard let process, process.isRunning else { return }
+        process.signal(SIGKILL)
+        process.wait(timeout: .seconds(30))
     }
 
     deinit {

@@ -4,7 +4,7 @@ import Foundation
 public final class Broker: @unchecked Sendable {
     public let port: Int
     public let directory: URL
-    private var pid: pid_t = 0
+    private var process: SpawnedProcess?
 
     /// `users`: user → password; the broker then refuses anonymous clients.
     public init(users: [String: String] = [:], tls: Bool = false) throws {
@@ -60,47 +60,21 @@ public final class Broker: @unchecked Sendable {
         try start()
     }
 
-    /// Spawned with an empty signal mask: a child started from a test thread would otherwise
-    /// inherit blocked signals, and SIGTERM would never reach the broker.
+    /// Spawned with signals at their defaults and none blocked (`Spawn`): a child started from a
+    /// test thread would otherwise inherit blocked signals, and SIGTERM would never reach the broker.
     public func start() throws {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        sigaddset(&defaults, SIGINT)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let arguments = ["/usr/sbin/mosquitto", "-c", directory.appendingPathComponent("mosquitto.conf").path]
-        var argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var files = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&files)
-        defer { posix_spawn_file_actions_destroy(&files) }
-        posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&files, 2, directory.appendingPathComponent("stderr.log").path, O_WRONLY | O_CREAT, 0o644)
-        var child: pid_t = 0
-        let status = posix_spawn(&child, arguments[0], &files, &attributes, &argv, environ)
-        guard status == 0 else { throw BusTestError("cannot start mosquitto: \(String(cString: strerror(status)))") }
-        pid = child
+        process = try Spawn.start("/usr/sbin/mosquitto", arguments: ["-c", directory.appendingPathComponent("mosquitto.conf").path],
+                                  stdout: .null, stderr: .file(directory.appendingPathComponent("stderr.log").path))
         for _ in 0..<300 where !Self.accepts(port) { usleep(10_000) }
         guard Self.accepts(port) else { throw BusTestError("mosquitto did not listen on port \(port)") }
     }
 
-    public var isRunning: Bool { pid != 0 && kill(pid, 0) == 0 }
+    public var isRunning: Bool { process?.isRunning ?? false }
 
     /// SIGTERM: the broker saves its sessions and queued messages, as a service restart would.
     public func stop() {
-        guard pid != 0 else { return }
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<500 where waitpid(pid, &status, WNOHANG) == 0 { usleep(10_000) }
-        if kill(pid, 0) == 0 { kill(pid, SIGKILL); waitpid(pid, &status, 0) }
-        pid = 0
+        process?.stop(grace: .seconds(5))
+        process = nil
     }
 
     deinit {

@@ -59,30 +59,37 @@ public enum ChildProcess {
                            environment: [String: String]? = nil, currentDirectory: URL? = nil,
                            interruption: Interruption? = nil,
                            timeout: Duration = .seconds(120)) throws -> Output {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let stdoutPipe = Pipe(), stderrPipe = Pipe()
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let stdinPipe = stdin.map { _ in Pipe() }
-        process.standardInput = stdinPipe ?? FileHandle.nullDevice
-
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading)
-        let stderrReader = PipeReader(stderrPipe.fileHandleForReading)
-        try process.run()
+        // Spawned, not run by Foundation's `Process`: the child holds only its three streams (`Spawn`).
+        let stdoutPipe = try Spawn.pipe(), stderrPipe = try Spawn.pipe()
+        let stdinPipe = try stdin.map { _ in try Spawn.pipe() }
+        let process: SpawnedProcess
+        do {
+            process = try Spawn.start(executable.path, arguments: arguments, environment: environment, currentDirectory: currentDirectory?.path,
+                                      stdin: stdinPipe.map { .descriptor($0.read) } ?? .null,
+                                      stdout: .descriptor(stdoutPipe.write), stderr: .descriptor(stderrPipe.write))
+        } catch {
+            for end in [stdoutPipe.read, stdoutPipe.write, stderrPipe.read, stderrPipe.write] { close(end) }
+            if let stdinPipe { close(stdinPipe.read); close(stdinPipe.write) }
+            throw error
+        }
+        close(stdoutPipe.write)
+        close(stderrPipe.write)
+        let stdoutReader = PipeReader(stdoutPipe.read)
+        let stderrReader = PipeReader(stderrPipe.read)
         stdoutReader.start()
         stderrReader.start()
         if let stdin, let stdinPipe {
-            let input = stdinPipe.fileHandleForWriting
+            close(stdinPipe.read)
             // A child that never reads its input must not block us either.
             Thread.detachNewThread {
-                try? input.write(contentsOf: stdin)
-                try? input.close()
+                stdin.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let written = write(stdinPipe.write, bytes.baseAddress! + offset, bytes.count - offset)
+                        if written > 0 { offset += written } else if written < 0, errno == EINTR { continue } else { break }
+                    }
+                }
+                close(stdinPipe.write)
             }
         }
 
@@ -93,7 +100,7 @@ public enum ChildProcess {
         if let interruption {
             // Poll only while an interruption is pending: the moment may be a text in the output.
             while !wasInterrupted, !hasExited, ContinuousClock.now - start < timeout {
-                if exited.wait(timeout: .now() + .milliseconds(20)) == .success {
+                if process.wait(timeout: .milliseconds(20)) != nil {
                     hasExited = true
                     break
                 }
@@ -103,25 +110,30 @@ public enum ChildProcess {
                 case let .condition(holds): holds()
                 }
                 if isDue {
-                    kill(process.processIdentifier, interruption.signal)
+                    process.signal(interruption.signal)
                     wasInterrupted = true
                 }
             }
         }
-        if !hasExited {
-            let remaining = timeout - (ContinuousClock.now - start)
-            if exited.wait(timeout: .now() + remaining.dispatchInterval) == .timedOut {
+        var termination = process.termination
+        if termination == nil {
+            termination = process.wait(timeout: timeout - (ContinuousClock.now - start))
+            if termination == nil {
                 timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                exited.wait()
+                process.signal(SIGKILL)
+                termination = process.wait(timeout: .seconds(60))
             }
         }
         // The pipes end when every process holding them has gone; a grandchild the child left
         // behind may keep them open, so do not wait for ever.
         stdoutReader.waitForEnd(timeout: .seconds(10))
         stderrReader.waitForEnd(timeout: .seconds(10))
-        let signal: Int32? = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        return Output(status: process.terminationStatus, signal: signal, stdout: stdoutReader.text, stderr: stderrReader.text,
+        let (status, signal): (Int32, Int32?) = switch termination {
+        case let .exited(code): (code, nil)
+        case let .signalled(number): (number, number)
+        case nil: (SIGKILL, SIGKILL)
+        }
+        return Output(status: status, signal: signal, stdout: stdoutReader.text, stderr: stderrReader.text,
                       wasInterrupted: wasInterrupted, timedOut: timedOut)
     }
 
@@ -141,18 +153,17 @@ public enum ChildProcess {
     }
 }
 
-/// Reads one pipe to its end on a thread of its own.
+/// Reads one pipe to its end on a thread of its own, then closes it.
 private final class PipeReader: @unchecked Sendable {
-    private let handle: FileHandle
+    private let descriptor: Int32
     private let lock = NSLock()
     private var data = Data()
     private let ended = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
 
     func start() {
         Thread.detachNewThread { [self] in
-            let descriptor = handle.fileDescriptor
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
@@ -164,6 +175,7 @@ private final class PipeReader: @unchecked Sendable {
                     break
                 }
             }
+            close(descriptor)
             ended.signal()
         }
     }

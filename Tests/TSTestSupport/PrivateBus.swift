@@ -3,7 +3,7 @@ import Foundation
 /// A dbus-daemon of the test's own, on a socket in a temporary directory; never the host's buses.
 public final class PrivateBus: @unchecked Sendable {
     public let address: String
-    private let daemon: Process
+    private let daemon: SpawnedProcess
     /// A directory of the test's own, removed with the bus.
     public let directory: URL
 
@@ -41,12 +41,8 @@ public final class PrivateBus: @unchecked Sendable {
             """.utf8).write(to: config)
         if policy != nil { try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path) }
         address = "unix:path=\(socket)"
-        daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
+        daemon = try Spawn.start("/usr/bin/dbus-daemon", arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile"],
+                                 stdout: .null, stderr: .null)
         // The socket file appears at bind(), before listen(): ready means a connect succeeds.
         for _ in 0..<500 where !Self.accepts(socket) { usleep(10_000) }
         guard Self.accepts(socket) else {
@@ -75,11 +71,8 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Kills the daemon: every connection to it breaks.
     public func stop() {
-        // Process.waitUntilExit can stall on a concurrency thread; poll instead.
-        if daemon.isRunning {
-            kill(daemon.processIdentifier, SIGKILL)
-            for _ in 0..<300 where daemon.isRunning { usleep(10_000) }
-        }
+        daemon.signal(SIGKILL)
+        daemon.wait(timeout: .seconds(3))
         try? FileManager.default.removeItem(at: directory)
     }
 

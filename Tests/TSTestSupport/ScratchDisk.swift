@@ -18,7 +18,7 @@ public final class ScratchDisk: @unchecked Sendable {
 
     /// Where it is mounted, as processes in its namespace see it (a fresh directory under /tmp).
     public let mountPoint: String
-    let holder: Process
+    let holder: SpawnedProcess
     let image: String?
 
     /// Why these tests cannot run here; nil when they can.
@@ -46,27 +46,34 @@ public final class ScratchDisk: @unchecked Sendable {
             mount = "mount -o loop,errors=remount-ro \(path) \(mountPoint)"
         }
         // The holder mounts, says so, and sleeps until it is killed; the namespace ends with it.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", "\(mount) && echo mounted && exec sleep 3600"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        let output = try Spawn.pipe()
+        defer { close(output.read) }
+        let process: SpawnedProcess
+        do {
+            process = try Spawn.start("/usr/bin/unshare", arguments: ["--mount", "--propagation", "private", "/bin/sh", "-c", "\(mount) && echo mounted && exec sleep 3600"],
+                                      stdin: .null, stdout: .descriptor(output.write), stderr: .descriptor(output.write))
+        } catch {
+            close(output.write)
+            throw error
+        }
+        close(output.write)
         holder = process
-        let line = output.fileHandleForReading.availableData
-        guard String(decoding: line, as: UTF8.self).contains("mounted") else {
-            process.terminate()
-            throw ScratchDiskError("could not mount the test's file system: \(String(decoding: line, as: UTF8.self))")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var count = 0
+        repeat { count = buffer.withUnsafeMutableBytes { read(output.read, $0.baseAddress, $0.count) } } while count < 0 && errno == EINTR
+        let line = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        guard line.contains("mounted") else {
+            process.stop()
+            throw ScratchDiskError("could not mount the test's file system: \(line)")
         }
     }
 
     /// `path` (inside the mount point or not) as the test process reaches it.
-    public func hostPath(_ path: String) -> String { "/proc/\(holder.processIdentifier)/root\(path)" }
+    public func hostPath(_ path: String) -> String { "/proc/\(holder.pid)/root\(path)" }
 
     /// The command line that runs `arguments` in the disk's namespace.
     public func inside(_ arguments: [String]) -> (executable: URL, arguments: [String]) {
-        (URL(fileURLWithPath: "/usr/bin/nsenter"), ["--target", "\(holder.processIdentifier)", "--mount", "--"] + arguments)
+        (URL(fileURLWithPath: "/usr/bin/nsenter"), ["--target", "\(holder.pid)", "--mount", "--"] + arguments)
     }
 
     /// Runs a shell command in the disk's namespace; throws with its output when it fails.
@@ -120,8 +127,7 @@ public final class ScratchDisk: @unchecked Sendable {
     /// Ends the namespace (and with it the mount and its loop device) and removes the files.
     public func remove() {
         if holder.isRunning {
-            holder.terminate()
-            holder.waitUntilExit()
+            holder.stop()
         }
         try? FileManager.default.removeItem(atPath: (mountPoint as NSString).deletingLastPathComponent)
     }
