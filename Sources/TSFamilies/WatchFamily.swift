@@ -100,6 +100,9 @@ public struct SimulatedWatchOptions: Sendable {
     public var standardServices = true
     public var packetDelay: Duration = .zero
     public var disconnectEvery: Int?
+    /// Each answer reaches the central this long after the watch sent it, after its write returned
+    /// (`FaultInjection.answerLateness`); zero: at once.
+    public var answerLateness: Duration = .zero
     /// The live night the daemon plays: stage events this far apart, heart rate this often.
     public var liveStageInterval: Duration?
     public var heartRateInterval: Duration = .seconds(1)
@@ -109,7 +112,7 @@ public struct SimulatedWatchOptions: Sendable {
     public init() {}
 
     /// The link's faults.
-    var faults: FaultInjection { FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery) }
+    var faults: FaultInjection { FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery, answerLateness: answerLateness) }
 
     /// The sleep history every family's simulated device starts from (a ring stages its own).
     var sleepRecords: [SleepItem] {

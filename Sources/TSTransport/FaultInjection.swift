@@ -13,9 +13,15 @@ public struct FaultInjection: Sendable, Hashable {
     /// Drop the link after this many delivered packets (both directions), counted per connection.
     public var disconnectEvery: Int?
     public var seed: UInt64
+    /// Each notification reaches the central this long after the peripheral sent it, in the order
+    /// sent, and the peripheral's send does not wait for it: the write an answer follows has
+    /// returned long before (a band whose answer comes after the write's response, late). Zero:
+    /// delivered as sent, before the write returns.
+    public var answerLateness: Duration
 
     public init(dropRate: Double = 0, duplicateRate: Double = 0, corruptRate: Double = 0, reorderRate: Double = 0,
-                delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1) {
+                delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1, answerLateness: Duration = .zero) {
+        self.answerLateness = answerLateness
         self.dropRate = dropRate
         self.duplicateRate = duplicateRate
         self.corruptRate = corruptRate

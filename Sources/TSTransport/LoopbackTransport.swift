@@ -38,17 +38,17 @@ public struct LoopbackTransport: WatchTransport {
                                             secondChannel: secondChannel, characteristics: self.characteristics)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
-                await connection?.deliverNotification(chunk)
+                await connection?.deliver { await $0.deliverNotification(chunk) }
             }
         }
         if let secondChannel {
             await secondChannel.centralConnectedSecondChannel { [weak connection] chunk in
-                await connection?.deliverSecondChannelNotification(chunk)
+                await connection?.deliver { await $0.deliverSecondChannelNotification(chunk) }
             }
         }
         if let characteristics = self.characteristics {
             await characteristics.centralConnected { [weak connection] characteristic, value in
-                await connection?.deliverNotification(value, of: characteristic)
+                await connection?.deliver { await $0.deliverNotification(value, of: characteristic) }
             }
         }
         return connection
@@ -78,6 +78,8 @@ actor LoopbackConnection: TransportConnection {
     private var characteristicStreams: [GATTCharacteristicID: [AsyncStream<[UInt8]>.Continuation]] = [:]
     private var heldBackCharacteristicWrites: [GATTCharacteristicID: [UInt8]] = [:]
     private var heldBackCharacteristicNotifications: [GATTCharacteristicID: [UInt8]] = [:]
+    /// The notifications held for `faults.answerLateness`, delivered one after another in the order sent.
+    private var lateDeliveries: Task<Void, Never>?
 
     init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?,
          secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?) {
@@ -230,6 +232,23 @@ actor LoopbackConnection: TransportConnection {
         await drop(reason: "closed by the central")
     }
 
+    /// Runs one delivery of a notification the peripheral sent: at once, or with
+    /// `faults.answerLateness` after every notification sent before it, without waiting for it.
+    func deliver(_ delivery: @escaping @Sendable (LoopbackConnection) async -> Void) async {
+        guard faults.answerLateness > .zero else {
+            await delivery(self)
+            return
+        }
+        let earlier = lateDeliveries, due = ContinuousClock.now + faults.answerLateness
+        lateDeliveries = Task { [weak self] in
+            await earlier?.value
+            try? await Task.sleep(until: due)
+            // A link dropped meanwhile delivers nothing (each delivery checks that it is open).
+            guard let self else { return }
+            await delivery(self)
+        }
+    }
+
     private func applyFaults(_ chunk: [UInt8], heldBack: inout [UInt8]?) -> [[UInt8]] {
         guard faults.isActive else { return [chunk] }
         var out: [[UInt8]] = []
@@ -258,6 +277,7 @@ actor LoopbackConnection: TransportConnection {
     private func drop(reason: String) async {
         guard isOpen else { return }
         isOpen = false
+        lateDeliveries?.cancel()
         continuation.yield(.disconnected(reason: reason))
         continuation.finish()
         secondChannelContinuation?.finish()

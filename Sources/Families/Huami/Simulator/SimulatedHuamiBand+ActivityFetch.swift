@@ -32,7 +32,21 @@ extension SimulatedHuamiBand {
                 return
             }
             self.pending = nil
-            await transfer(first: pending.first, minutes: pending.minutes)
+            guard configuration.answerTiming == .beforeResponse else {
+                await transfer(first: pending.first, minutes: pending.minutes)
+                return
+            }
+            // The data are no answer to this write but a stream after it: a band that held the
+            // write's response back until hundreds of notifications had gone out would have its
+            // write failed by bluetoothd (the e2e run of issue 47: "ATT error: 0x0e"). The stream
+            // follows the response, after every earlier write's answers.
+            let earlier = lateAnswers
+            lateAnswers = Task { [weak self] in
+                await earlier?.value
+                await Task.yield()
+                guard !Task.isCancelled, let self else { return }
+                await self.transfer(first: pending.first, minutes: pending.minutes)
+            }
         case .acknowledge:
             statistics.acknowledgements += 1
             if let sentThrough, configuration.dropsAcknowledgedData { firstHeld = max(firstHeld, sentThrough) }

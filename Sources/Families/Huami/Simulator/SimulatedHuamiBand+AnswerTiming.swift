@@ -13,6 +13,7 @@ public enum HuamiAnswerTiming: Sendable, Hashable, CustomStringConvertible {
     /// From inside the write handler, and over BlueZ the characteristics that answer (auth,
     /// configuration, fetch control) take write requests only, so bluetoothd acknowledges a write
     /// when the handler has returned: the answer reaches the central before its write's response.
+    /// A fetch's data stream is no answer: it goes out once the handler has returned.
     case beforeResponse
     /// After the handler has returned (the write acknowledged), this much later; one write's
     /// answers go out in order, and never before an earlier write's.
