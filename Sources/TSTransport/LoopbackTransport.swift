@@ -234,7 +234,7 @@ actor LoopbackConnection: TransportConnection {
 
     /// Runs one delivery of a notification the peripheral sent: at once, or with
     /// `faults.answerLateness` after every notification sent before it, without waiting for it.
-    func deliver(_ delivery: @escaping @Sendable (LoopbackConnection) async -> Void) async {
+    func deliver(_ delivery: @escaping @Sendable (isolated LoopbackConnection) async -> Void) async {
         guard faults.answerLateness > .zero else {
             await delivery(self)
             return
