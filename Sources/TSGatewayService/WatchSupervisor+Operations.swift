@@ -9,9 +9,20 @@ import TSWatchService
 /// What the daemon's front doors (D-Bus, MQTT) ask of the watch one supervisor holds; each
 /// connects first if the link is down.
 extension WatchSupervisor {
-    /// Connects now if the link is down (joining a connect already under way).
+    /// Connects now if the link is down, joining a connect already under way. That one is joined
+    /// first: its link is open before its handshake is done (no model, no capabilities yet), and a
+    /// front door's `info` that took the open link for a connected watch failed "the watch is not
+    /// connected" (exit 69; the flake ledger).
     public func ensureConnected() async throws {
-        if await watch.isConnected { return }
+        if let connectTask {
+            _ = try await connectTask.value
+            return
+        }
+        if await watch.isConnected {
+            // A connect may have begun while the link was asked about.
+            if let connectTask { _ = try await connectTask.value }
+            return
+        }
         if let connectTask {
             _ = try await connectTask.value
             return

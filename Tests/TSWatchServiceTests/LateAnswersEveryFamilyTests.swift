@@ -43,7 +43,13 @@ struct LateAnswersEveryFamilyTests {
         var configuration = WatchConfiguration()
         configuration.timeZone = zone
         configuration.now = { now }
+        // An answer 1 s late misses a central that waits one request timeout (500 ms); the whole
+        // wait (v1 and NPK: the sends of one request; QRing and Huami: `singleAttemptTimeout`) is
+        // 10 × 500 ms, so a starved test process has 4 s to spare. v1 and NPK send a request
+        // again after each 500 ms, so their watches answer most requests twice, and an answer
+        // often comes just as a wait ends (the NPK central lost those: the flake ledger).
         configuration.requestTimeout = .milliseconds(500)
+        configuration.requestRetries = 9
         configuration.pageIdleTimeout = .seconds(3)
         let opened = try WatchFamilies.openSimulated(options, dialect: dialect, configuration: configuration)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-late-\(UUID().uuidString.prefix(8))")

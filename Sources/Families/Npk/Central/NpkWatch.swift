@@ -222,6 +222,13 @@ public actor NpkWatch: LinkedCentral {
         let attempts = 1 + max(0, configuration.requestRetries)
         for attempt in 1...attempts {
             if attempt > 1 {
+                // An answer that came after the last wait ended and before this resend is the
+                // request's (the matcher has already paired it): taken, not asked for again. It
+                // was lost so, and the request failed as unanswered, when answers came late.
+                if let early = earlyAnswer {
+                    earlyAnswer = nil
+                    return early
+                }
                 guard let again = matcher.retransmission() else { break }
                 frame = again
                 retransmissions += 1
@@ -301,8 +308,9 @@ public actor NpkWatch: LinkedCentral {
                 answer = nil
                 waiting.continuation.resume(returning: answered)
             } else {
-                // Before its request began to wait (its write has not returned yet): kept for it.
-                configuration.traffic?("\(frame.command) seq \(frame.sequence) → its request, kept until its write returns")
+                // Its request is not waiting (its write has not returned yet, or its wait has just
+                // ended and it is about to be sent again): kept for it.
+                configuration.traffic?("\(frame.command) seq \(frame.sequence) → its request, kept until it waits again")
                 earlyAnswer = answered
             }
         case let .notification(notice):
