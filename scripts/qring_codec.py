@@ -287,7 +287,6 @@ class HeartRateLogAssembler:
         self.next_index = 0
         self.values = []
         self.slot_minutes_reported = None
-        self.leftovers = 0
 
     def feed(self, raw):
         """None while incomplete; then {"samples": [...], "slotMinutes": n} or {"noData": True}."""
@@ -299,7 +298,6 @@ class HeartRateLogAssembler:
             return {"noData": True}
         if self.next_index == 0 and index != 0:
             # the tail of an earlier answer the central stopped waiting for
-            self.leftovers += 1
             return None
         if index != self.next_index:
             raise QRingError("outOfOrder", "heart-rate log packet %d, expected %d" % (index, self.next_index))

@@ -18,15 +18,13 @@ extension WatchSupervisor {
             _ = try await connectTask.value
             return
         }
-        if await watch.isConnected {
-            // A connect may have begun while the link was asked about.
-            if let connectTask { _ = try await connectTask.value }
-            return
-        }
+        let linkOpen = await watch.isConnected
+        // A connect may have begun while the link was asked about.
         if let connectTask {
             _ = try await connectTask.value
             return
         }
+        if linkOpen { return }
         let task = Task { [operations] in try await operations.connect() }
         connectTask = task
         defer { connectTask = nil }

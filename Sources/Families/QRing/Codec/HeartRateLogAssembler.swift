@@ -15,7 +15,7 @@ public enum HeartRateLog: Sendable, Hashable {
 ///
 /// Until packet 0 has come, a packet with another index is the tail of an earlier answer the
 /// central stopped waiting for (the ring finishes an answer it began, and a request is never
-/// sent again): it is counted in `leftovers` and dropped, not read as a loss in this answer.
+/// sent again): it is dropped, not read as a loss in this answer.
 public struct HeartRateLogAssembler: Sendable {
     public static let slotsPerDay = 288
     public static let slotMinutes = 5
@@ -26,8 +26,6 @@ public struct HeartRateLogAssembler: Sendable {
     private var nextIndex = 0
     private var slotMinutesReported = 0
     private var values: [UInt8] = []
-    /// Packets of an earlier answer dropped before this answer's packet 0.
-    public private(set) var leftovers = 0
 
     public init(day: RingDate, zone: TimeZone) {
         self.day = day
@@ -43,10 +41,7 @@ public struct HeartRateLogAssembler: Sendable {
         let data = packet.data
         let index = Int(data[0])
         if index == 0xFF { return .noData }
-        if nextIndex == 0, index != 0 {
-            leftovers += 1
-            return nil
-        }
+        if nextIndex == 0, index != 0 { return nil }
         guard index == nextIndex else {
             throw QRingError(.outOfOrder, "heart-rate log packet \(index) arrived where \(nextIndex) was due; a packet was lost")
         }
