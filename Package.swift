@@ -88,12 +88,12 @@ let package = Package(
         .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"], path: "Sources/Families/Huami/Simulator"),
         // The simulated protocol v1 watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`,
         // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSBlueZ"]),
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSBlueZ"]),
         // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
-        .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
+        .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
                 path: "Sources/Families/Npk/Peripheral"),
         // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
-        .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
+        .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
                 path: "Sources/Families/QRing/Peripheral"),
         // The simulated Huami band as a BlueZ peripheral: the band's services and characteristics, its auth, the advertisement.
         .target(name: "TSHuamiPeripheral", dependencies: ["TSModels", "TSGATT", "TSBlueZ", "TSSimulatorPeripheral", "TSHuami", "TSHuamiSimulator"],
@@ -258,7 +258,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSHuamiSimulatorTests",
-            dependencies: ["TSModels", "TSHuami", "TSHuamiSimulator"],
+            dependencies: ["TSModels", "TSTransport", "TSHuami", "TSHuamiSimulator"],
             path: "Tests/Families/Huami/SimulatorTests"
         ),
         .testTarget(

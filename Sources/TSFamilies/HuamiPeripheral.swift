@@ -11,24 +11,17 @@ extension SimulatedPeripheralFamily {
     /// the project's generator for the seed, days and clock) behind BlueZ, with the band's GATT
     /// profile and its auth key `HuamiAuthKey.simulatorDefault`.
     static let huami = SimulatedPeripheralFamily(
-        options: [.fault, .heartRateTruth, .answerTiming],
+        options: [.fault, .heartRateTruth],
         faultKinds: HuamiBandFaults.kinds,
         validate: { settings throws(SimulateSettingsError) in
             for fault in settings.faults { _ = try HuamiBandFaults.parse(fault) }
-            _ = try answerTiming(settings)
         },
         run: { session in try await runBand(session) })
-
-    /// `--answer-timing`, immediate when not given.
-    private static func answerTiming(_ settings: SimulateSettings) throws(SimulateSettingsError) -> HuamiAnswerTiming {
-        guard let text = settings.answerTiming else { return .immediate }
-        do { return try HuamiAnswerTiming(text: text) } catch { throw SimulateSettingsError(error.message) }
-    }
 
     private static func runBand(_ session: PeripheralSession) async throws {
         let settings = session.settings
         var configuration = SimulatedHuamiBand.Configuration()
-        configuration.answerTiming = try answerTiming(settings)
+        configuration.answerTiming = try settings.parsedAnswerTiming()
         let history = HuamiBandHistory(seed: settings.seed, timeZone: .current, now: session.now, days: settings.days, format: configuration.sampleFormat)
         let records = history.sleepItems
         if let groundTruth = settings.groundTruth { try session.writeJSON(records, to: groundTruth) }

@@ -36,10 +36,11 @@ extension SimulatedPeripheralFamily {
             ? HeartRateHistoryGenerator(seed: settings.seed).samples(start: end - Int64(settings.days) * 86_400, end: end, records: records) : []
         let simulator = SimulatedNpkWatch(configuration: configuration, records: records, heartRate: heartRate)
         await simulator.queueSleepFaults(try settings.faults.map { fault throws(SimulateSettingsError) in try NpkSleepFaults.parse(fault) })
-        let peripheral = NpkSimulatorPeripheral(bluez: session.bluez, simulator: simulator, adapter: session.adapter, profile: profile, chunking: chunking)
+        let peripheral = NpkSimulatorPeripheral(bluez: session.bluez, simulator: simulator, adapter: session.adapter, profile: profile, chunking: chunking,
+                                                answerTiming: try settings.parsedAnswerTiming())
         peripheral.report = session.say
         try await peripheral.start()
-        session.say("simulated watch advertising on \(session.adapter.name) (\(session.adapter.address)), service \(profile.service.lowercased()), dialect \(Dialect.npk), with \(records.count) sleep records; notifications of \(chunking.rawValue) bytes; Ctrl-C stops it, SIGUSR1 edits an alarm on the wrist, SIGUSR2 lowers the battery")
+        session.say("simulated watch advertising on \(session.adapter.name) (\(session.adapter.address)), service \(profile.service.lowercased()), dialect \(Dialect.npk), with \(records.count) sleep records; notifications of \(chunking.rawValue) bytes; answers \(peripheral.answers.timing); Ctrl-C stops it, SIGUSR1 edits an alarm on the wrist, SIGUSR2 lowers the battery")
         let edits = session.onSignal(SIGUSR1) {
             await simulator.nudgeFirstAlarmOnWrist()
             session.say("watch-side alarm edit sent")

@@ -39,11 +39,12 @@ extension SimulatedPeripheralFamily {
         let service = settings.advertiseService ?? WatchGATT.service
         let peripheral = SimulatorPeripheral(bluez: session.bluez, simulator: simulator, adapter: session.adapter,
                                              advertisedService: service, dropLinkAfterPages: settings.dropLinkAfterPages,
-                                             standard: standard, night: NightReplay(records: records))
+                                             standard: standard, night: NightReplay(records: records),
+                                             answerTiming: try settings.parsedAnswerTiming())
         peripheral.report = session.say
         try await peripheral.start()
         let served = standard == nil ? "protocol v1 only" : "protocol v1, Device Information, Battery, Heart Rate"
-        session.say("simulated watch advertising on \(session.adapter.name) (\(session.adapter.address)), service \(service), protocol \(spoken.rawValue), with \(records.count) sleep records; serves \(served); Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
+        session.say("simulated watch advertising on \(session.adapter.name) (\(session.adapter.address)), service \(service), protocol \(spoken.rawValue), answers \(peripheral.answers.timing), with \(records.count) sleep records; serves \(served); Ctrl-C stops it, SIGUSR1 edits an alarm on the watch, SIGUSR2 dismisses a ringing alarm")
         let edits = session.onSignal(SIGUSR1) {
             await simulator.nudgeFirstAlarmOnWatch()
             session.say("watch-side alarm edit sent")

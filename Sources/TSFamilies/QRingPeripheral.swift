@@ -32,11 +32,11 @@ extension SimulatedPeripheralFamily {
         if let stepsTruth = settings.stepsTruth { try session.writeJSON(StepsTruth(history.steps(day: history.today), of: history.today), to: stepsTruth) }
         let faults = try settings.faults.map { fault throws(SimulateSettingsError) in try RingFaults.parse(fault) }
         for fault in faults { await ring.inject(fault) }
-        let peripheral = QRingSimulatorPeripheral(bluez: session.bluez, ring: ring, adapter: session.adapter)
+        let peripheral = QRingSimulatorPeripheral(bluez: session.bluez, ring: ring, adapter: session.adapter, answerTiming: try settings.parsedAnswerTiming())
         peripheral.report = session.say
         try await peripheral.start()
         session.say("simulated ring \(ring.configuration.name) advertising on \(session.adapter.name) (\(session.adapter.address)), service \(QRingGATT.commandService), dialect \(Dialect.qring), "
-            + "with \(history.nights.count) nights (\(records.count) sleep records); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew")
+            + "with \(history.nights.count) nights (\(records.count) sleep records); answers \(peripheral.answers.timing); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew")
         // A central that starts scanning after the advertisement began may never get a report
         // (btvirt reports an advertisement once, as scanning starts): SIGUSR1 starts it anew.
         let readvertise = session.onSignal(SIGUSR1) {

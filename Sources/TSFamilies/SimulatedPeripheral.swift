@@ -1,12 +1,13 @@
 import Foundation
 import TSBlueZ
 import TSModels
+import TSTransport
 
 /// What `tsgateway simulate` asks of a family: its simulated device as a real BlueZ peripheral
 /// (GATT application and LE advertisement) until told to stop. The command reads this and
 /// branches on no dialect's name.
 public struct SimulatedPeripheralFamily: Sendable {
-    /// The options of `simulate` it takes beyond the ones every family takes (`SimulateOption.shared`).
+    /// The options of `simulate` it takes beyond the ones every family takes (`--days`, `--seed`, `--ground-truth`, `--answer-timing`).
     public var options: Set<SimulateOption>
     /// Its `--fault` kinds, for `--help` and errors; empty: it takes none.
     public var faultKinds: String
@@ -37,7 +38,6 @@ public enum SimulateOption: String, Sendable, CaseIterable, Comparable {
     case heartRateHistory = "--heart-rate-history"
     case heartRateTruth = "--heart-rate-truth"
     case stepsTruth = "--steps-truth"
-    case answerTiming = "--answer-timing"
 
     public static func < (lhs: SimulateOption, rhs: SimulateOption) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -59,10 +59,16 @@ public struct SimulateSettings: Sendable {
     public var heartRateHistory = false
     public var heartRateTruth: String?
     public var stepsTruth: String?
-    /// When the device's answer to a write goes out (Huami: `HuamiAnswerTiming`'s words).
+    /// When the device's answer to a write goes out (`AnswerTiming`'s words), every family.
     public var answerTiming: String?
 
     public init() {}
+
+    /// `--answer-timing`, immediate when not given.
+    public func parsedAnswerTiming() throws(SimulateSettingsError) -> AnswerTiming {
+        guard let answerTiming else { return .immediate }
+        do throws(AnswerTimingError) { return try AnswerTiming(text: answerTiming) } catch { throw SimulateSettingsError(error.description) }
+    }
 
     /// The family-specific options given, whether or not the family takes them.
     public var given: Set<SimulateOption> {
@@ -77,7 +83,6 @@ public struct SimulateSettings: Sendable {
         if heartRateHistory { given.insert(.heartRateHistory) }
         if heartRateTruth != nil { given.insert(.heartRateTruth) }
         if stepsTruth != nil { given.insert(.stepsTruth) }
-        if answerTiming != nil { given.insert(.answerTiming) }
         return given
     }
 }
@@ -141,7 +146,10 @@ extension WatchFamilies {
             let whom = takers.isEmpty ? "no dialect" : takers.joined(separator: " or ")
             return SimulateSettingsError("\(option.rawValue) is for \(whom), not --dialect \(family.name)")
         }
-        do { try peripheral.validate(settings) } catch { return error }
+        do throws(SimulateSettingsError) {
+            _ = try settings.parsedAnswerTiming()
+            try peripheral.validate(settings)
+        } catch { return error }
         return nil
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
 import TSBlueZ
 import TSGATT
+import TSModels
 import TSProtocol
 import TSSimulator
+import TSTransport
 
 /// The simulated watch as a real BlueZ peripheral: a GATT application with the wire protocol's
 /// service and, unless left out, the standard Device Information, Battery and Heart Rate services
@@ -29,6 +31,8 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     /// The night the heart rate follows (awake throughout without one).
     let night: NightReplay?
     let heartbeat: Duration
+    /// When its answers go out (`tsgateway simulate --answer-timing`).
+    public let answers: TimedNotifications
     private let lock = NSLock()
     private var standardTasks: [Task<Void, Never>] = []
     private var beating: Task<Void, Never>?
@@ -42,7 +46,8 @@ public final class SimulatorPeripheral: @unchecked Sendable {
 
     public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
                 advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil,
-                standard: SimulatedStandardServices? = nil, night: NightReplay? = nil, heartbeat: Duration = .seconds(1)) {
+                standard: SimulatedStandardServices? = nil, night: NightReplay? = nil, heartbeat: Duration = .seconds(1),
+                answerTiming: AnswerTiming = .immediate) {
         self.bluez = bluez
         self.simulator = simulator
         self.adapter = adapter
@@ -52,6 +57,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         self.standard = standard
         self.night = night
         self.heartbeat = heartbeat
+        answers = TimedNotifications(answerTiming)
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
@@ -61,12 +67,12 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         link.report(to: report)
         let attMTU = (try? ATTMTU(mtu)) ?? .default
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
-            try? self?.registered?.notify(chunk, characteristic: WatchGATT.notifyCharacteristic)
+            self?.answers.send { [weak self] in try? self?.registered?.notify(chunk, characteristic: WatchGATT.notifyCharacteristic) }
             await self?.sent(chunk)
         }
         // The watch's side of a link ends when BlueZ reports the central disconnected.
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
-        let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: ["write", "write-without-response"], write: { [weak self] bytes, options in
+        let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: answers.timing.answeringWriteFlags(centralWrites: GATTProfile.protocolV1.writeMode), write: { [weak self] bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
             if link.claimStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
@@ -107,6 +113,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             beating?.cancel()
             beating = nil
         }
+        answers.stop()
         await registered?.stop()
     }
 

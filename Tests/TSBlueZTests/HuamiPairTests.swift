@@ -1,4 +1,5 @@
 import Foundation
+import TSTransport
 import Testing
 import TSBlueZ
 import TSGATT
@@ -139,8 +140,8 @@ final class BridgedHuamiBand: @unchecked Sendable {
     static let address = "AA:BB:CC:DD:EE:47"
     static let key = "00112233445566778899aabbccddeeff"
 
-    @Test(arguments: [HuamiAnswerTiming.late(.milliseconds(2200)), .beforeResponse])
-    func pairInfoAndSleepSyncThroughABandAnsweringLateOrBeforeTheWriteResponse(_ timing: HuamiAnswerTiming) async throws {
+    @Test(arguments: [AnswerTiming.late(.milliseconds(2200)), .beforeResponse])
+    func pairInfoAndSleepSyncThroughABandAnsweringLateOrBeforeTheWriteResponse(_ timing: AnswerTiming) async throws {
         _ = try CLI.requireBinary()
         var configuration = SimulatedHuamiBand.Configuration()
         configuration.answerTiming = timing

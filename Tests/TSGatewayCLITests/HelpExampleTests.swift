@@ -195,7 +195,9 @@ struct ExampleArrangement {
         "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":
             .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect huami --answer-timing before-response":
-            .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey huami runs the band under QEMU with btvirt, E2E_HUAMI_ANSWER_TIMING)"),
+            .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey huami runs the band under QEMU with btvirt, E2E_ANSWER_TIMING)"),
+        "tsgateway simulate --adapter hci1 --dialect qring --answer-timing late:3000":
+            .init(needsBluetoothHardware: "advertises on a real adapter (every e2e journey's devices answer so with E2E_ANSWER_TIMING=late:3000)"),
         "tsgateway probe AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: probeRuns),
         "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
         "tsgateway pair AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: pairRuns),

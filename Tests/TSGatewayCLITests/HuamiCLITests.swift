@@ -1,5 +1,6 @@
 import Foundation
 import TSTestSupport
+import TSTransport
 import Testing
 
 /// The CLI with the simulated Huami band (`--simulate --dialect huami`), on a fresh data directory each.
@@ -122,14 +123,17 @@ import Testing
         }
     }
 
-    @Test func simulateTakesAnAnswerTimingForTheBandOnly() async throws {
+    @Test func simulateTakesAnAnswerTimingForEveryDialectAndRefusesOtherWords() async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
-        let unknown = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "huami", "--answer-timing", "slow"])
-        #expect(unknown.status == 64, "stdout \(unknown.stdout) stderr \(unknown.stderr)")
-        #expect(unknown.stderr.contains("immediate, before-response, late, late:MS"), "\(unknown.stderr)")
-        let ring = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "qring", "--answer-timing", "late"])
-        #expect(ring.status == 64, "stdout \(ring.stdout) stderr \(ring.stderr)")
-        #expect(ring.stderr.contains("--answer-timing is for --dialect huami, not --dialect qring"), "\(ring.stderr)")
+        for dialect in ["v1", "npk", "qring", "huami"] {
+            let unknown = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", dialect, "--answer-timing", "slow"])
+            #expect(unknown.status == 64, "\(dialect): stdout \(unknown.stdout) stderr \(unknown.stderr)")
+            #expect(unknown.stderr.contains("immediate, before-response, late, late:MS"), "\(dialect): \(unknown.stderr)")
+            #expect(!unknown.stderr.contains("is for --dialect"), "every dialect takes --answer-timing: \(unknown.stderr)")
+            let tooLate = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", dialect, "--answer-timing", "late:90000"])
+            #expect(tooLate.status == 64, "\(dialect): stdout \(tooLate.stdout) stderr \(tooLate.stderr)")
+            #expect(tooLate.stderr.contains("0 … 60000 milliseconds"), "\(dialect): \(tooLate.stderr)")
+        }
     }
 
     @Test func pairRefusesAMalformedOrMisplacedKeyBeforeTouchingBluetooth() async throws {

@@ -48,6 +48,10 @@ stop_bluetoothd() {
 
 bluetoothd_alive() { kill -0 "$(cat /run/bluetoothd.pid 2>/dev/null)" 2>/dev/null; }
 
+# E2E_ANSWER_TIMING=immediate|before-response|late|late:MS: every simulated peripheral a journey
+# starts answers so (`simulate --answer-timing`, issue 47); unset, each answers at once.
+answer_timing=(); [ -n "${E2E_ANSWER_TIMING:-}" ] && answer_timing=(--answer-timing "$E2E_ANSWER_TIMING")
+
 # The simulated peripheral on hci1, for every runner (suite, figures-suite) and what they source
 # (peer-figures, npk-peer-figures); each runner sets $sim_log and $sim_pid and defines fail. These
 # were the suite's own until figures-suite's peer-figures called them: "command not found" and

@@ -35,6 +35,9 @@ struct SimulateCommand: AsyncParsableCommand {
 
             A Huami band whose answers reach the central before its writes' responses:
               tsgateway simulate --adapter hci1 --dialect huami --answer-timing before-response
+
+            A ring whose every answer comes 3 s late (any dialect takes --answer-timing):
+              tsgateway simulate --adapter hci1 --dialect qring --answer-timing late:3000
             """)
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
@@ -69,7 +72,7 @@ struct SimulateCommand: AsyncParsableCommand {
     var heartRateTruth: String?
     @Option(help: ArgumentHelp("QRing: write the steps the ring holds for today (its clock: the day, then each quarter-hour's steps, calories and distance; what a steps request for today answers) as JSON to this file.", valueName: "path"))
     var stepsTruth: String?
-    @Option(help: ArgumentHelp("Huami: when the band's answer to a write goes out: immediate (from its write handler; bluetoothd acknowledges the write first), before-response (from its write handler, the write acknowledged after it), late (2.5 s after the write was acknowledged) or late:MS.", valueName: "timing"))
+    @Option(help: ArgumentHelp("Every dialect: when the device's answer to a write goes out: immediate (from its write handler; bluetoothd acknowledges the write first), before-response (from its write handler, the write acknowledged after it, for a central that writes requests), late (2.5 s after it was made, the write long acknowledged) or late:MS.", valueName: "timing"))
     var answerTiming: String?
 
     var settings: SimulateSettings {

@@ -17,7 +17,7 @@ import TSSimulatorPeripheral
 /// (`2A06`); Device Information (`180A`). The sources find each characteristic by its UUID
 /// (Gadgetbridge, miband2 through bleak), whatever service holds it; which service holds which
 /// is the project's layout. Every written characteristic takes write requests and commands
-/// (miband2's bleak writes without response), except, with `HuamiAnswerTiming.beforeResponse`,
+/// (miband2's bleak writes without response), except, with `AnswerTiming.beforeResponse`,
 /// the ones that answer (auth, configuration, fetch control): they take write requests only, so
 /// that bluetoothd acknowledges a write after the band's answer to it.
 public final class HuamiSimulatorPeripheral: @unchecked Sendable {

@@ -85,7 +85,7 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         /// How long a one-off heart-rate measurement takes before its reading goes out.
         public var measurementDelay: Duration = .milliseconds(300)
         /// When answers to a write go out, relative to the write's acknowledgement.
-        public var answerTiming: HuamiAnswerTiming = .immediate
+        public var answerTiming: AnswerTiming = .immediate
 
         public init(model: HuamiModel = .miBand5, firmware: String? = nil) {
             self.model = model

@@ -4,6 +4,7 @@ import TSGATT
 import TSModels
 import TSNpkSimulator
 import TSSimulatorPeripheral
+import TSTransport
 
 /// The simulated TopStep (NPK) watch as a real BlueZ peripheral: a GATT application with the
 /// dialect's service (frames written to its write characteristic, notified on its notify
@@ -19,6 +20,8 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     let profile: GATTProfile
     let name: String
     let chunking: NpkNotificationChunking
+    /// When its answers go out (`tsgateway simulate --answer-timing`).
+    public let answers: TimedNotifications
     private let lock = NSLock()
     private var peripheral: BlueZPeripheral?
     private let link = PeripheralLink()
@@ -28,13 +31,15 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     public var report: @Sendable (String) -> Void = { _ in }
 
     public init(bluez: BlueZ, simulator: SimulatedNpkWatch, adapter: AdapterInfo, profile: GATTProfile,
-                name: String = "TS-Sim NPK", chunking: NpkNotificationChunking = .multipleNotificationEntry) {
+                name: String = "TS-Sim NPK", chunking: NpkNotificationChunking = .multipleNotificationEntry,
+                answerTiming: AnswerTiming = .immediate) {
         self.bluez = bluez
         self.simulator = simulator
         self.adapter = adapter
         self.profile = profile
         self.name = name
         self.chunking = chunking
+        answers = TimedNotifications(answerTiming)
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
@@ -44,8 +49,10 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
         link.report(to: report)
         let notifyUUID = profile.notifyCharacteristic.lowercased()
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
-            try? self?.registered?.notify(chunk, characteristic: notifyUUID)
-            link.sent(chunk.count)
+            self?.answers.send { [weak self] in
+                try? self?.registered?.notify(chunk, characteristic: notifyUUID)
+                link.sent(chunk.count)
+            }
         }
         // A link lost by fault injection: the watch's side disconnects the central.
         await simulator.onLinkLoss { [weak self] in
@@ -55,7 +62,7 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
         }
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let startMTU = ATTMTU.default
-        let write = LocalGattCharacteristic(uuid: profile.writeCharacteristic.lowercased(), flags: ["write-without-response", "write"], write: { [weak self] bytes, options in
+        let write = LocalGattCharacteristic(uuid: profile.writeCharacteristic.lowercased(), flags: answers.timing.answeringWriteFlags(centralWrites: profile.writeMode), write: { [weak self] bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
             if link.claimStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
@@ -84,6 +91,7 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
     /// Withdraws the advertisement and the application.
     public func stop() async {
         disconnectWatcher?.cancel()
+        answers.stop()
         await registered?.stop()
     }
 

@@ -5,6 +5,7 @@ import TSModels
 import TSQRing
 import TSQRingSimulator
 import TSSimulatorPeripheral
+import TSTransport
 
 /// The simulated QRing ring as a real BlueZ peripheral: a GATT application with the ring's two
 /// pairs (16-byte packets on the command service, sleep frames on the big-data service) and
@@ -20,6 +21,8 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
 
     let bluez: BlueZ
     let ring: SimulatedRing
+    /// When its answers go out (`tsgateway simulate --answer-timing`).
+    public let answers: TimedNotifications
     public let adapter: AdapterInfo
     private let lock = NSLock()
     private var peripheral: BlueZPeripheral?
@@ -31,9 +34,10 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     /// before `start()`.
     public var report: @Sendable (String) -> Void = { _ in }
 
-    public init(bluez: BlueZ, ring: SimulatedRing, adapter: AdapterInfo) {
+    public init(bluez: BlueZ, ring: SimulatedRing, adapter: AdapterInfo, answerTiming: AnswerTiming = .immediate) {
         self.bluez = bluez
         self.ring = ring
+        answers = TimedNotifications(answerTiming)
         self.adapter = adapter
     }
 
@@ -43,12 +47,15 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
         let link = self.link
         link.report(to: report)
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] packet in
-            try? self?.registered?.notify(packet, characteristic: QRingGATT.commandNotify)
+            self?.answers.send { [weak self] in try? self?.registered?.notify(packet, characteristic: QRingGATT.commandNotify) }
         }
         let sendBigData: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
-            try? self?.registered?.notify(chunk, characteristic: QRingGATT.bigDataNotify)
-            link.sent(chunk.count, kind: "big-data notification")
+            self?.answers.send { [weak self] in
+                try? self?.registered?.notify(chunk, characteristic: QRingGATT.bigDataNotify)
+                link.sent(chunk.count, kind: "big-data notification")
+            }
         }
+        let writeFlags = answers.timing.answeringWriteFlags(centralWrites: GATTProfile.qring.writeMode)
         // The ring's side of a link starts at the central's first subscription or write on either
         // pair (a bonded central keeps its subscriptions across links and may only write).
         let linkStarts: @Sendable () async -> Void = { [weak self] in
@@ -65,7 +72,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
             link.noteWrite(mtu: mtu)
         }
         let commands = LocalGattService(uuid: QRingGATT.commandService, characteristics: [
-            LocalGattCharacteristic(uuid: QRingGATT.commandWrite, flags: ["write-without-response", "write"], write: { bytes, options in
+            LocalGattCharacteristic(uuid: QRingGATT.commandWrite, flags: writeFlags, write: { bytes, options in
                 await linkStarts()
                 await noteWrite(options)
                 await ring.centralWrote(bytes)
@@ -73,7 +80,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
             LocalGattCharacteristic(uuid: QRingGATT.commandNotify, flags: ["notify"], startNotify: { await linkStarts() }),
         ])
         let bigData = LocalGattService(uuid: QRingGATT.bigDataService, characteristics: [
-            LocalGattCharacteristic(uuid: QRingGATT.bigDataWrite, flags: ["write-without-response", "write"], write: { bytes, options in
+            LocalGattCharacteristic(uuid: QRingGATT.bigDataWrite, flags: writeFlags, write: { bytes, options in
                 await linkStarts()
                 await noteWrite(options)
                 await ring.centralWroteSecondChannel(bytes)
@@ -111,6 +118,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     /// Withdraws the advertisement and the application.
     public func stop() async {
         disconnectWatcher?.cancel()
+        answers.stop()
         await registered?.stop()
         if let alias = lock.withLock({ aliasToRestore }) { try? await bluez.setAlias(alias, adapter: adapter) }
     }

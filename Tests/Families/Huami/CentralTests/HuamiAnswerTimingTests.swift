@@ -11,7 +11,7 @@ import TSStore
 import TSTransport
 
 /// The Huami central against a simulated band whose answers come before their write's response,
-/// at once after it, or late (`HuamiAnswerTiming`), or twice: pair (the connect that takes the
+/// at once after it, or late (`AnswerTiming`), or twice: pair (the connect that takes the
 /// band's key), info and a sleep sync each go through, as over the loopback link of the family.
 ///
 /// Over BlueZ, bluetoothd acknowledges a write request to a characteristic that also takes write
@@ -20,7 +20,7 @@ import TSTransport
 /// an answer runs from before the band has read the request. It used to be one request timeout,
 /// and a Huami request is never sent again.
 @Suite("the Huami central takes the band's answers in any order and timing", .serialized, .timeLimit(.minutes(3)))
-struct HuamiAnswerTimingTests {
+struct AnswerTimingTests {
     static let key = "00112233445566778899aabbccddeeff"
     static let watchId = WatchID("AA:BB:CC:DD:EE:47")!
     /// Short, so that the late band can be late by several of them and the test stays quick.
@@ -42,7 +42,7 @@ struct HuamiAnswerTimingTests {
 
     /// A band answering with `timing` over the loopback link, each auth answer coming again during
     /// the next auth request when `authAnswersAgain`; the central pairs with the band's key.
-    static func rig(_ timing: HuamiAnswerTiming, days: Int = 2, authAnswersAgain: Bool = false,
+    static func rig(_ timing: AnswerTiming, days: Int = 2, authAnswersAgain: Bool = false,
                     configure: (inout WatchConfiguration) -> Void = { _ in }) throws -> Rig {
         var bandConfiguration = SimulatedHuamiBand.Configuration()
         bandConfiguration.answerTiming = timing
@@ -89,8 +89,8 @@ struct HuamiAnswerTimingTests {
     /// for silence ("the watch did not answer the auth challenge (1 attempts)", exit 75), though
     /// the band answered every step. Before the response and at once after it are the other orders.
     @Test("pair, info and sleep sync through a band that answers before the write's response, at once after it, or later than a request timeout after it",
-          arguments: [HuamiAnswerTiming.beforeResponse, .late(.zero), .late(requestTimeout * 2.5)])
-    func answersLaterThanARequestTimeoutAfterTheWriteResponse(_ timing: HuamiAnswerTiming) async throws {
+          arguments: [AnswerTiming.beforeResponse, .late(.zero), .late(requestTimeout * 2.5)])
+    func answersLaterThanARequestTimeoutAfterTheWriteResponse(_ timing: AnswerTiming) async throws {
         let rig = try Self.rig(timing)
         try await pairInfoAndSync(rig)
         // `-v`: what was written, what arrived and where it went.

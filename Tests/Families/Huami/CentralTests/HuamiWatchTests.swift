@@ -276,7 +276,7 @@ struct HuamiWatchTests {
         // Before, the end gave stragglers 500 ms, and 500 more once the CRC-32 did not match: this
         // failed with "the transfer stopped after 11504 of the 11520 data bytes the band announced".
         // Under EATT the e2e huami journey met "the transfer ended while packet 79 is missing (126
-        // came after it)" (E2E_HUAMI_ANSWER_TIMING=before-response).
+        // came after it)" (E2E_ANSWER_TIMING=before-response).
         let rig = try Self.rig(days: 2, endOvertakesLastPacket: true, lastPacketLate: .milliseconds(1500), pageIdleTimeout: .seconds(3))
         let (store, directory) = try Self.store()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,4 +1,5 @@
 import Foundation
+import TSTransport
 import Testing
 import TSHuami
 import TSHuamiSimulator
@@ -190,8 +191,8 @@ import TSModels
     }
 
     /// With `late` answers too: the link is lost after the packets before the cut have gone out.
-    @Test(arguments: [HuamiAnswerTiming.immediate, .late(.milliseconds(50))])
-    func aTransferCutMidWayLosesTheLinkAndKeepsTheData(_ timing: HuamiAnswerTiming) async throws {
+    @Test(arguments: [AnswerTiming.immediate, .late(.milliseconds(50))])
+    func aTransferCutMidWayLosesTheLinkAndKeepsTheData(_ timing: AnswerTiming) async throws {
         let band = Self.band(days: 1) { $0.maxMinutesPerFetch = 240; $0.answerTiming = timing }
         let central = await Central(band)
         let losses = LossCounter()
@@ -232,19 +233,6 @@ import TSModels
         let fetched = try await central.fetch(since: band.history.start, format: band.history.format)
         #expect(fetched.error == nil)
         #expect(fetched.activity?.samples == band.history.samples(from: band.history.start, count: 120), "every packet, in order, before the end")
-    }
-
-    @Test func answerTimingTakesItsWordsAndRefusesOthers() throws {
-        #expect(try HuamiAnswerTiming(text: "immediate") == .immediate)
-        #expect(try HuamiAnswerTiming(text: "before-response") == .beforeResponse)
-        #expect(try HuamiAnswerTiming(text: "late") == .late(HuamiAnswerTiming.defaultLateness))
-        #expect(try HuamiAnswerTiming(text: "late:2500") == .late(.milliseconds(2500)))
-        #expect(HuamiAnswerTiming.late(.milliseconds(2500)).description == "late:2500")
-        #expect(!HuamiAnswerTiming.beforeResponse.answeringCharacteristicsTakeCommands)
-        let unknown = try #require(throws: HuamiError.self) { try HuamiAnswerTiming(text: "slow") }
-        #expect(unknown.message.contains("immediate, before-response, late, late:MS"), "\(unknown)")
-        let negative = try #require(throws: HuamiError.self) { try HuamiAnswerTiming(text: "late:-5") }
-        #expect(negative.message.contains("0 … 60000 milliseconds"), "\(negative)")
     }
 
     @Test(arguments: [
