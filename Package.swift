@@ -256,6 +256,12 @@ let package = Package(
             dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"],
             path: "Tests/Families/Huami/CentralTests"
         ),
+        // What every registered family must do, one parameterised suite run for each (issue 43).
+        .testTarget(
+            name: "FamilyConformanceTests",
+            dependencies: ["TSModels", "TSTransport", "TSDevice", "TSStore", "TSFamilies"],
+            path: "Tests/Families/Conformance"
+        ),
         .testTarget(
             name: "TSHuamiSimulatorTests",
             dependencies: ["TSModels", "TSTransport", "TSHuami", "TSHuamiSimulator"],

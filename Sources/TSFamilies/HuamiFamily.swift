@@ -17,7 +17,7 @@ extension WatchFamily {
 /// The simulated band as a simulated device.
 public struct SimulatedHuamiDevice: SimulatedDevice {
     public let band: SimulatedHuamiBand
-    public var recordCount: Int { band.history.sleepItems.count }
+    public var sleepRecords: [SleepItem] { band.history.sleepItems }
 
     static func open(_ options: SimulatedWatchOptions) throws -> SimulatedLink {
         let configuration = SimulatedHuamiBand.Configuration()

@@ -16,7 +16,7 @@ extension WatchFamily {
 /// The simulated TopStep watch as a simulated device.
 public struct SimulatedNpkDevice: SimulatedDevice {
     public let watch: SimulatedNpkWatch
-    public let recordCount: Int
+    public let sleepRecords: [SleepItem]
 
     static func open(_ options: SimulatedWatchOptions) throws -> SimulatedLink {
         let records = options.sleepRecords
@@ -37,7 +37,7 @@ public struct SimulatedNpkDevice: SimulatedDevice {
         let watch = SimulatedNpkWatch(configuration: configuration, records: records, alarms: alarms, monitors: options.monitors,
                                       heartRate: heartRate)
         let transport = LoopbackTransport(peripheral: watch, mtu: try ATTMTU(247), faults: options.faults)
-        return SimulatedLink(transport: transport, device: SimulatedNpkDevice(watch: watch, recordCount: records.count))
+        return SimulatedLink(transport: transport, device: SimulatedNpkDevice(watch: watch, sleepRecords: records))
     }
 
     public func alarmTable() async -> [Alarm]? { await watch.alarms }

@@ -26,7 +26,7 @@ extension SimulatedWatchOptions {
 /// Protocol v1's simulated watch (`SimulatedWatch`), its standard services and its live night.
 public struct SimulatedProtocolV1Watch: SimulatedDevice {
     public let watch: SimulatedWatch
-    public let recordCount: Int
+    public let sleepRecords: [SleepItem]
     public let standardServices: SimulatedStandardServices?
     public let night: SimulatedNight?
 
@@ -39,7 +39,7 @@ public struct SimulatedProtocolV1Watch: SimulatedDevice {
                                           standard: standard, hasProtocolV1: speaksProtocolV1)
         let night = SimulatedNight(simulator: watch, interval: options.liveStageInterval, standard: standard,
                                    heartRateInterval: options.heartRateInterval)
-        let device = SimulatedProtocolV1Watch(watch: watch, recordCount: records.count, standardServices: standard, night: night)
+        let device = SimulatedProtocolV1Watch(watch: watch, sleepRecords: speaksProtocolV1 ? records : [], standardServices: standard, night: night)
         return SimulatedLink(transport: transport, device: device)
     }
 

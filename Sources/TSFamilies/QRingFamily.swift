@@ -14,14 +14,14 @@ extension WatchFamily {
 /// The simulated ring as a simulated device.
 public struct SimulatedQRingDevice: SimulatedDevice {
     public let ring: SimulatedRing
-    public let recordCount: Int
+    public let sleepRecords: [SleepItem]
 
     static func open(_ options: SimulatedWatchOptions) throws -> SimulatedLink {
         let history = RingHistory(seed: options.seed, timeZone: options.timeZone, now: options.now, days: options.historyDays)
         let ring = SimulatedRing(history: history, monitors: options.monitors)
         let transport = LoopbackTransport(peripheral: ring, mtu: try ATTMTU(247), faults: options.faults,
                                           standard: ring, name: ring.configuration.name, secondChannel: ring)
-        let device = SimulatedQRingDevice(ring: ring, recordCount: history.nights.reduce(0) { $0 + $1.items.count })
+        let device = SimulatedQRingDevice(ring: ring, sleepRecords: history.nights.flatMap(\.items))
         return SimulatedLink(transport: transport, device: device)
     }
 

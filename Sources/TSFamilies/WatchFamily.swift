@@ -50,8 +50,9 @@ public struct SimulatedLink: Sendable {
 
 /// What the front doors ask of any simulated device, whatever its dialect.
 public protocol SimulatedDevice: Sendable {
-    /// How many sleep records it holds.
-    var recordCount: Int { get }
+    /// The sleep records it holds, as a sync of all of them must store them (the ground truth
+    /// the conformance suite and `simulate --ground-truth` compare against); empty: it keeps none.
+    var sleepRecords: [SleepItem] { get }
     /// Its alarm table now: what the CLI's simulated watch remembers between runs; nil: it has none (a ring).
     func alarmTable() async -> [Alarm]?
     /// Its monitor settings now, when it keeps them in TSModels' terms; nil: not kept between runs.
@@ -69,6 +70,8 @@ public protocol SimulatedDevice: Sendable {
 }
 
 extension SimulatedDevice {
+    /// How many sleep records it holds.
+    public var recordCount: Int { sleepRecords.count }
     public func monitorTable() async -> [MonitorConfig]? { nil }
     public var standardServices: SimulatedStandardServices? { nil }
     public var night: SimulatedNight? { nil }

@@ -35,7 +35,7 @@ struct ToyFamilyTests {
     /// The toy's simulated band as the front doors see any simulated device.
     struct SimulatedToyBand: SimulatedDevice {
         let band: ToyBandPeripheral
-        var recordCount: Int { 0 }
+        var sleepRecords: [SleepItem] { [] }
         func alarmTable() async -> [Alarm]? { await band.alarms }
         func editFirstAlarmOnWrist() async {}
     }

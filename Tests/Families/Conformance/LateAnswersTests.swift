@@ -12,7 +12,7 @@ import Testing
 /// alarms, a sleep sync into a store) runs with the answers at once and late; what the central
 /// reports and stores must be the same, and the late run must not have needed a reconnect.
 @Suite("every family's central takes answers that come late after the write")
-struct LateAnswersEveryFamilyTests {
+struct LateAnswersTests {
     static let zone = TimeZone(identifier: "Europe/Berlin")!
     /// 2025-11-03 08:00 UTC, so both runs see the same history.
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
