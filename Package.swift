@@ -76,19 +76,21 @@ let package = Package(
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
         .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
-        .target(name: "TSSimulator", dependencies: ["TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
+        // The seeded histories every simulated device starts from (nights, heart rate, the clock a simulated watch reads), pure.
+        .target(name: "TSSimulatedHistory", dependencies: ["TSModels"]),
+        .target(name: "TSSimulator", dependencies: ["TSSimulatedHistory", "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
-        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulator",
+        .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulatedHistory",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")],
                 path: "Sources/Families/Npk/Simulator"),
         // A QRing ring, in-process over the loopback's two pairs: deterministic nights and heart-rate log, settings, faults.
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
-        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulator"], path: "Sources/Families/Huami/Simulator"),
+        .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulatedHistory"], path: "Sources/Families/Huami/Simulator"),
         // The simulated protocol v1 watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`,
         // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSBlueZ"]),
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSBlueZ"]),
         // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
         .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
                 path: "Sources/Families/Npk/Peripheral"),
@@ -122,11 +124,25 @@ let package = Package(
             "TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Every watch family's coordinator, one registration a family (WatchFamilies.builtIn): its dialect,
-        // its simulated device in-process and as a BlueZ peripheral. The front doors read it; the watch service below links no simulator.
-        .target(name: "TSFamilies", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSWatchService", "TSBlueZ", "TSQRing", "TSNpkWatch", "TSQRingWatch", "TSHuamiWatch",
-                                                   "TSSimulator", "TSNpkSimulator", "TSQRingSimulator", "TSHuami", "TSHuamiSimulator", "TSSimulatorPeripheral",
-                                                   "TSNpkPeripheral", "TSQRingPeripheral", "TSHuamiPeripheral"]),
+        // What a family's coordinator is made of (WatchFamily: its dialect, its simulated device in-process and
+        // as a BlueZ peripheral; the settings `simulate` hands it), for every family's own Family target.
+        .target(name: "TSFamilyKit", dependencies: ["TSModels", "TSTransport", "TSDevice", "TSBlueZ", "TSSimulator", "TSSimulatedHistory", "TSNpkSimulator"]),
+        // Each family's coordinator, in its own folder: its WatchFamily line's parts.
+        .target(name: "TSProtocolV1Family", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSBlueZ",
+                                                           "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral"],
+                path: "Sources/Families/V1/Family"),
+        .target(name: "TSNpkFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSNpkWatch",
+                                                    "TSNpkSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSNpkPeripheral"],
+                path: "Sources/Families/Npk/Family"),
+        .target(name: "TSQRingFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSQRing", "TSQRingWatch",
+                                                      "TSQRingSimulator", "TSSimulatorPeripheral", "TSQRingPeripheral"],
+                path: "Sources/Families/QRing/Family"),
+        .target(name: "TSHuamiFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSHuami", "TSHuamiWatch",
+                                                      "TSHuamiSimulator", "TSSimulatorPeripheral", "TSHuamiPeripheral"],
+                path: "Sources/Families/Huami/Family"),
+        // The registry: one line per family (WatchFamilies.builtIn). The front doors read it; the watch service below links no simulator.
+        .target(name: "TSFamilies", dependencies: ["TSFamilyKit", "TSModels", "TSDevice", "TSWatchService",
+                                                   "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),
@@ -138,7 +154,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc", "CCurl",
+                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc", "CCurl",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,8 +163,8 @@ let package = Package(
         .executableTarget(
             name: "tsgateway",
             dependencies: [
-                "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
+                "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore",
+                "TSWatchService", "TSFamilies", "TSFamilyKit", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -158,8 +174,8 @@ let package = Package(
         // the sync one drives the Huami central against the simulated band on the family's loopback endpoint (TSFamilies' HuamiBandLink).
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
-                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies", "TSFamilyKit", "TSHuamiFamily"]
         ),
         .testTarget(
             name: "TSModelsTests",
@@ -178,11 +194,11 @@ let package = Package(
             name: "TSGatewayCLITests",
             // TSStore: databases seeded with heart-rate samples, as `tsgateway serve` stores them;
             // TSSimulator: the simulated watch's nights and heart rate, the ground truth of a sync.
-            dependencies: ["TSTestSupport", "TSModels", "TSStore", "TSSimulator"]
+            dependencies: ["TSTestSupport", "TSModels", "TSStore", "TSSimulator", "TSSimulatedHistory"]
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore"]
         ),
         .testTarget(
             name: "TSTransportTests",
@@ -190,7 +206,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSimulatorTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSimulator"]
+            dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSSimulatedHistory"]
         ),
         // TSMQTT against a Mosquitto broker of the test's own (TSTestSupport's Broker).
         .testTarget(
@@ -210,7 +226,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSWatchServiceTests",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSWatchService", "TSFamilies",
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily",
                            "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator"]
         ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
@@ -224,12 +240,12 @@ let package = Package(
         // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
         .testTarget(
             name: "TSBlueZTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatorPeripheral", "TSDevice",
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSDevice",
                            "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift"),
                            // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).
@@ -237,7 +253,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSnoopTests",
-            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSDevice", "TSStore", "TSFamilies", "TSWatchService",
+            dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSWatchService",
                            "TSNpkWatch", "TSQRingWatch"]
         ),
         .testTarget(
@@ -253,13 +269,13 @@ let package = Package(
         // The Huami central against the simulated band over the loopback, as its family opens it.
         .testTarget(
             name: "TSHuamiWatchTests",
-            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSDevice", "TSStore", "TSTransport"],
+            dependencies: ["TSModels", "TSGATT", "TSHuami", "TSHuamiWatch", "TSHuamiSimulator", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSDevice", "TSStore", "TSTransport"],
             path: "Tests/Families/Huami/CentralTests"
         ),
         // What every registered family must do, one parameterised suite run for each (issue 43).
         .testTarget(
             name: "FamilyConformanceTests",
-            dependencies: ["TSModels", "TSTransport", "TSDevice", "TSStore", "TSFamilies"],
+            dependencies: ["TSModels", "TSTransport", "TSDevice", "TSStore", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily"],
             path: "Tests/Families/Conformance"
         ),
         .testTarget(

@@ -1,6 +1,11 @@
 import Synchronization
 import TSDevice
+import TSFamilyKit
+import TSHuamiFamily
+import TSNpkFamily
+import TSProtocolV1Family
 import TSModels
+import TSQRingFamily
 import TSWatchService
 
 /// The families this build knows.
@@ -55,5 +60,26 @@ public enum WatchFamilies {
         if configuration.pairingSecret == nil { configuration.pairingSecret = link.pairingSecret }
         let opened = WatchOpener.open(.transport(link.transport), dialect: family.dialect, configuration: configuration)
         return OpenedSimulatedWatch(central: opened.central, device: link.device)
+    }
+}
+
+extension WatchFamilies {
+    /// Why `settings` cannot go to `family`'s simulated peripheral: an option it does not take
+    /// (and which families take it), or what its own check found; nil when it can.
+    public static func problem(with settings: SimulateSettings, for family: WatchFamily) -> SimulateSettingsError? {
+        guard let peripheral = family.peripheral else {
+            let names = all.filter { $0.peripheral != nil }.map(\.name.rawValue).joined(separator: ", ")
+            return SimulateSettingsError("--dialect \(family.name) has no simulated peripheral; `simulate` runs \(names)")
+        }
+        for option in settings.given.subtracting(peripheral.options).sorted() {
+            let takers = all.filter { $0.peripheral?.options.contains(option) == true }.map { "--dialect \($0.name)" }
+            let whom = takers.isEmpty ? "no dialect" : takers.joined(separator: " or ")
+            return SimulateSettingsError("\(option.rawValue) is for \(whom), not --dialect \(family.name)")
+        }
+        do throws(SimulateSettingsError) {
+            _ = try settings.parsedAnswerTiming()
+            try peripheral.validate(settings)
+        } catch { return error }
+        return nil
     }
 }

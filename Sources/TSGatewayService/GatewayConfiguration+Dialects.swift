@@ -1,5 +1,6 @@
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 
 /// The configuration as `tsgateway serve` reads it: a `dialect:` names one this build registers

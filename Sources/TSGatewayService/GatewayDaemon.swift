@@ -8,6 +8,7 @@ import TSDBus
 import TSGatewayAPI
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSSimulator
 import TSStore

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGatewayAPI
 import TSModels
 import TSSimulator

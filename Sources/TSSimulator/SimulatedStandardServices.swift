@@ -2,6 +2,7 @@ import Foundation
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSTransport
 
 /// The simulated watch's standard services beside protocol v1: Device Information, Battery

@@ -1,6 +1,7 @@
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 
 extension SimulatedWatch {
     /// A running windowed transfer of sleep pages (wire-protocol.md §4.4).
@@ -132,5 +133,12 @@ extension SimulatedWatch {
         link?.pendingEvent?.attempts += 1
         await transmit(bytes)
         return true
+    }
+}
+
+extension SimulatedWatch {
+    /// Calls `observer` with every SLEEP_COMMIT the watch accepts, before it answers it.
+    public func onSleepCommit(_ observer: @escaping @Sendable (AcceptedSleepCommit) -> Void) {
+        commitObservers.append(observer)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSTransport
 
 /// The watch side of protocol v1 and v1.1, faithful enough to stand in for firmware: HELLO

@@ -3,6 +3,7 @@ import TSBlueZ
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSTransport
 

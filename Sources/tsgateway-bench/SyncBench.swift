@@ -1,8 +1,10 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGATT
 import TSHuami
+import TSHuamiFamily
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels
@@ -10,6 +12,7 @@ import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSStore
 import TSTransport

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TSFamilies
+import TSFamilyKit
 import TSModels
 
 @main

@@ -1,3 +1,4 @@
+import TSSimulatedHistory
 import TSTestSupport
 import Foundation
 import Testing

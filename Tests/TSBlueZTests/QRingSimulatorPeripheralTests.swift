@@ -29,9 +29,9 @@ import TSSimulatorPeripheral
         let objects = try #require(fake.application?.objects)
         let found = SimulatorPeripheralTests.characteristics(in: objects)
         let expected: [String: ([String], String)] = [
-            QRingGATT.commandWrite: (["write-without-response", "write"], QRingGATT.commandService),
+            QRingGATT.commandWrite: (["write", "write-without-response"], QRingGATT.commandService),
             QRingGATT.commandNotify: (["notify"], QRingGATT.commandService),
-            QRingGATT.bigDataWrite: (["write-without-response", "write"], QRingGATT.bigDataService),
+            QRingGATT.bigDataWrite: (["write", "write-without-response"], QRingGATT.bigDataService),
             QRingGATT.bigDataNotify: (["notify"], QRingGATT.bigDataService),
             bluetoothBaseUUID(0x2A27): (["read"], bluetoothBaseUUID(0x180A)),
             bluetoothBaseUUID(0x2A26): (["read"], bluetoothBaseUUID(0x180A)),

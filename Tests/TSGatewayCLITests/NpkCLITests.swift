@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSSimulatedHistory
 import TSSimulator
 import TSStore
 import TSTestSupport

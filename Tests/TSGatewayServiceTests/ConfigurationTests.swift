@@ -1,5 +1,6 @@
 import Foundation
 import TSFamilies
+import TSFamilyKit
 @testable import TSGatewayAPI
 import TSGatewayService
 import TSModels

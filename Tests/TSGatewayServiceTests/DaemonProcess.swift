@@ -3,6 +3,7 @@ import TSDBus
 @testable import TSGatewayAPI
 import TSGatewayService
 import TSModels
+import TSSimulatedHistory
 import TSSimulator
 import TSStore
 import TSTestSupport

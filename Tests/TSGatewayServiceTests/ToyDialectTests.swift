@@ -5,6 +5,7 @@ import Testing
 import TSDBus
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGatewayAPI
 import TSGatewayService
 import TSGATT

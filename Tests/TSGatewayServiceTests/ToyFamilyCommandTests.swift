@@ -7,6 +7,7 @@ import TSBlueZ
 @testable import TSDBus
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGatewayAPI
 import TSModels
 import TSProtocol

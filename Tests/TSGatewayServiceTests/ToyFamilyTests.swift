@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 @testable import TSGatewayService
 import TSGATT
 import TSModels

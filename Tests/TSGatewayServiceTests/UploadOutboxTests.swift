@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TSGATT
+import TSSimulatedHistory
 import Testing
 @testable import TSGatewayAPI
 @testable import TSGatewayService

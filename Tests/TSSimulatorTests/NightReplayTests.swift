@@ -1,3 +1,4 @@
+import TSSimulatedHistory
 import Testing
 import TSModels
 import TSSimulator

@@ -1,4 +1,5 @@
 import Foundation
+import TSSimulatedHistory
 import Testing
 import TSDevice
 import TSGATT

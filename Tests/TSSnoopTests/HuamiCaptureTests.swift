@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSSnoop
 import TSTestSupport

@@ -4,6 +4,7 @@ import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSTransport
 

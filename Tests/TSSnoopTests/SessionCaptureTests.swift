@@ -5,6 +5,7 @@ import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSSnoop
 import TSStore

@@ -2,6 +2,7 @@ import TSNpkWatch
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSNpk
 

@@ -2,12 +2,15 @@ import Foundation
 import Synchronization
 import TSDevice
 import TSFamilies
+import TSFamilyKit
+import TSNpkFamily
 import TSGATT
 import TSModels
 import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSStore
 import TSTransport

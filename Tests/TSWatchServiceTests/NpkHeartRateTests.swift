@@ -4,6 +4,7 @@ import TSModels
 import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
+import TSSimulatedHistory
 import TSSimulator
 import TSSleep
 import TSStore

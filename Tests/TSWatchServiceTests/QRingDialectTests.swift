@@ -1,6 +1,8 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSFamilyKit
+import TSQRingFamily
 import TSGATT
 import TSModels
 import TSNpk

@@ -5,6 +5,7 @@ import TSModels
 import TSNpk
 import TSNpkSimulator
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import Testing
 

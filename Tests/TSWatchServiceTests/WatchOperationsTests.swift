@@ -3,6 +3,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSSleep
 import TSStore

@@ -4,6 +4,10 @@ import TSQRingWatch
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
+import TSNpkFamily
+import TSProtocolV1Family
+import TSQRingFamily
 import TSModels
 import TSNpkSimulator
 import TSProtocol

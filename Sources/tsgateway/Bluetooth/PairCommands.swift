@@ -4,6 +4,7 @@ import Logging
 import TSBlueZ
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGatewayService
 import TSModels
 import TSStore

@@ -3,6 +3,7 @@ import Foundation
 import TSBlueZ
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 
 struct ScanCommand: AsyncParsableCommand {

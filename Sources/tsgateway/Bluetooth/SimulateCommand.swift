@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSBlueZ
 import TSFamilies
+import TSFamilyKit
 import TSDevice
 import TSFiles
 import TSModels

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSStore
 

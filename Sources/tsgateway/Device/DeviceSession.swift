@@ -3,10 +3,12 @@ import Logging
 import TSBlueZ
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSFiles
 import TSGatewayService
 import TSModels
 import TSNpkSimulator
+import TSSimulatedHistory
 import TSSimulator
 import TSStore
 import TSWatchService

@@ -1,5 +1,6 @@
 import Foundation
 import TSModels
+import TSSimulatedHistory
 import TSSimulator
 
 /// TSGATEWAY_SIMULATOR_COMMIT_LOG=PATH: the simulated watch writes every sleep commit it accepts

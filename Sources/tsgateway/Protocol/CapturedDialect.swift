@@ -1,5 +1,6 @@
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSSnoop
 import TSTransport

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSFiles
 import TSGATT
 import TSModels

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSStore
 import TSTransport

@@ -1,6 +1,7 @@
 import Foundation
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSModels
 import TSStore
 import TSTransport

@@ -1,7 +1,7 @@
 import Foundation
 import TSHuami
 import TSModels
-import TSSimulator
+import TSSimulatedHistory
 
 /// What a simulated Huami band recorded, one sample a minute: the nights of the project's
 /// deterministic generator (`SleepDataGenerator`, the same nights as the other simulated watches

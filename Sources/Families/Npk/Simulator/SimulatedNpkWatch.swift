@@ -3,7 +3,7 @@ import SwiftProtobuf
 import TSGATT
 import TSModels
 import TSNpk
-import TSSimulator
+import TSSimulatedHistory
 import TSTransport
 
 /// A deterministic TopStep watch speaking NPK, in-process: the watch side of a `LoopbackTransport`.

@@ -2,8 +2,10 @@ import Foundation
 import Testing
 import TSDevice
 import TSFamilies
+import TSFamilyKit
 import TSGATT
 import TSHuami
+import TSHuamiFamily
 import TSHuamiSimulator
 import TSHuamiWatch
 import TSModels

@@ -1,4 +1,5 @@
 import TSDevice
+import TSFamilyKit
 import TSGATT
 import TSModels
 import TSQRingSimulator

@@ -1,5 +1,6 @@
 import Foundation
 import TSBlueZ
+import TSFamilyKit
 import TSHuami
 import TSHuamiPeripheral
 import TSHuamiSimulator
@@ -10,7 +11,7 @@ extension SimulatedPeripheralFamily {
     /// The simulated Huami band (a Mi Band 5 unless told otherwise: 8-byte samples; the nights of
     /// the project's generator for the seed, days and clock) behind BlueZ, with the band's GATT
     /// profile and its auth key `HuamiAuthKey.simulatorDefault`.
-    static let huami = SimulatedPeripheralFamily(
+    public static let huami = SimulatedPeripheralFamily(
         options: [.fault, .heartRateTruth],
         faultKinds: HuamiBandFaults.kinds,
         validate: { settings throws(SimulateSettingsError) in

@@ -1,9 +1,10 @@
 import TSDevice
+import TSFamilyKit
 import TSGATT
 import TSModels
 import TSNpkSimulator
 import TSNpkWatch
-import TSSimulator
+import TSSimulatedHistory
 import TSTransport
 
 extension WatchFamily {

@@ -17,10 +17,3 @@ public struct AcceptedSleepCommit: Sendable, Hashable, Codable {
         self.records = records
     }
 }
-
-extension SimulatedWatch {
-    /// Calls `observer` with every SLEEP_COMMIT the watch accepts, before it answers it.
-    public func onSleepCommit(_ observer: @escaping @Sendable (AcceptedSleepCommit) -> Void) {
-        commitObservers.append(observer)
-    }
-}

@@ -1,7 +1,9 @@
 import TSDevice
+import TSFamilyKit
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSTransport
 

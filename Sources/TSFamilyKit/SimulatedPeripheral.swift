@@ -132,24 +132,3 @@ public struct PeripheralSession: Sendable {
         try writePrivate(try JSONCoding.recordEncoder().encode(value), path)
     }
 }
-
-extension WatchFamilies {
-    /// Why `settings` cannot go to `family`'s simulated peripheral: an option it does not take
-    /// (and which families take it), or what its own check found; nil when it can.
-    public static func problem(with settings: SimulateSettings, for family: WatchFamily) -> SimulateSettingsError? {
-        guard let peripheral = family.peripheral else {
-            let names = all.filter { $0.peripheral != nil }.map(\.name.rawValue).joined(separator: ", ")
-            return SimulateSettingsError("--dialect \(family.name) has no simulated peripheral; `simulate` runs \(names)")
-        }
-        for option in settings.given.subtracting(peripheral.options).sorted() {
-            let takers = all.filter { $0.peripheral?.options.contains(option) == true }.map { "--dialect \($0.name)" }
-            let whom = takers.isEmpty ? "no dialect" : takers.joined(separator: " or ")
-            return SimulateSettingsError("\(option.rawValue) is for \(whom), not --dialect \(family.name)")
-        }
-        do throws(SimulateSettingsError) {
-            _ = try settings.parsedAnswerTiming()
-            try peripheral.validate(settings)
-        } catch { return error }
-        return nil
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import TSDevice
 import TSModels
 import TSNpkSimulator
+import TSSimulatedHistory
 import TSSimulator
 import TSTransport
 
@@ -83,6 +84,11 @@ extension SimulatedDevice {
 public struct OpenedSimulatedWatch: Sendable {
     public var central: any WatchCentral
     public var device: any SimulatedDevice
+
+    public init(central: any WatchCentral, device: any SimulatedDevice) {
+        self.central = central
+        self.device = device
+    }
 }
 
 /// The simulated watch: its history, its memory and the link's faults. The CLI's `--simulate`
@@ -115,10 +121,10 @@ public struct SimulatedWatchOptions: Sendable {
     public init() {}
 
     /// The link's faults.
-    var faults: FaultInjection { FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery, answerLateness: answerLateness) }
+    public var faults: FaultInjection { FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery, answerLateness: answerLateness) }
 
     /// The sleep history every family's simulated device starts from (a ring stages its own).
-    var sleepRecords: [SleepItem] {
+    public var sleepRecords: [SleepItem] {
         SleepDataGenerator(seed: seed, timeZone: timeZone).records(days: historyDays, lastMorning: now, notAfter: now)
     }
 }

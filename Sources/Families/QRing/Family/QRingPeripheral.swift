@@ -1,5 +1,6 @@
 import Foundation
 import TSBlueZ
+import TSFamilyKit
 import TSModels
 import TSQRing
 import TSQRingPeripheral
@@ -9,7 +10,7 @@ import TSSimulatorPeripheral
 extension SimulatedPeripheralFamily {
     /// The simulated ring (the same nights and heart-rate log for the same seed, days and clock as
     /// `--simulate --dialect qring`) behind BlueZ, with both of the ring's pairs and Device Information.
-    static let qring = SimulatedPeripheralFamily(
+    public static let qring = SimulatedPeripheralFamily(
         options: [.fault, .heartRateTruth, .stepsTruth],
         faultKinds: RingFaults.kinds,
         validate: { settings throws(SimulateSettingsError) in

@@ -1,8 +1,10 @@
 import Foundation
 import TSBlueZ
+import TSFamilyKit
 import TSGATT
 import TSModels
 import TSProtocol
+import TSSimulatedHistory
 import TSSimulator
 import TSSimulatorPeripheral
 
@@ -10,7 +12,7 @@ extension SimulatedPeripheralFamily {
     /// Protocol v1's simulated watch behind BlueZ, with the standard Device Information, Battery
     /// and Heart Rate services beside it; its heart rate follows its last night, and a live night
     /// plays with `--live-stage-interval`.
-    static let protocolV1 = SimulatedPeripheralFamily(
+    public static let protocolV1 = SimulatedPeripheralFamily(
         options: [.dropLinkAfterPages, .protocolVersion, .noStandardServices, .liveStageInterval, .advertiseService],
         validate: { settings throws(SimulateSettingsError) in
             if let pages = settings.dropLinkAfterPages, pages < 1 { throw SimulateSettingsError("--drop-link-after-pages must be 1 or more") }

@@ -1,4 +1,5 @@
 import Foundation
+import TSFamilyKit
 import TSGATT
 import TSHuami
 import TSHuamiSimulator

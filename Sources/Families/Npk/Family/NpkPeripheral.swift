@@ -1,17 +1,18 @@
 import Foundation
 import TSBlueZ
+import TSFamilyKit
 import TSDevice
 import TSModels
 import TSNpkPeripheral
 import TSNpkSimulator
 import TSNpkWatch
-import TSSimulator
+import TSSimulatedHistory
 import TSSimulatorPeripheral
 
 extension SimulatedPeripheralFamily {
     /// The simulated TopStep watch (the same nights for the same seed as `--simulate --dialect
     /// npk`) behind BlueZ, on the NPK dialect's GATT profile.
-    static let npk = SimulatedPeripheralFamily(
+    public static let npk = SimulatedPeripheralFamily(
         options: [.fault, .notificationSize, .heartRateHistory],
         faultKinds: NpkSleepFaults.kinds,
         validate: { settings throws(SimulateSettingsError) in

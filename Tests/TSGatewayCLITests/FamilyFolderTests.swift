@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// A family is a folder (issue 43): every module under `Sources/Families/<Name>/` is that family's,
+/// and none of them imports another family's module or protocol v1's (`TSProtocol`, its simulator
+/// `TSSimulator`); the shared parts are the modules outside `Sources/Families`.
+@Suite struct FamilyFolderTests {
+    static let root = ArchitectureMapTests.root
+    /// Protocol v1's modules outside its folder (its codec and simulated watch, not yet moved).
+    static let protocolV1Modules: Set<String> = ["TSProtocol", "TSSimulator"]
+
+    /// Each target whose `path:` is under `Sources/Families/<Name>/`, by its family folder.
+    static func familyModules(_ manifest: String) -> [String: Set<String>] {
+        var families: [String: Set<String>] = [:]
+        let declarations = manifest.components(separatedBy: ".target(").dropFirst()
+        for declaration in declarations {
+            let own = declaration.components(separatedBy: ".testTarget(")[0]
+            guard let name = own.firstMatch(of: /name: "([A-Za-z0-9_-]+)"/)?.output.1,
+                  let folder = own.firstMatch(of: /path: "Sources\/Families\/([A-Za-z0-9]+)\//)?.output.1 else { continue }
+            families[String(folder), default: []].insert(String(name))
+        }
+        return families
+    }
+
+    @Test("the manifest reader gives each family folder its modules, whatever their dependencies hold")
+    func theReaderFindsEachFamilysModules() {
+        let manifest = """
+            .target(name: "TSA", dependencies: [.product(name: "P", package: "p")], path: "Sources/Families/A/Codec"),
+            .target(name: "TSShared", dependencies: ["TSA"]),
+            .target(name: "TSAWatch",
+                    dependencies: ["TSA"],
+                    path: "Sources/Families/A/Central"),
+            .target(name: "TSB", path: "Sources/Families/B/Codec"),
+            .testTarget(name: "TSBTests", dependencies: ["TSB"], path: "Tests/Families/B/CodecTests"),
+            """
+        #expect(Self.familyModules(manifest) == ["A": ["TSA", "TSAWatch"], "B": ["TSB"]])
+    }
+
+    @Test("no module of one family imports another family's module or protocol v1's")
+    func noFamilyImportsAnothers() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let families = Self.familyModules(manifest)
+        #expect(Set(families.keys).isSuperset(of: ["Npk", "QRing", "Huami", "V1"]), "\(families.keys.sorted())")
+        let folders = Self.root.appendingPathComponent("Sources/Families")
+        for (family, own) in families.sorted(by: { $0.key < $1.key }) {
+            var forbidden = families.filter { $0.key != family }.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+            if family != "V1" { forbidden.formUnion(Self.protocolV1Modules) }
+            forbidden.subtract(own)
+            let folder = folders.appendingPathComponent(family)
+            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            #expect(!files.isEmpty, "\(family) has no Swift files under \(folder.path)")
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
+                    let module = String(line.split(separator: " ").last ?? "")
+                    if forbidden.contains(module) {
+                        Issue.record("\(file.path.replacingOccurrences(of: Self.root.path + "/", with: "")) (family \(family)) imports \(module)")
+                    }
+                }
+            }
+        }
+    }
+}
