@@ -29,7 +29,7 @@ let package = Package(
         // codecs and the codec error they throw. No I/O.
         .target(name: "TSGATT", dependencies: ["TSModels"]),
         // Wire protocol v1: frames, CRC, fragmentation, reassembly, payload codecs. No I/O.
-        .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"]),
+        .target(name: "TSProtocol", dependencies: ["TSModels", "TSGATT"], path: "Sources/Families/V1/Codec"),
         // The QRing ring dialect's codecs (Colmi, Yawell): 16-byte packets, big-data frames, sleep days, heart-rate log. No I/O.
         .target(name: "TSQRing", dependencies: ["TSModels"], path: "Sources/Families/QRing/Codec"),
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
@@ -78,7 +78,8 @@ let package = Package(
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
         // The seeded histories every simulated device starts from (nights, heart rate, the clock a simulated watch reads), pure.
         .target(name: "TSSimulatedHistory", dependencies: ["TSModels"]),
-        .target(name: "TSSimulator", dependencies: ["TSSimulatedHistory", "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"]),
+        .target(name: "TSSimulator", dependencies: ["TSSimulatedHistory", "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSTransport"],
+                path: "Sources/Families/V1/Simulator"),
         // The watch side of TopStep's NPK dialect, in-process, deterministic, with faults.
         .target(name: "TSNpkSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSNpk", "TSSimulatedHistory",
                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")],
@@ -88,9 +89,13 @@ let package = Package(
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
         .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulatedHistory"], path: "Sources/Families/Huami/Simulator"),
-        // The simulated protocol v1 watch as a BlueZ peripheral (GATT application + LE advertisement) for `tsgateway simulate`,
-        // and what every family's peripheral shares (PeripheralLink: the link as the peripheral sees it, bluetoothd's restarts).
-        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSBlueZ"]),
+        // What every family's simulated BlueZ peripheral shares: PeripheralLink (the link as the peripheral sees it,
+        // bluetoothd's restarts) and TimedNotifications (`simulate --answer-timing`).
+        .target(name: "TSSimulatorPeripheral", dependencies: ["TSModels", "TSTransport", "TSBlueZ"]),
+        // Protocol v1's simulated watch as a BlueZ peripheral, with Device Information, Battery and Heart Rate beside it.
+        .target(name: "TSProtocolV1Peripheral", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory",
+                                                               "TSBlueZ", "TSSimulatorPeripheral"],
+                path: "Sources/Families/V1/Peripheral"),
         // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
         .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
                 path: "Sources/Families/Npk/Peripheral"),
@@ -129,7 +134,7 @@ let package = Package(
         .target(name: "TSFamilyKit", dependencies: ["TSModels", "TSTransport", "TSDevice", "TSBlueZ", "TSSimulator", "TSSimulatedHistory", "TSNpkSimulator"]),
         // Each family's coordinator, in its own folder: its WatchFamily line's parts.
         .target(name: "TSProtocolV1Family", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSBlueZ",
-                                                           "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral"],
+                                                           "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSProtocolV1Peripheral"],
                 path: "Sources/Families/V1/Family"),
         .target(name: "TSNpkFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSNpkWatch",
                                                     "TSNpkSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSNpkPeripheral"],
@@ -183,7 +188,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSProtocolTests",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol"],
+            path: "Tests/Families/V1/CodecTests"
         ),
         .testTarget(
             name: "TSNpkTests",
@@ -206,7 +212,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TSSimulatorTests",
-            dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSSimulatedHistory"]
+            dependencies: ["TSModels", "TSProtocol", "TSSimulator", "TSSimulatedHistory"],
+            path: "Tests/Families/V1/SimulatorTests"
         ),
         // TSMQTT against a Mosquitto broker of the test's own (TSTestSupport's Broker).
         .testTarget(
@@ -240,7 +247,7 @@ let package = Package(
         // against python-dbusmock's bluez5 template and fakes of bluetoothd on a private bus.
         .testTarget(
             name: "TSBlueZTests",
-            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSDevice",
+            dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSProtocolV1Peripheral", "TSDevice",
                            "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
         ),
         .testTarget(

@@ -7,6 +7,7 @@ import TSGATT
 import TSModels
 import TSProtocol
 import TSSimulator
+import TSProtocolV1Peripheral
 import TSSimulatorPeripheral
 @testable import TSDBus
 

@@ -6,6 +6,7 @@ import TSModels
 import TSProtocol
 import TSSimulatedHistory
 import TSSimulator
+import TSProtocolV1Peripheral
 import TSSimulatorPeripheral
 
 extension SimulatedPeripheralFamily {

@@ -7,7 +7,9 @@ import TSModels
 /// The vectors in protocol-spec/vectors/, produced by an independent implementation of the
 /// specification (scripts/gen-vectors.py).
 enum Vectors {
+    // Tests/Families/V1/CodecTests/VectorTests.swift → the repository.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
     static let directory = root.appendingPathComponent("protocol-spec/vectors")
 
     struct Valid: Decodable, CustomTestStringConvertible {

@@ -5,6 +5,7 @@ import TSModels
 import TSProtocol
 import TSSimulatedHistory
 import TSSimulator
+import TSSimulatorPeripheral
 import TSTransport
 
 /// The simulated watch as a real BlueZ peripheral: a GATT application with the wire protocol's
