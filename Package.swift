@@ -252,7 +252,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
-            dependencies: ["TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSTransport",
+            dependencies: ["TSSleep", "TSTestSupport", "CDynamicLibrary", "TSGatewayAPI", "TSGatewayService", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSFiles", "TSDBus", "TSMQTT", "TSModels", "TSGATT", "TSProtocol", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSTransport",
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift"),
                            // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).

@@ -121,6 +121,8 @@ public final class GatewayBusService: Sendable {
 
     func watchInterface(_ supervisor: WatchSupervisor) -> DBusInterface {
         let connection = self.connection
+        // The operations go through the front doors' protocol, as the CLI's in-process door does.
+        let door: any WatchAccess = supervisor
         let path = GatewayBusAPI.path(forWatch: supervisor.id)
         func call(_ body: @escaping @Sendable ([DBusValue]) async throws -> [DBusValue]) -> @Sendable ([DBusValue], DBusCallInfo) async throws -> [DBusValue] {
             { arguments, _ in
@@ -135,14 +137,14 @@ public final class GatewayBusService: Sendable {
             GatewayBusAPI.watchInterface,
             methods: [
                 DBusMethod(WatchMethod.getInfo.rawValue, out: "a{sv}", results: ["status"], call { _ in
-                    _ = try await supervisor.battery()
+                    _ = try await door.battery()
                     return [.properties(GatewayBusAPI.dictionary(supervisor.status))]
                 }),
                 DBusMethod(WatchMethod.getAlarms.rawValue, out: "s", results: ["alarms_json"], call { _ in
-                    [.string(try GatewayBusAPI.json(try await supervisor.alarms()))]
+                    [.string(try GatewayBusAPI.json(try await door.alarms()))]
                 }),
                 DBusMethod(WatchMethod.setAlarms.rawValue, in: "s", names: ["alarms_json"], call { arguments in
-                    try await supervisor.setAlarms(try AlarmJSON.table(from: (arguments[0].stringValue ?? "").utf8))
+                    try await door.setAlarms(try AlarmJSON.table(from: (arguments[0].stringValue ?? "").utf8))
                     return []
                 }),
                 DBusMethod(WatchMethod.getMonitor.rawValue, in: "s", out: "s", names: ["type"], results: ["config_json"], call { arguments in
@@ -150,22 +152,22 @@ public final class GatewayBusService: Sendable {
                     guard let type = MonitorType(name: name) else {
                         throw GatewayBusAPI.invalid("unknown monitor type \"\(name)\"; one of \(MonitorType.allCases.map(\.name).joined(separator: ", "))")
                     }
-                    return [.string(try GatewayBusAPI.json(try await supervisor.monitorConfig(type)))]
+                    return [.string(try GatewayBusAPI.json(try await door.monitorConfig(type)))]
                 }),
                 DBusMethod(WatchMethod.setMonitor.rawValue, in: "s", names: ["config_json"], call { arguments in
-                    try await supervisor.setMonitorConfig(try GatewayBusAPI.decode(MonitorConfig.self, json: arguments[0].stringValue ?? ""))
+                    try await door.setMonitorConfig(try GatewayBusAPI.decode(MonitorConfig.self, json: arguments[0].stringValue ?? ""))
                     return []
                 }),
                 DBusMethod(WatchMethod.syncSleep.rawValue, in: "a{sv}", out: "a{sv}", names: ["options"], results: ["result"], call { arguments in
                     let request = try GatewayBusAPI.syncRequest(arguments[0].propertiesValue ?? [:])
-                    let report = try await supervisor.syncSleep(request) { progress in
+                    let report = try await door.syncSleep(request) { progress in
                         try? connection.emitSignal(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.syncProgress.rawValue,
                                                    [.uint32(UInt32(clamping: progress.received)), .uint32(UInt32(clamping: progress.total))])
                     }
                     return [.properties(GatewayBusAPI.dictionary(report))]
                 }),
                 DBusMethod(WatchMethod.syncTime.rawValue, call { _ in
-                    try await supervisor.syncTime()
+                    try await door.syncTime()
                     return []
                 }),
                 DBusMethod(WatchMethod.dailySleep.rawValue, in: "ssa{sv}", out: "s", names: ["first_date", "last_date", "options"], results: ["report_json"], call { arguments in
@@ -174,7 +176,7 @@ public final class GatewayBusService: Sendable {
                         throw GatewayBusAPI.invalid("DailySleep needs two dates YYYY-MM-DD, the first not after the second; got \"\(firstText)\", \"\(lastText)\"")
                     }
                     let (zone, rule) = try GatewayBusAPI.dailySleepOptions(arguments[2].propertiesValue ?? [:])
-                    return [.string(try GatewayBusAPI.json(try await supervisor.dailySleep(first: first, last: last, timeZone: zone, rule: rule)))]
+                    return [.string(try GatewayBusAPI.json(try await door.dailySleep(first: first, last: last, timeZone: zone, rule: rule)))]
                 }),
                 DBusMethod(WatchMethod.setSmartWake.rawValue, in: "yq", names: ["slot", "minutes"], call { arguments in
                     let slot = Int(arguments[0].byteValue ?? 0), minutes = Int(arguments[1].uint16Value ?? 0)

@@ -349,15 +349,16 @@ public actor MQTTBridge {
         guard let supervisor = supervisors.first(where: { Self.key($0.id) == key }) else {
             return await reply("no watch \(key) on this gateway; watches: \(supervisors.map { Self.key($0.id) }.joined(separator: ", "))")
         }
+        let door: any WatchAccess = supervisor
         do {
             switch name {
             case "alarms/set":
                 let alarms = try AlarmJSON.table(from: message.payload)
-                try await supervisor.setAlarms(alarms)
+                try await door.setAlarms(alarms)
                 logger.info("MQTT: \(supervisor.id): alarms set from a command (\(alarms.count) alarm\(alarms.count == 1 ? "" : "s"))")
                 await reply(nil)
             case "sleep/sync":
-                _ = try await supervisor.syncSleep(SyncRequest())
+                _ = try await door.syncSleep(SyncRequest(), progress: nil)
                 await reply(nil)
             default:
                 await reply("unknown command \"\(name)\"; known: alarms/set, sleep/sync")

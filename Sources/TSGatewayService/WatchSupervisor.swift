@@ -66,6 +66,10 @@ public actor WatchSupervisor {
     let dutiesPause = WakeableSleep()
     /// A wrist edit the disk refused, stored once it takes writes again.
     var unsavedAlarmChange: AlarmTableChange?
+    /// The front doors' `heartRateSamples()` and `watchSideAlarmChanges()` streams, open until
+    /// their reader stops (`WatchSupervisor+WatchAccess.swift`).
+    var heartRateReaders: [UUID: AsyncThrowingStream<HeartRateSample, any Error>.Continuation] = [:]
+    var alarmChangeReaders: [UUID: AsyncThrowingStream<AlarmTableChange, any Error>.Continuation] = [:]
 
     /// How the daemon's centrals behave: the configured zone; the clock is set by `duties`.
     public static func watchConfiguration(_ settings: GatewayConfiguration) -> WatchConfiguration {
@@ -279,6 +283,7 @@ public actor WatchSupervisor {
             unsavedAlarmChange = nil
         }
         publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: change.origin), watch: id))
+        for reader in alarmChangeReaders.values { reader.yield(change) }
     }
 
     private func linkEnded(reason: String) async {
@@ -314,6 +319,7 @@ public actor WatchSupervisor {
         await save("live session") { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
         await watch.disconnect()
         updateStatus { $0.connected = false; $0.heartRate = nil }
+        endReaders()
     }
 
     public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
