@@ -54,11 +54,18 @@ public final class NpkSimulatorPeripheral: @unchecked Sendable {
                 link.sent(chunk.count)
             }
         }
-        // A link lost by fault injection: the watch's side disconnects the central.
+        // A link lost by fault injection: the watch's side disconnects the central, after the
+        // answers it made before (with late answers, they are still on their way).
         await simulator.onLinkLoss { [weak self] in
-            guard let self, let device = link.central else { return }
-            self.report("losing the link mid-sync after \(await simulator.statistics.sleepDaysSent) sleep days (fault injection)")
-            try? await self.bluez.disconnect(device)
+            guard let self else { return }
+            let days = await simulator.statistics.sleepDaysSent
+            self.answers.send { [weak self] in
+                Task { [weak self] in
+                    guard let self, let device = link.central else { return }
+                    self.report("losing the link mid-sync after \(days) sleep days (fault injection)")
+                    try? await self.bluez.disconnect(device)
+                }
+            }
         }
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let startMTU = ATTMTU.default
