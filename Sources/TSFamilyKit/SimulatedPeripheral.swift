@@ -127,6 +127,21 @@ public struct PeripheralSession: Sendable {
         self.waitForStop = waitForStop
     }
 
+    /// SIGUSR1 starts the advertisement anew until the task is cancelled: a central that starts
+    /// scanning after it began may never get a report (btvirt reports an advertisement once, as
+    /// scanning starts).
+    public func advertiseAnewOnSIGUSR1(_ advertiseAgain: @escaping @Sendable () async throws -> Void) -> Task<Void, Never> {
+        let say = self.say
+        return onSignal(SIGUSR1) {
+            do {
+                try await advertiseAgain()
+                say("advertising anew")
+            } catch {
+                say("advertising anew failed: \(error)")
+            }
+        }
+    }
+
     /// `value` as sorted-key JSON, written readable by its owner only.
     public func writeJSON<Value: Encodable>(_ value: Value, to path: String) throws {
         try writePrivate(try JSONCoding.recordEncoder().encode(value), path)

@@ -42,16 +42,7 @@ extension SimulatedPeripheralFamily {
         session.say("simulated band \(configuration.name) advertising on \(session.adapter.name) (\(session.adapter.address)), service \(HuamiGATT.service), dialect huami, "
             + "firmware \(configuration.firmware), battery \(level) %, \(configuration.sampleFormat.size)-byte samples of \(history.minutes) minutes "
             + "(\(records.count) sleep records); answers \(configuration.answerTiming); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew, SIGUSR2 lowers the battery")
-        // A central that starts scanning after the advertisement began may never get a report
-        // (btvirt reports an advertisement once, as scanning starts): SIGUSR1 starts it anew.
-        let readvertise = session.onSignal(SIGUSR1) {
-            do {
-                try await peripheral.advertiseAgain()
-                session.say("advertising anew")
-            } catch {
-                session.say("advertising anew failed: \(error)")
-            }
-        }
+        let readvertise = session.advertiseAnewOnSIGUSR1 { try await peripheral.advertiseAgain() }
         let drains = session.onSignal(SIGUSR2) {
             let level = await max(0, Int(band.battery.level) - 5)
             await band.setBattery(HuamiBattery(level: UInt8(level), state: 0))

@@ -38,16 +38,7 @@ extension SimulatedPeripheralFamily {
         try await peripheral.start()
         session.say("simulated ring \(ring.configuration.name) advertising on \(session.adapter.name) (\(session.adapter.address)), service \(QRingGATT.commandService), dialect \(Dialect.qring), "
             + "with \(history.nights.count) nights (\(records.count) sleep records); answers \(peripheral.answers.timing); \(faults.count) faults queued; Ctrl-C stops it, SIGUSR1 advertises anew")
-        // A central that starts scanning after the advertisement began may never get a report
-        // (btvirt reports an advertisement once, as scanning starts): SIGUSR1 starts it anew.
-        let readvertise = session.onSignal(SIGUSR1) {
-            do {
-                try await peripheral.advertiseAgain()
-                session.say("advertising anew")
-            } catch {
-                session.say("advertising anew failed: \(error)")
-            }
-        }
+        let readvertise = session.advertiseAnewOnSIGUSR1 { try await peripheral.advertiseAgain() }
         await session.waitForStop()
         readvertise.cancel()
         await peripheral.stop()
