@@ -166,12 +166,9 @@ scan_once_more=1
 # --- the simulated protocol v1 watch on hci1
 service_uuid=54530001-6777-4e3b-9c2a-7473676174e5   # protocol-spec/wire-protocol.md
 start_simulator() {
-  local extra=() before; before=$(grep -c "advertising on" "$sim_log" 2>/dev/null)
+  local extra=()
   [ "${E2E_BREAK:-}" = service-uuid ] && extra+=(--advertise-service 0000180d-0000-1000-8000-00805f9b34fb)
-  TSGATEWAY_SIMULATOR_NOW=$sim_now "$T" simulate --adapter hci1 --days 90 --ground-truth "$truth_json" "${extra[@]}" "${answer_timing[@]}" "$@" >> "$sim_log" 2>&1 &
-  sim_pid=$!
-  for _ in $(seq 1 200); do [ "$(grep -c "advertising on" "$sim_log" 2>/dev/null)" -gt "${before:-0}" ] && return 0; kill -0 $sim_pid 2>/dev/null || break; sleep 0.1; done
-  fail "the simulator did not start advertising"
+  start_device "the simulated v1 watch" "$sim_now" --days 90 --ground-truth "$truth_json" "${extra[@]}" "$@"
 }
 # v1_watch [SIMULATOR-ARGS]: the simulated watch advertising on hci1, found by the scan (by its
 # service UUID) and paired with the project's agent: the setup of every v1 journey.

@@ -57,6 +57,21 @@ answer_timing=(); [ -n "${E2E_ANSWER_TIMING:-}" ] && answer_timing=(--answer-tim
 # were the suite's own until figures-suite's peer-figures called them: "command not found" and
 # "peer_recovery: unbound variable" in both VMs (scripts/e2e/selftest checks every call).
 stop_simulator() { kill "$sim_pid" 2>/dev/null; wait "$sim_pid" 2>/dev/null; }
+# start_device WHAT NOW [SIMULATE-ARGS...]: `tsgateway simulate --adapter hci1 SIMULATE-ARGS` with
+# the journeys' --answer-timing and its clock at NOW, in the background ($sim_pid), its output
+# appended to $sim_log; returns once it says it advertises anew (30 s at most), else fails saying
+# WHAT did not and what it printed last. Every journey's simulated device starts so.
+start_device() {
+  local what=$1 now=$2 before; shift 2
+  before=$(grep -c "advertising on" "$sim_log" 2>/dev/null)
+  TSGATEWAY_SIMULATOR_NOW=$now "$T" simulate --adapter hci1 "${answer_timing[@]}" "$@" >> "$sim_log" 2>&1 &
+  sim_pid=$!
+  for _ in $(seq 1 300); do
+    [ "$(grep -c "advertising on" "$sim_log" 2>/dev/null)" -gt "${before:-0}" ] && return 0
+    kill -0 $sim_pid 2>/dev/null || break; sleep 0.1
+  done
+  fail "$what did not start advertising: $(tail -n 3 "$sim_log")"
+}
 # Waits until the simulator has registered with a restarted bluetoothd $1 times in all.
 wait_simulator_registered() {
   for _ in $(seq 1 300); do

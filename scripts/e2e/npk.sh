@@ -10,12 +10,8 @@ npk_service=000001ff-3c17-d293-8e48-14fe2e4da212   # protocol-spec/topstep-npk.m
 rm -f "$npk_db"*
 
 start_npk_simulator() {
-  local before; before=$(grep -c "advertising on" "$sim_log" 2>/dev/null)
-  TSGATEWAY_SIMULATOR_NOW=$sim_now "$T" simulate --dialect npk --adapter hci1 --days 90 --seed $npk_seed \
-    --ground-truth "$truth_json" ${E2E_NPK_NOTIFICATIONS:+--notification-size $E2E_NPK_NOTIFICATIONS} "${answer_timing[@]}" "$@" >> "$sim_log" 2>&1 &
-  sim_pid=$!
-  for _ in $(seq 1 200); do [ "$(grep -c "advertising on" "$sim_log" 2>/dev/null)" -gt "${before:-0}" ] && return 0; kill -0 $sim_pid 2>/dev/null || break; sleep 0.1; done
-  fail "the simulated NPK watch did not start advertising"
+  start_device "the simulated NPK watch" "$sim_now" --dialect npk --days 90 --seed $npk_seed \
+    --ground-truth "$truth_json" ${E2E_NPK_NOTIFICATIONS:+--notification-size $E2E_NPK_NOTIFICATIONS} "$@"
 }
 # The CLI's own link to the NPK watch: its database, its dialect.
 npk() { "$T" "$@" --dialect npk --db "$npk_db"; }
