@@ -169,7 +169,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSFamilyKit", "TSBlueZ", "TSDBus", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
+                "TSWatchService", "TSFamilies", "TSFamilyKit", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

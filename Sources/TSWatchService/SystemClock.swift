@@ -44,6 +44,14 @@ public struct SystemClockEvidence: ClockEvidenceSource {
         self.now = now
     }
 
+    /// What a command of this process asks before it sets a watch's clock: timedated where BlueZ
+    /// is (the system bus, or `TSGATEWAY_DBUS_ADDRESS`: tests, development) unless
+    /// `asksTimedated` is false (a simulated watch: the host's system bus is not a test's or a demo's).
+    public init(store: GatewayStore?, asksTimedated: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let bus: BusConnection.Bus? = asksTimedated ? (environment["TSGATEWAY_DBUS_ADDRESS"].flatMap { $0.isEmpty ? nil : .address($0) } ?? .system) : nil
+        self.init(store: store, timedatedBus: bus, environment: environment)
+    }
+
     public func evidence() async throws -> ClockEvidence {
         let asserted = try Self.assertion(environment)
         // Said by the person running the gateway: nothing else is asked (no kernel, no bus).

@@ -23,6 +23,31 @@ import Testing
         }
     }
 
+    /// The CLI's dependencies in Package.swift are what its files import, and D-Bus is not among
+    /// them: it reaches a running daemon through TSGatewayAPI's client and the clock's evidence
+    /// through TSWatchService (issue 43: `ClockCheck` had built a bus connection itself).
+    @Test("every module Package.swift gives the CLI is imported by one of its files, and TSDBus is none of them")
+    func theCLIsDependenciesAreItsImports() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let declaration = try #require(manifest.components(separatedBy: ".executableTarget(").dropFirst().first { $0.contains("name: \"tsgateway\",") })
+        let list = try #require(declaration.components(separatedBy: "dependencies: [").dropFirst().first?.components(separatedBy: ".product(").first)
+        let dependencies = Set(list.matches(of: /"([A-Za-z0-9_]+)"/).map { String($0.output.1) })
+        #expect(dependencies.count > 10, "\(dependencies.sorted())")
+        #expect(!dependencies.contains("TSDBus"))
+        let folder = Self.root.appendingPathComponent("Sources/tsgateway")
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        var imported: Set<String> = []
+        for file in files {
+            for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") where line.hasPrefix("import ") {
+                imported.insert(String(line.dropFirst("import ".count)))
+            }
+        }
+        #expect(!imported.contains("TSDBus"), "a file of the CLI imports TSDBus")
+        for unused in dependencies.subtracting(imported).sorted() {
+            Issue.record("Package.swift gives the tsgateway target \(unused), which none of its files imports")
+        }
+    }
+
     @Test("the manifest reader finds every kind of target, in any layout, and passes over comments and test targets")
     func theManifestReaderFindsTargets() {
         let manifest = """

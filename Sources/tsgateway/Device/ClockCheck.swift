@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import TSModels
-import TSDBus
 import TSStore
 import TSWatchService
 
@@ -15,9 +14,8 @@ enum ClockCheck {
     static func trust(databasePath: String?, simulate: Bool) async throws -> ClockTrust {
         let store = databasePath.flatMap { try? GatewayStore(path: $0) }
         let environment = ProcessInfo.processInfo.environment
-        let bus: BusConnection.Bus? = simulate ? nil : environment["TSGATEWAY_DBUS_ADDRESS"].flatMap { $0.isEmpty ? nil : .address($0) } ?? .system
         do {
-            return try await SystemClockEvidence(store: store, timedatedBus: bus, environment: environment).trust()
+            return try await SystemClockEvidence(store: store, asksTimedated: !simulate, environment: environment).trust()
         } catch {
             throw CLIFailure("\(error)", status: .usage)
         }
