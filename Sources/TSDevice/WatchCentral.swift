@@ -121,7 +121,7 @@ extension WatchCentral {
     /// The reason each time an open link ends.
     public func linkLosses() -> AsyncStream<String> { events().keeping { if case let .linkLost(reason) = $0 { reason } else { nil } } }
     /// Alarm tables changed on the watch's side.
-    public func alarmTableChanges() -> AsyncStream<AlarmTableChange> { events().keeping { if case let .alarmsChanged(change) = $0 { change } else { nil } } }
+    public func watchSideAlarmChanges() -> AsyncStream<AlarmTableChange> { events().keeping { if case let .alarmsChanged(change) = $0 { change } else { nil } } }
     /// Live sleep stages.
     public func liveSleepStages() -> AsyncStream<LiveStage> { events().keeping { if case let .liveStage(stage) = $0 { stage } else { nil } } }
     /// Alarms ringing and ending.

@@ -206,7 +206,7 @@ public struct RemoteWatch: Sendable {
 
     /// Heart-rate samples as the daemon receives them from the watch (HeartRate signals), until
     /// the daemon leaves the bus.
-    public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+    func heartRateSignals() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
         try await client.signals(SignalMatch(path: path, interface: GatewayBusAPI.watchInterface, member: WatchSignal.heartRate.rawValue)) { signal in
             signal.arguments.first?.propertiesValue.flatMap(GatewayBusAPI.heartRateSample)
         }

@@ -37,7 +37,7 @@ extension RemoteWatch: WatchAccess {
             let offered = services.isEmpty ? "no service tsgateway knows" : services.sorted.map(\.title).joined(separator: ", ")
             throw CategorizedFailure(.notSupported, "\(id) cannot give heart rate (no Heart Rate service; it offers \(offered))")
         }
-        return try await heartRate()
+        return try await heartRateSignals()
     }
 
     /// The daemon also announces its own writes (origin `gateway`); these are the watch's.

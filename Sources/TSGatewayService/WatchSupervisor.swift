@@ -197,10 +197,10 @@ public actor WatchSupervisor {
 
     /// While connected: the watch's events and the periodic duties, until the link ends.
     private func serveConnection(losses: AsyncStream<String>) async -> String {
-        let alarmChanges = watch.alarmTableChanges()
+        let alarmChanges = watch.watchSideAlarmChanges()
         let liveStages = watch.liveSleepStages()
         let capabilities = await watch.capabilities
-        let heartRates = capabilities.heartRate ? await subscribe("heart rate") { try await operations.heartRate() } : nil
+        let heartRates = capabilities.heartRate ? await subscribe("heart rate") { try await operations.heartRateSamples() } : nil
         let batteryLevels = capabilities.batteryNotifications ? await subscribe("battery level") { try await watch.batteryLevelChanges() } : nil
         return await withTaskGroup(of: String?.self) { group in
             group.addTask {

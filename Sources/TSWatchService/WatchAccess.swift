@@ -48,27 +48,10 @@ extension WatchOperations: WatchAccess {
 
     public func capabilities() async throws -> WatchCapabilities? { await watch.capabilities }
 
-    public func heartRateSamples() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
-        let samples = try await heartRate()
-        guard let simulatedActivity else { return samples }
-        let beating = simulatedActivity.heartbeats()
-        return AsyncThrowingStream { continuation in
-            let forward = Task {
-                do {
-                    for try await sample in samples { continuation.yield(sample) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in forward.cancel(); beating.cancel() }
-        }
-    }
-
     /// Each change is kept in the alarm history before it is passed on; a lost link ends the
     /// stream with its reason instead of waiting forever.
     public func watchSideAlarmChanges() async throws -> AsyncThrowingStream<AlarmTableChange, any Error> {
-        let changes = watch.alarmTableChanges()
+        let changes = watch.watchSideAlarmChanges()
         let losses = watch.linkLosses()
         let editor = simulatedActivity?.wristEdits()
         return AsyncThrowingStream { continuation in

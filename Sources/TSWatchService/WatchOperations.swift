@@ -118,11 +118,12 @@ public struct WatchOperations: Sendable {
     public func syncTime() async throws { try await watch.syncTime() }
 
     /// Heart Rate Measurements as samples stamped with the gateway's clock, until the link
-    /// ends (then the stream finishes with the link's reason). A watch without the Heart Rate
-    /// service fails at once with `.notSupported`; malformed values are counted by the watch
-    /// and left out.
-    public func heartRate() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+    /// ends (then the stream finishes with the link's reason), while a simulated watch's wearer's
+    /// heart beats (`simulatedActivity`). A watch without the Heart Rate service fails at once
+    /// with `.notSupported`; malformed values are counted by the watch and left out.
+    public func heartRateSamples() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
         let measurements = try await watch.heartRateMeasurements(malformed: nil)
+        let beating = simulatedActivity?.heartbeats()
         let losses = watch.linkLosses()
         return AsyncThrowingStream { continuation in
             let forward = Task {
@@ -132,7 +133,7 @@ public struct WatchOperations: Sendable {
             let ending = Task {
                 for await reason in losses { continuation.finish(throwing: WatchError.disconnected(reason)); return }
             }
-            continuation.onTermination = { _ in forward.cancel(); ending.cancel() }
+            continuation.onTermination = { _ in forward.cancel(); ending.cancel(); beating?.cancel() }
         }
     }
 

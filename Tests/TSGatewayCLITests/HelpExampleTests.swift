@@ -191,9 +191,9 @@ struct ExampleArrangement {
         "tsgateway scan --adapter hci0": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway scan --count 1 --timeout 30 --json": .init(needsBluetoothHardware: "scans on a real adapter (the end-to-end journeys scan so, under QEMU with btvirt; ScanCountTests against a mock bluetoothd)"),
         "tsgateway simulate --adapter hci1 --dialect npk --sleep-fault corrupt-day:3":
-            .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/npk-steps runs the NPK watch under QEMU with btvirt)"),
+            .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey npk runs the NPK watch under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect qring --ring-fault wrong-crc":
-            .init(needsBluetoothHardware: "advertises on a real adapter (scripts/e2e/qring-steps runs the ring under QEMU with btvirt)"),
+            .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey qring runs the ring under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --dialect huami --answer-timing before-response":
             .init(needsBluetoothHardware: "advertises on a real adapter (the e2e journey huami runs the band under QEMU with btvirt, E2E_ANSWER_TIMING)"),
         "tsgateway simulate --adapter hci1 --dialect qring --answer-timing late:3000":

@@ -343,7 +343,7 @@ struct DaemonTests {
         let client = GatewayClient(connection: try BusConnection(.address(daemon.bus.address)))
         defer { client.close() }
         let watchId = WatchID("00:00:5E:00:54:01")!
-        let signals = try await client.watch(watchId).heartRate()
+        let signals = try await client.watch(watchId).heartRateSamples()
         var received: [HeartRateSample] = []
         for try await sample in signals {
             received.append(sample)

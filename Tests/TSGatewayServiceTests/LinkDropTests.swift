@@ -133,7 +133,7 @@ struct LinkDropTests {
         try #require(ready, "the supervisor did not connect and sync in 120 s")
 
         // What the gateway receives, seen beside the supervisor.
-        let alarmChanges = supervisor.watch.alarmTableChanges()
+        let alarmChanges = supervisor.watch.watchSideAlarmChanges()
         let liveStages = supervisor.watch.liveSleepStages()
         let lock = try WriteLockHolder(path: path)
         await simulator.editAlarmsOnWatch { $0.append(Alarm(slot: 1, label: "Edited on the wrist", hour: 6, minute: 30)) }

@@ -124,7 +124,7 @@ struct NpkRig {
     @Test func alarmsAreReadSetAndAnEditOnTheWristIsAnnounced() async throws {
         let rig = try NpkRig()
         defer { Task { await rig.cleanUp() } }
-        let changes = rig.watch.alarmTableChanges()
+        let changes = rig.watch.watchSideAlarmChanges()
         try await rig.watch.connect()
         #expect(try await rig.watch.alarms() == [.npkSimulatorDefault])
 
