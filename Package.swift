@@ -236,6 +236,25 @@ let package = Package(
             dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily",
                            "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator"]
         ),
+        // The NPK central against its simulated watch over the loopback (dialect, pairing, heart-rate history).
+        .testTarget(
+            name: "TSNpkWatchTests",
+            dependencies: ["TSModels", "TSGATT", "TSSleep", "TSTransport", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService",
+                           "TSFamilies", "TSFamilyKit", "TSNpkFamily", "TSNpk", "TSNpkWatch", "TSNpkSimulator"],
+            path: "Tests/Families/Npk/CentralTests"
+        ),
+        .testTarget(
+            name: "TSNpkSimulatorTests",
+            dependencies: ["TSModels", "TSGATT", "TSTransport", "TSSimulatedHistory", "TSNpk", "TSNpkSimulator"],
+            path: "Tests/Families/Npk/SimulatorTests"
+        ),
+        // The QRing central against its simulated ring over the loopback's two pairs.
+        .testTarget(
+            name: "TSQRingWatchTests",
+            dependencies: ["TSModels", "TSGATT", "TSTransport", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService",
+                           "TSFamilies", "TSFamilyKit", "TSQRingFamily", "TSQRing", "TSQRingWatch", "TSQRingSimulator"],
+            path: "Tests/Families/QRing/CentralTests"
+        ),
         // Test helpers shared by the test targets: a private dbus-daemon, a child process runner, and `CLI`,
         // the one runner of the built `tsgateway` binary.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport"),

@@ -35,7 +35,7 @@ import Testing
         #expect(Self.familyModules(manifest) == ["A": ["TSA", "TSAWatch"], "B": ["TSB"]])
     }
 
-    @Test("no module of one family imports another family's module or protocol v1's")
+    @Test("no module of one family, and none of its tests, imports another family's module or protocol v1's")
     func noFamilyImportsAnothers() throws {
         let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let families = Self.familyModules(manifest)
@@ -45,7 +45,11 @@ import Testing
         for (family, own) in families.sorted(by: { $0.key < $1.key }) {
             let forbidden = families.filter { $0.key != family }.values.reduce(into: Set<String>()) { $0.formUnion($1) }.subtracting(own)
             let folder = folders.appendingPathComponent(family)
-            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            // Its tests too: Tests/Families/<Name> holds its codec's, central's and simulator's.
+            let testFolder = Self.root.appendingPathComponent("Tests/Families").appendingPathComponent(family)
+            let files = [folder, testFolder].flatMap { folder in
+                FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            }
             #expect(!files.isEmpty, "\(family) has no Swift files under \(folder.path)")
             for file in files {
                 let text = try String(contentsOf: file, encoding: .utf8)

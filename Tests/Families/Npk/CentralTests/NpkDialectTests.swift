@@ -9,9 +9,7 @@ import TSModels
 import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
-import TSProtocol
 import TSSimulatedHistory
-import TSSimulator
 import TSStore
 import TSTransport
 import TSWatchService

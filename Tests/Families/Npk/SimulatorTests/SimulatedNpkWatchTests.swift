@@ -4,9 +4,7 @@ import TSGATT
 import TSModels
 import TSNpk
 import TSNpkSimulator
-import TSProtocol
 import TSSimulatedHistory
-import TSSimulator
 import Testing
 
 /// The simulated NPK watch on its own, as `tsgateway simulate --dialect npk` drives it behind

@@ -5,7 +5,6 @@ import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
 import TSSimulatedHistory
-import TSSimulator
 import TSSleep
 import TSStore
 import TSTransport

@@ -5,7 +5,6 @@ import TSGATT
 import TSModels
 import TSNpkSimulator
 import TSNpkWatch
-import TSProtocol
 import TSTransport
 import TSWatchService
 import Testing

@@ -5,8 +5,6 @@ import TSFamilyKit
 import TSQRingFamily
 import TSGATT
 import TSModels
-import TSNpk
-import TSProtocol
 import TSQRing
 import TSQRingSimulator
 import TSQRingWatch
