@@ -21,6 +21,14 @@ public final class EventFanOut<Element: Sendable>: @unchecked Sendable {
     /// cancelled, or once the stream and its iterators are gone.
     public var subscriberCount: Int { lock.withLock { continuations.count } }
 
+    /// Ends every subscriber's stream (the link they follow ended); later subscribers start anew.
+    public func finishAll() {
+        for continuation in lock.withLock({ () -> [AsyncStream<Element>.Continuation] in
+            defer { continuations.removeAll() }
+            return Array(continuations.values)
+        }) { continuation.finish() }
+    }
+
     public func send(_ element: Element) {
         for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(element) }
     }

@@ -95,7 +95,8 @@ public actor NpkWatch: LinkedCentral {
     var sleepSink: SleepSink?
     var heartRateSink: HeartRateSink?
     var retiredSyncSequences: Set<UInt16> = []
-    var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
+    /// Battery levels the watch pushes, to every `batteryLevelChanges()` stream until the link ends.
+    let batteryLevels = EventFanOut<UInt8>(buffer: 16)
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
     /// `options` nil: as `configuration` says (`NpkWatchOptions(configuration)`).
@@ -203,8 +204,7 @@ public actor NpkWatch: LinkedCentral {
         }
         failSleepTransfer(WatchError.disconnected(reason))
         failHeartRateTransfer(WatchError.disconnected(reason))
-        batteryStreams.values.forEach { $0.finish() }
-        batteryStreams = [:]
+        batteryLevels.finishAll()
         fanOut.send(.linkLost(reason: reason))
     }
 
@@ -334,7 +334,7 @@ public actor NpkWatch: LinkedCentral {
             }
         case .batteryChanged:
             guard let level = try? NpkDevice.battery(from: frame.payload(as: TSMetaBatteryModel.self)).level else { return }
-            batteryStreams.values.forEach { $0.yield(level) }
+            batteryLevels.send(level)
         case .dataChanged:
             guard let changed = try? frame.payload(as: TSMetaDataChanged.self), changed.type == 1 else { return }
             Task { await self.alarmsChangedOnWatch() }

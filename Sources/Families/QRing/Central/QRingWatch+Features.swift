@@ -21,14 +21,8 @@ extension QRingWatch {
     /// Levels the ring pushes on its own (notice `73 0c`).
     public func batteryLevelChanges() async throws -> AsyncStream<UInt8> {
         guard connection != nil else { throw WatchError.notConnected }
-        let (stream, continuation) = AsyncStream.makeStream(of: UInt8.self, bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        batteryStreams[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.dropBatteryStream(id) } }
-        return stream
+        return batteryLevels.subscribe()
     }
-
-    private func dropBatteryStream(_ id: UUID) { batteryStreams[id] = nil }
 
     // MARK: Monitor settings
 

@@ -49,7 +49,8 @@ public actor QRingWatch: LinkedCentral {
     /// When the last big-data bytes arrived (or the request went out).
     var bigDataProgress = ContinuousClock.now
     package var requestTurns = RequestTurns()
-    var batteryStreams: [UUID: AsyncStream<UInt8>.Continuation] = [:]
+    /// Battery levels the ring pushes, to every `batteryLevelChanges()` stream until the link ends.
+    let batteryLevels = EventFanOut<UInt8>(buffer: 16)
     var heartRateStreams: [UUID: HeartRateSubscriber] = [:]
     let fanOut = EventFanOut<WatchEvent>(buffer: 64)
 
@@ -139,8 +140,7 @@ public actor QRingWatch: LinkedCentral {
     package func releaseLink(reason: String) {
         answerSink?.continuation.yield(.linkLost(reason))
         bigDataSink?.yield(.linkLost(reason))
-        batteryStreams.values.forEach { $0.finish() }
-        batteryStreams = [:]
+        batteryLevels.finishAll()
         heartRateStreams.values.forEach { $0.continuation.finish() }
         heartRateStreams = [:]
         fanOut.send(.linkLost(reason: reason))
@@ -251,7 +251,7 @@ public actor QRingWatch: LinkedCentral {
         }
         switch answer {
         case let .batteryPushed(battery):
-            batteryStreams.values.forEach { $0.yield(UInt8(battery.level)) }
+            batteryLevels.send(UInt8(battery.level))
         case .newData, .notice, .realTimeStopped:
             break
         default:
