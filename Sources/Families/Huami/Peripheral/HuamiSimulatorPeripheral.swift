@@ -31,8 +31,8 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
     private var peripheral: BlueZPeripheral?
     private let link = PeripheralLink()
     private var disconnectWatcher: Task<Void, Never>?
-    /// The adapter's own alias while it carries the band's name.
-    private var aliasToRestore: String?
+    /// The adapter carries the band's name while it runs.
+    private let alias = AdapterAlias()
     /// Called with a line for the operator whenever something about the link happens; set it before `start()`.
     public var report: @Sendable (String) -> Void = { _ in }
 
@@ -112,15 +112,7 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
             application: GattApplication(path: Self.applicationPath, services: [vendor, auth, heartRate, alert, deviceInformation]),
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [HuamiGATT.service],
                                            localName: name, discoverable: true))
-        // A central reads the GAP Device Name once connected (BlueZ's Name becomes it): a band's is its model's.
-        if adapter.alias != name {
-            do {
-                try await bluez.setAlias(name, adapter: adapter)
-                lock.withLock { aliasToRestore = adapter.alias }
-            } catch {
-                report("could not name the adapter \(name) (\(error)); a central will see it as \(adapter.alias)")
-            }
-        }
+        await alias.take(name, bluez: bluez, adapter: adapter, report: report)
         lock.withLock { self.peripheral = peripheral }
         try await peripheral.start(events: link.bluetoothdEvents { await band.centralDisconnected() })
     }
@@ -134,7 +126,7 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
     public func stop() async {
         disconnectWatcher?.cancel()
         await registered?.stop()
-        if let alias = lock.withLock({ aliasToRestore }) { try? await bluez.setAlias(alias, adapter: adapter) }
+        await alias.restore(bluez: bluez, adapter: adapter)
     }
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }

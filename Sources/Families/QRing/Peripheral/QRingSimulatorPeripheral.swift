@@ -28,8 +28,8 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
     private var peripheral: BlueZPeripheral?
     private let link = PeripheralLink()
     private var disconnectWatcher: Task<Void, Never>?
-    /// The adapter's own alias while it carries the ring's name.
-    private var aliasToRestore: String?
+    /// The adapter carries the ring's name while it runs.
+    private let alias = AdapterAlias()
     /// Called with a line for the operator whenever something about the link happens; set it
     /// before `start()`.
     public var report: @Sendable (String) -> Void = { _ in }
@@ -97,15 +97,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
             application: GattApplication(path: Self.applicationPath, services: [commands, bigData, deviceInformation]),
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [QRingGATT.commandService],
                                            localName: ring.configuration.name, discoverable: true))
-        // A central reads the GAP Device Name once connected (BlueZ's Name becomes it): a ring's is its own name.
-        if adapter.alias != ring.configuration.name {
-            do {
-                try await bluez.setAlias(ring.configuration.name, adapter: adapter)
-                lock.withLock { aliasToRestore = adapter.alias }
-            } catch {
-                report("could not name the adapter \(ring.configuration.name) (\(error)); a central will see it as \(adapter.alias)")
-            }
-        }
+        await alias.take(ring.configuration.name, bluez: bluez, adapter: adapter, report: report)
         lock.withLock { self.peripheral = peripheral }
         try await peripheral.start(events: link.bluetoothdEvents { await ring.centralDisconnected() })
     }
@@ -120,7 +112,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
         disconnectWatcher?.cancel()
         answers.stop()
         await registered?.stop()
-        if let alias = lock.withLock({ aliasToRestore }) { try? await bluez.setAlias(alias, adapter: adapter) }
+        await alias.restore(bluez: bluez, adapter: adapter)
     }
 
     private var registered: BlueZPeripheral? { lock.withLock { peripheral } }

@@ -74,7 +74,7 @@ public final class SimulatorPeripheral: @unchecked Sendable {
         }
         // The watch's side of a link ends when BlueZ reports the central disconnected.
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
-        let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: answers.timing.answeringWriteFlags(centralWrites: GATTProfile.protocolV1.writeMode), write: { [weak self] bytes, options in
+        let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: answers.timing.answeringWriteFlags(centralWrites: GATTProfile.protocolV1.writeMode), write: { bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
             if link.claimStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
