@@ -24,6 +24,10 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
         public var timeZone: TimeZone = .current
         /// Bytes per notification; nil: the link's MTU − 3.
         public var chunkSize: Int?
+        /// Every answer to a request goes out twice, the second after the first: a watch that
+        /// answers a request and its resend both, so a copy may meet the central's next request of
+        /// the same command (issue 47: answers that come twice or for an earlier request).
+        public var answersTwice = false
 
         public init() {}
     }
@@ -271,6 +275,7 @@ public actor SimulatedNpkWatch: PeripheralEndpoint {
             bytes[bytes.count - 1] ^= 0x5A
         }
         await sendBytes(bytes)
+        if configuration.answersTwice { await sendBytes(bytes) }
     }
 
     private func monitorMessage(for command: NpkCommand) throws -> any SwiftProtobuf.Message {

@@ -37,12 +37,13 @@ struct NpkRig {
         return configuration
     }
 
-    init(days: Int = 7, faults: FaultInjection = .none) throws {
+    init(days: Int = 7, faults: FaultInjection = .none, answersTwice: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-npk-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         groundTruth = SleepDataGenerator(seed: 42, timeZone: Self.zone).records(days: days, lastMorning: Self.now, notAfter: Self.now)
         var watchConfiguration = SimulatedNpkWatch.Configuration()
         watchConfiguration.timeZone = Self.zone
+        watchConfiguration.answersTwice = answersTwice
         simulator = SimulatedNpkWatch(configuration: watchConfiguration, records: groundTruth)
         watch = try Self.central(for: simulator, faults: faults)
         store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
