@@ -287,6 +287,9 @@ class HeartRateLogAssembler:
         self.next_index = 0
         self.values = []
         self.slot_minutes_reported = None
+        # the day of the last whole answer passed over as another request's (a copy of an
+        # earlier answer meeting this request); None: none
+        self.passed_over = None
 
     def feed(self, raw):
         """None while incomplete; then {"samples": [...], "slotMinutes": n} or {"noData": True}."""
@@ -309,8 +312,10 @@ class HeartRateLogAssembler:
         elif index == 1:
             stamp = struct.unpack_from("<I", data, 1)[0]
             if stamp // 86400 != day_wall_seconds(self.day) // 86400:
-                raise QRingError("dayMismatch", "heart-rate log for wall-clock time %d, not the day asked for (%s)"
-                                 % (stamp, self.day.isoformat()))
+                # another day's whole answer: passed over, this one starts again at its packet 0
+                self.passed_over = (datetime(1970, 1, 1) + timedelta(seconds=stamp)).date()
+                self.count, self.next_index, self.values, self.slot_minutes_reported = None, 0, [], None
+                return None
             self.values.extend(data[5:14])
         else:
             self.values.extend(data[1:14])

@@ -157,8 +157,10 @@ def run_hr(day, zone, packets):
             return {"error": e.code, "atPacket": i}
         if result is not None:
             assert i == len(packets) - 1
+            if a.passed_over is not None:
+                result["passedOver"] = a.passed_over.isoformat()
             return result
-    return {"incomplete": True}
+    return {"incomplete": True, **({"passedOver": a.passed_over.isoformat()} if a.passed_over else {})}
 
 
 def heart_rate_log_vectors():
@@ -202,8 +204,10 @@ def heart_rate_log_vectors():
           for i, p in enumerate(hr_log_packets(date(2025, 11, 23), full, count=24))])
     pk = hr_log_packets(date(2025, 11, 23), full, count=24)
     case("a packet lost (index 3 missing)", date(2025, 11, 23), BERLIN, pk[:3] + pk[4:])
-    case("answer for another day", date(2025, 11, 23), BERLIN,
-         hr_log_packets(date(2025, 11, 23), full, count=24, stamp=q.day_wall_seconds(date(2025, 11, 22))))
+    other_day = hr_log_packets(date(2025, 11, 23), full, count=24, stamp=q.day_wall_seconds(date(2025, 11, 22)))
+    case("a whole answer for another day (an earlier request's, answered twice): passed over, nothing yet",
+         date(2025, 11, 23), BERLIN, other_day)
+    case("another day's whole answer, then the day's own", date(2025, 11, 23), BERLIN, other_day + pk)
     case("the tail of an earlier answer (packets 16 to 23), then the day's answer", date(2025, 11, 23), BERLIN,
          hr_log_packets(date(2025, 11, 22), full, count=24)[16:] + pk)
     case("a packet lost at the start (index 0 missing): its packets read as an earlier answer's tail",

@@ -58,7 +58,13 @@ extension QRingWatch {
     /// The heart-rate log of one day on the ring's clock.
     public func heartRateLog(day: RingDate) async throws -> HeartRateLog {
         var assembler = HeartRateLogAssembler(day: day, zone: configuration.timeZone)
-        return try await exchange(QRingRequest.heartRateLog(day: day)) { bytes in try assembler.feed(bytes) }
+        do {
+            return try await exchange(QRingRequest.heartRateLog(day: day)) { bytes in try assembler.feed(bytes) }
+        } catch let error as WatchError {
+            // The wait ended having seen only another day's log: say so, not just that none came.
+            guard let other = assembler.passedOver else { throw error }
+            throw QRingError(.dayMismatch, "the ring answered with the heart-rate log of \(other), not of \(day) (\(error))")
+        }
     }
 
     /// The steps of the day `daysAgo` days before the ring's today, a quarter-hour each (not on

@@ -15,7 +15,10 @@ public enum HeartRateLog: Sendable, Hashable {
 ///
 /// Until packet 0 has come, a packet with another index is the tail of an earlier answer the
 /// central stopped waiting for (the ring finishes an answer it began, and a request is never
-/// sent again): it is dropped, not read as a loss in this answer.
+/// sent again): it is dropped, not read as a loss in this answer. A whole earlier answer (a ring
+/// that answered a request twice, the copy meeting the next day's request) shows its day in
+/// packet 1: it is passed over the same way, and this answer starts again at its own packet 0
+/// (`passedOver` says which day's log went by, for a caller whose wait then ends).
 public struct HeartRateLogAssembler: Sendable {
     public static let slotsPerDay = 288
     public static let slotMinutes = 5
@@ -26,6 +29,8 @@ public struct HeartRateLogAssembler: Sendable {
     private var nextIndex = 0
     private var slotMinutesReported = 0
     private var values: [UInt8] = []
+    /// The day of the last whole answer passed over as another request's; nil: none so far.
+    public private(set) var passedOver: RingDate?
 
     public init(day: RingDate, zone: TimeZone) {
         self.day = day
@@ -53,7 +58,9 @@ public struct HeartRateLogAssembler: Sendable {
         case 1:
             let stamp = u32(data, 1)
             guard stamp / 86400 == day.wallSeconds / 86400 else {
-                throw QRingError(.dayMismatch, "the ring answered with the heart-rate log of \(RingDateTime(wallSeconds: stamp).date), not of \(day)")
+                passedOver = RingDateTime(wallSeconds: stamp).date
+                (count, nextIndex, slotMinutesReported, values) = (nil, 0, 0, [])
+                return nil
             }
             values += data[5..<14]
         default:

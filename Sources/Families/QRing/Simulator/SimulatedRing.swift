@@ -18,6 +18,10 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
         public var bigDataChunkSize: Int?
         /// How often a real-time measurement sends a reading.
         public var realTimeInterval: Duration = .milliseconds(200)
+        /// Every answer on the command pair goes out twice, the second after the first: a ring that
+        /// answers a request and its resend both, so a copy may meet the central's next request of
+        /// the same command (issue 47: answers that come twice or for an earlier request).
+        public var answersTwice = false
 
         public init() {}
     }
@@ -156,6 +160,13 @@ public actor SimulatedRing: PeripheralEndpoint, SecondChannelEndpoint, StandardS
             return
         }
         let command = chunk[0], data = Array(chunk[1..<15])
+        await respond(command, data)
+        let startsOrStops = [QRingCommand.realTimeStart, QRingCommand.realTimeContinue, QRingCommand.realTimeStop].contains(command)
+        if configuration.answersTwice && !startsOrStops { await respond(command, data) }
+    }
+
+    /// What the ring does for one packet on its command pair: a setting, an answer, a refusal.
+    private func respond(_ command: UInt8, _ data: [UInt8]) async {
         switch command {
         case QRingCommand.setTime:
             setClock(data)

@@ -153,6 +153,7 @@ func flag(_ value: Any?) throws -> Bool { try #require(bool(value) as Bool?) }
             if outcome != nil { #expect(index == packets.count - 1) }
         }
         #expect(result["error"] == nil, "expected \(result["error"] ?? "")")
+        #expect(assembler.passedOver?.description == result["passedOver"] as? String, "the day of a whole answer passed over")
         if bool(result["incomplete"]) == true {
             #expect(outcome == nil)
         } else if bool(result["noData"]) == true {
