@@ -109,6 +109,8 @@ struct BlueZConnection: TransportConnection {
     /// Every characteristic GATT discovery found, by service and UUID.
     let byID: [GATTCharacteristicID: GattCharacteristic]
     private let withoutResponse: Bool
+    /// Write requests of this link one at a time (bluetoothd takes no second one in flight).
+    private let writeRequests = WriteRequestTurns()
     /// From AcquireWrite: one datagram per ATT write command, no D-Bus call per packet.
     private let writeSocket: Int32?
     /// The profile's second write/notify pair, when the watch has its service.
@@ -125,7 +127,7 @@ struct BlueZConnection: TransportConnection {
     func writeSecondChannel(_ chunk: [UInt8]) async throws {
         guard let secondChannel else { throw TransportError.noSecondChannel }
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
-        try await bluez.write(chunk, to: secondChannel.write, withResponse: !secondChannel.withoutResponse)
+        try await writeValue(chunk, to: secondChannel.write, withResponse: !secondChannel.withoutResponse)
     }
 
     init(bluez: BlueZ, device: DeviceHandle,
@@ -178,7 +180,7 @@ struct BlueZConnection: TransportConnection {
     }
 
     func write(_ value: [UInt8], to characteristic: StandardCharacteristic) async throws {
-        try await bluez.write(value, to: try gatt(characteristic), withResponse: true)
+        try await writeValue(value, to: try gatt(characteristic), withResponse: true)
     }
 
     func notifications(of characteristic: StandardCharacteristic) async throws -> AsyncStream<[UInt8]> {
@@ -198,7 +200,14 @@ struct BlueZConnection: TransportConnection {
 
     func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws {
         guard value.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: value.count, limit: mtu.chunkSize) }
-        try await bluez.write(value, to: try gatt(characteristic), withResponse: withResponse)
+        try await writeValue(value, to: try gatt(characteristic), withResponse: withResponse)
+    }
+
+    /// WriteValue: a write request waits for the link's last one to be answered; a command goes at once.
+    private func writeValue(_ bytes: [UInt8], to characteristic: GattCharacteristic, withResponse: Bool) async throws {
+        guard withResponse else { return try await bluez.write(bytes, to: characteristic, withResponse: false) }
+        let bluez = self.bluez
+        try await writeRequests.take { try await bluez.write(bytes, to: characteristic, withResponse: true) }
     }
 
     func notifications(of characteristic: GATTCharacteristicID) async throws -> AsyncStream<[UInt8]> {
@@ -229,7 +238,7 @@ struct BlueZConnection: TransportConnection {
             }
         }
         guard let write else { throw TransportError.noProtocolV1 }
-        try await bluez.write(chunk, to: write, withResponse: !withoutResponse)
+        try await writeValue(chunk, to: write, withResponse: !withoutResponse)
     }
 
     func close() async {

@@ -33,8 +33,24 @@ final class BridgedWatch: @unchecked Sendable {
 
     private(set) var acquiredWrites = 0
     func countAcquiredWrite() { lock.lock(); acquiredWrites += 1; lock.unlock() }
+    /// Write requests in flight now, and the most ever in flight at once.
+    private var writesInFlight = 0
+    private(set) var mostWritesInFlight = 0
+    /// Starts a write request as bluetoothd does: refused with InProgress while another is in flight.
+    func beginWrite() throws {
+        try lock.withLock {
+            guard writesInFlight == 0 else { throw BusError(name: BlueZErrorName.inProgress, message: "In Progress") }
+            writesInFlight += 1
+            mostWritesInFlight = max(mostWritesInFlight, writesInFlight)
+        }
+    }
+    func endWrite() { lock.withLock { writesInFlight -= 1 } }
 
-    init(simulator: any PeripheralEndpoint, mtu: UInt16, offerAcquireWrite: Bool = false, profile: GATTProfile = .protocolV1) async throws {
+    /// `requestsOnly`: the write characteristic takes write requests only, each answered after the
+    /// simulator has handled it and 20 ms more, and a second one while one is in flight is refused
+    /// with InProgress, as bluetoothd refuses it.
+    init(simulator: any PeripheralEndpoint, mtu: UInt16, offerAcquireWrite: Bool = false, profile: GATTProfile = .protocolV1,
+         requestsOnly: Bool = false) async throws {
         self.simulator = simulator
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
@@ -71,8 +87,15 @@ final class BridgedWatch: @unchecked Sendable {
             DBusProperty("UUID", "s", get: { .string(profile.service) }),
         ])])
         try server.export(path: Self.device + "/service0010/char0011", interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
-            DBusMethod("WriteValue", in: "aya{sv}") { arguments, _ in
+            DBusMethod("WriteValue", in: "aya{sv}") { [weak self] arguments, _ in
+                guard requestsOnly, let self else {
+                    await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
+                    return []
+                }
+                try self.beginWrite()
+                defer { self.endWrite() }
                 await simulator.centralWrote(arguments[0].byteArrayValue ?? [])
+                try? await Task.sleep(for: .milliseconds(20))
                 return []
             },
         ] + (offerAcquireWrite ? [DBusMethod("AcquireWrite", in: "a{sv}", out: "hq") { [weak self] _, _ in
@@ -99,7 +122,7 @@ final class BridgedWatch: @unchecked Sendable {
             return [.unixFD(pair[0]), .uint16(mtu)]
         }] : []), properties: [
             DBusProperty("UUID", "s", get: { .string(profile.writeCharacteristic) }), DBusProperty("Service", "o", get: { servicePath }),
-            DBusProperty("Flags", "as", get: { .strings(["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
+            DBusProperty("Flags", "as", get: { .strings(requestsOnly ? ["write"] : ["write", "write-without-response"]) }), DBusProperty("MTU", "q", get: { .uint16(mtu) }),
         ])])
         try server.export(path: Self.notifyPath, interfaces: [DBusInterface(BlueZInterface.gattCharacteristic, methods: [
             DBusMethod("StartNotify") { _, _ in
@@ -141,6 +164,26 @@ final class BridgedWatch: @unchecked Sendable {
         try await watch.setAlarms(table)
         #expect(try await watch.alarms() == table)
         #expect(try await watch.sleepRecords(start: UInt32(records[0].start), end: nil) == records)
+        await watch.disconnect()
+    }
+
+    /// A watch whose characteristic takes write requests only (the simulated watch with
+    /// `--answer-timing before-response`): bluetoothd refuses a second request in flight, and a
+    /// v1 sync acknowledges pages while its last write is unanswered. "write failed: that
+    /// operation is already in progress" in both modes of issue 47's before-response run.
+    @Test func aSyncThroughACharacteristicTakingWriteRequestsOnlyWritesOneAtATime() async throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let now = Date(timeIntervalSince1970: 1_762_156_800)
+        let records = SleepDataGenerator(seed: 5, timeZone: zone).records(days: 7, lastMorning: now, notAfter: now)
+        let simulator = SimulatedWatch(state: SimulatorState(records: records))
+        let fake = try await BridgedWatch(simulator: simulator, mtu: 185, requestsOnly: true); defer { fake.stop() }
+        let bluez = BlueZ(bus: try BusConnection(.address(fake.bus.address))); defer { bluez.bus.close() }
+        var configuration = WatchConfiguration()
+        configuration.timeZone = zone
+        let watch = Watch(transport: BlueZTransport(bluez: bluez, address: "AA:BB:CC:DD:EE:09", adapter: "hci0"), configuration: configuration)
+        _ = try await watch.connect()
+        #expect(try await watch.sleepRecords(start: UInt32(records[0].start), end: nil) == records)
+        #expect(fake.mostWritesInFlight == 1)
         await watch.disconnect()
     }
 
