@@ -131,7 +131,7 @@ let package = Package(
         ]),
         // What a family's coordinator is made of (WatchFamily: its dialect, its simulated device in-process and
         // as a BlueZ peripheral; the settings `simulate` hands it), for every family's own Family target.
-        .target(name: "TSFamilyKit", dependencies: ["TSModels", "TSTransport", "TSDevice", "TSBlueZ", "TSSimulator", "TSSimulatedHistory", "TSNpkSimulator"]),
+        .target(name: "TSFamilyKit", dependencies: ["TSModels", "TSTransport", "TSDevice", "TSBlueZ", "TSSimulator", "TSSimulatedHistory"]),
         // Each family's coordinator, in its own folder: its WatchFamily line's parts.
         .target(name: "TSProtocolV1Family", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSBlueZ",
                                                            "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSProtocolV1Peripheral"],
@@ -169,7 +169,7 @@ let package = Package(
             name: "tsgateway",
             dependencies: [
                 "TSModels", "TSFiles", "TSGATT", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore",
-                "TSWatchService", "TSFamilies", "TSFamilyKit", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI", "TSNpkSimulator",
+                "TSWatchService", "TSFamilies", "TSFamilyKit", "TSBlueZ", "TSGatewayAPI", "TSGatewayService", "TSSnoop", "TSHCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,6 @@
 import Foundation
 import TSDevice
 import TSModels
-import TSNpkSimulator
 import TSSimulatedHistory
 import TSSimulator
 import TSTransport

@@ -4,6 +4,7 @@ import TSModels
 import TSNpk
 import TSNpkSimulator
 import TSTestSupport
+import TSSimulatedHistory
 import Testing
 
 /// `tsgateway pair --dialect npk --auth-code CODE` against the simulated NPK watch behind a fake

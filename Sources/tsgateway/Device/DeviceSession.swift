@@ -7,7 +7,6 @@ import TSFamilyKit
 import TSFiles
 import TSGatewayService
 import TSModels
-import TSNpkSimulator
 import TSSimulatedHistory
 import TSSimulator
 import TSStore

@@ -7,6 +7,7 @@ import TSNpkSimulator
 import TSNpkWatch
 import TSTransport
 import TSWatchService
+import TSSimulatedHistory
 import Testing
 
 /// Pairing an NPK watch in-process: a bind with the auth code, what the gateway sends in
