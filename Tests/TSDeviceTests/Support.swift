@@ -21,10 +21,11 @@ struct Rig {
     /// empty: the central behaves as a version-1 central.
     init(days: Int = 7, capabilities: DeviceCapabilities = .simulatorDefault, faults: FaultInjection = .none,
          mtu: Int = 247, fast: Bool = true, seed: UInt64 = 42, alarms: [Alarm] = [],
-         speaksVersion1_1: Bool = true, centralExtensions: ExtensionFeatures = .version1_1,
+         speaksVersion1_1: Bool = true, centralExtensions: ExtensionFeatures = .version1_1, answersTwice: Bool = false,
          transport wrap: (any WatchTransport) -> any WatchTransport = { $0 }) throws {
         let records = SleepDataGenerator(seed: seed, timeZone: Rig.berlin).records(days: days, lastMorning: Rig.now, notAfter: Rig.now)
         var simulatorConfiguration = SimulatorConfiguration(capabilities: capabilities, speaksVersion1_1: speaksVersion1_1)
+        simulatorConfiguration.answersTwice = answersTwice
         var watchConfiguration = WatchConfiguration()
         watchConfiguration.extensions = centralExtensions
         watchConfiguration.timeZone = Rig.berlin

@@ -25,6 +25,8 @@ public actor SimulatedWatch: PeripheralEndpoint {
         public var framesReceived = 0
         public var corruptFramesReceived = 0
         public var duplicateRequests = 0
+        /// Responses sent a second time (`SimulatorConfiguration.answersTwice`).
+        public var responsesRepeated = 0
         public var pagesSent = 0
         public var pagesResent = 0
         public var pagesAcknowledged = 0
@@ -186,6 +188,10 @@ public actor SimulatedWatch: PeripheralEndpoint {
         guard let bytes = try? response.frame(sequence: frame.sequence).encoded() else { return }
         link?.lastRequest = (frame.sequence, frame.command, bytes)
         await transmit(bytes)
+        if configuration.answersTwice {
+            statistics.responsesRepeated += 1
+            await transmit(bytes)
+        }
         if case .sleepQueryResponse = response { await pumpPages() }
         let changes = afterResponse
         afterResponse = []

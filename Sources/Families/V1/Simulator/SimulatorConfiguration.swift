@@ -21,6 +21,9 @@ public struct SimulatorConfiguration: Sendable, Hashable {
     public var ringDuration: Duration
     /// How long a snooze lasts, in minutes.
     public var snoozeMinutes: UInt8
+    /// Every response goes out twice, the second after the first: a watch that answers a request
+    /// and its resend both (issue 47: answers that come twice or for an earlier request).
+    public var answersTwice = false
 
     public init(
         model: String = "TS-Sim W10", firmware: String = "1.4.2",
