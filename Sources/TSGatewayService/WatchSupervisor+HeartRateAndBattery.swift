@@ -17,7 +17,7 @@ extension WatchSupervisor {
             for try await sample in samples {
                 updateStatus { $0.heartRate = sample.bpm }
                 publish(GatewayEvent(.heartRate(sample), watch: id, time: sample.time))
-                for reader in heartRateReaders.values { reader.yield(sample) }
+                heartRateReaders.send(sample)
                 pending.append(sample)
                 if pending.count >= Self.heartRateBatch || ContinuousClock.now - lastWrite >= Self.heartRateWriteInterval {
                     let batch = pending

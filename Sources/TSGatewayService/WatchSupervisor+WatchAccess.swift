@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSModels
 import TSWatchService
 
@@ -20,33 +21,23 @@ extension WatchSupervisor: WatchAccess {
 
     /// The measurements the supervisor follows, as they come, for as long as the reader reads
     /// (across reconnects: the daemon keeps following the watch).
-    public func heartRateSamples() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<HeartRateSample, any Error>.makeStream()
-        let reader = UUID()
-        heartRateReaders[reader] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.stopReading(reader) } }
-        return stream
+    public nonisolated func heartRateSamples() async throws -> AsyncThrowingStream<HeartRateSample, any Error> {
+        Self.throwing(heartRateReaders.subscribe())
     }
 
     /// The alarm tables changed on the wrist, each already kept in the alarm history.
-    public func watchSideAlarmChanges() async throws -> AsyncThrowingStream<AlarmTableChange, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<AlarmTableChange, any Error>.makeStream()
-        let reader = UUID()
-        alarmChangeReaders[reader] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.stopReading(reader) } }
-        return stream
+    public nonisolated func watchSideAlarmChanges() async throws -> AsyncThrowingStream<AlarmTableChange, any Error> {
+        Self.throwing(alarmChangeReaders.subscribe())
     }
 
-    private func stopReading(_ reader: UUID) {
-        heartRateReaders[reader] = nil
-        alarmChangeReaders[reader] = nil
-    }
-
-    /// Ends every front door's stream (the daemon stops).
-    func endReaders() {
-        for reader in heartRateReaders.values { reader.finish() }
-        for reader in alarmChangeReaders.values { reader.finish() }
-        heartRateReaders.removeAll()
-        alarmChangeReaders.removeAll()
+    /// A fan-out's stream as the protocol's throwing one; it ends when the daemon stops.
+    private static func throwing<Element: Sendable>(_ stream: AsyncStream<Element>) -> AsyncThrowingStream<Element, any Error> {
+        AsyncThrowingStream { continuation in
+            let forward = Task {
+                for await element in stream { continuation.yield(element) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forward.cancel() }
+        }
     }
 }

@@ -67,9 +67,9 @@ public actor WatchSupervisor {
     /// A wrist edit the disk refused, stored once it takes writes again.
     var unsavedAlarmChange: AlarmTableChange?
     /// The front doors' `heartRateSamples()` and `watchSideAlarmChanges()` streams, open until
-    /// their reader stops (`WatchSupervisor+WatchAccess.swift`).
-    var heartRateReaders: [UUID: AsyncThrowingStream<HeartRateSample, any Error>.Continuation] = [:]
-    var alarmChangeReaders: [UUID: AsyncThrowingStream<AlarmTableChange, any Error>.Continuation] = [:]
+    /// their reader stops or the daemon does (`WatchSupervisor+WatchAccess.swift`).
+    nonisolated let heartRateReaders = EventFanOut<HeartRateSample>(buffer: 64)
+    nonisolated let alarmChangeReaders = EventFanOut<AlarmTableChange>(buffer: 16)
 
     /// How the daemon's centrals behave: the configured zone; the clock is set by `duties`.
     public static func watchConfiguration(_ settings: GatewayConfiguration) -> WatchConfiguration {
@@ -283,7 +283,7 @@ public actor WatchSupervisor {
             unsavedAlarmChange = nil
         }
         publish(GatewayEvent(.alarmsChanged(alarms: change.alarms, origin: change.origin), watch: id))
-        for reader in alarmChangeReaders.values { reader.yield(change) }
+        alarmChangeReaders.send(change)
     }
 
     private func linkEnded(reason: String) async {
@@ -319,7 +319,8 @@ public actor WatchSupervisor {
         await save("live session") { [sessions] in try await sessions.interrupt(reason: "the gateway stopped") }
         await watch.disconnect()
         updateStatus { $0.connected = false; $0.heartRate = nil }
-        endReaders()
+        heartRateReaders.finishAll()
+        alarmChangeReaders.finishAll()
     }
 
     public func setUploads(_ uploads: UploadOutbox?) { self.uploads = uploads }
