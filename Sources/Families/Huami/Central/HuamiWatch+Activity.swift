@@ -138,6 +138,17 @@ extension HuamiWatch {
     static let countMismatchAdvice = ": the band's count is not its data, so nothing of this transfer was stored or acknowledged "
         + "and the band keeps it; sync again, and if it repeats, report the band's model and firmware"
 
+    /// A packet lost, repeated, or out of the one-byte counter's reach is damage on the link, not
+    /// in the band, which still holds the transfer (nothing was acknowledged): the transfer is
+    /// abandoned as a lost link's is, and a sync fetches it anew on a fresh link. Under EATT a
+    /// packet can come hundreds behind its turn (the e2e journey `huami`, eatt, in CI: "packet
+    /// counter 183 came while 184 is missing": a packet 255 ahead, or 183 again), past what the
+    /// counter can place. Every other fault is the band's and stays as it is.
+    static func damagedOnTheLink(_ error: any Error) -> any Error {
+        guard let error = error as? HuamiError, [.counterSkipped, .counterRepeated].contains(error.code) else { return error }
+        return WatchError.transferAbandoned("\(error.message); nothing of the transfer was stored and the band keeps it, so syncing again fetches it anew")
+    }
+
     /// One data packet into the transfer; more bytes than the band announced is refused with what
     /// to do (the assembler's `countMismatch`): nothing of the transfer is handed over, so nothing is
     /// stored or acknowledged and the band keeps it.
@@ -205,7 +216,7 @@ extension HuamiWatch {
                     // The band goes on sending the rest of this transfer, which would run into the
                     // next exchange on this link as packets of another transfer: the link is closed.
                     await closeLink()
-                    throw error
+                    throw Self.damagedOnTheLink(error)
                 }
             case .fetchControl:
                 let answer = try HuamiFetchAnswer(bytes: delivery.1)
@@ -229,10 +240,19 @@ extension HuamiWatch {
                 } catch WatchError.timeout {
                     break
                 }
-                if delivery.0 == .activityData { try Self.feed(&assembler, delivery.1) }
+                if delivery.0 == .activityData {
+                    do { try Self.feed(&assembler, delivery.1) } catch {
+                        await closeLink()
+                        throw Self.damagedOnTheLink(error)
+                    }
+                }
             }
         }
-        let data = try assembler.finish(crc32: crc)
+        let data: [UInt8]
+        do { data = try assembler.finish(crc32: crc) } catch {
+            await closeLink()
+            throw Self.damagedOnTheLink(error)
+        }
         countReordered(assembler.reordered)
         return try HuamiActivity(start: start, format: sampleFormat, data: data)
     }
