@@ -74,7 +74,7 @@ let package = Package(
         // (also of a btsnoop capture's watch-service exchange). No D-Bus.
         .target(name: "TSTransport", dependencies: ["TSModels", "TSGATT", "TSSnoop"]),
         // The transport to a real watch: BlueZ GATT on the wire protocol's service.
-        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSBlueZ"]),
+        .target(name: "TSBlueZTransport", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ"]),
         // The watch side of protocol v1 with deterministic data, fault injection and the daemon's simulated live night. No D-Bus.
         // The seeded histories every simulated device starts from (nights, heart rate, the clock a simulated watch reads), pure.
         .target(name: "TSSimulatedHistory", dependencies: ["TSModels"]),
@@ -111,7 +111,11 @@ let package = Package(
         // enqueued by TSDevice's SleepSync, POSTed by TSGatewayService's UploadOutbox. Pure.
         .target(name: "TSUpload", dependencies: ["TSModels", "TSSleep", "TSStore"]),
         // One actor per watch: the central side of the protocol over any transport, and the resumable sync.
-        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSStore", "TSUpload"]),
+        .target(name: "TSDevice", dependencies: ["TSModels", "TSGATT", "TSSleep", "TSTransport", "TSStore", "TSUpload"]),
+        // Protocol v1's central (Watch: HELLO, DEVICE_INFO, EXTENSIONS, alarms, monitors, paged sleep with its commit, the
+        // standard services beside it and for a watch without its service) and its registration terms, over any transport.
+        .target(name: "TSProtocolV1Watch", dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSDevice"],
+                path: "Sources/Families/V1/Central"),
         // TopStep's NPK dialect's central (NpkWatch: login, or bind when pairing, device information, clock, battery, alarms, monitors,
         // sleep and heart-rate history by range) and its registration terms (dialect, auth-code credential, identification), over any transport.
         .target(name: "TSNpkWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSNpk",
@@ -126,14 +130,14 @@ let package = Package(
         // The watch service both front doors use: alarm, monitor, sync and daily-report operations
         // with their persistence, one sync policy, one rule for naming a watch, and the one place a watch is opened.
         .target(name: "TSWatchService", dependencies: [
-            "TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
+            "TSModels", "TSGATT", "TSSleep", "TSDevice", "TSStore", "TSHCI", "TSTransport", "TSBlueZ", "TSBlueZTransport", "TSDBus", "CTimex",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // What a family's coordinator is made of (WatchFamily: its dialect, its simulated device in-process and
         // as a BlueZ peripheral; the settings `simulate` hands it), for every family's own Family target.
         .target(name: "TSFamilyKit", dependencies: ["TSModels", "TSTransport", "TSDevice", "TSBlueZ", "TSSimulator", "TSSimulatedHistory"]),
         // Each family's coordinator, in its own folder: its WatchFamily line's parts.
-        .target(name: "TSProtocolV1Family", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSDevice", "TSBlueZ",
+        .target(name: "TSProtocolV1Family", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSProtocol", "TSProtocolV1Watch", "TSTransport", "TSDevice", "TSBlueZ",
                                                            "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSProtocolV1Peripheral"],
                 path: "Sources/Families/V1/Family"),
         .target(name: "TSNpkFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSNpkWatch",
@@ -159,7 +163,7 @@ let package = Package(
         .target(
             name: "TSGatewayService",
             dependencies: [
-                "TSModels", "TSFiles", "TSProtocol", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc", "CCurl",
+                "TSModels", "TSFiles", "TSSleep", "TSReport", "TSTransport", "TSBlueZTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSGatewayAPI", "TSBlueZ", "TSDBus", "TSMQTT", "CMalloc", "CCurl",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -179,7 +183,7 @@ let package = Package(
         // the sync one drives the Huami central against the simulated band on the family's loopback endpoint (TSFamilies' HuamiBandLink).
         .executableTarget(
             name: "tsgateway-bench",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSProtocolV1Watch", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
                            "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies", "TSFamilyKit", "TSHuamiFamily"]
         ),
         .testTarget(
@@ -204,7 +208,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TSDeviceTests",
-            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore"]
+            dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSProtocolV1Watch"]
         ),
         .testTarget(
             name: "TSTransportTests",
@@ -234,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "TSWatchServiceTests",
             dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSWatchService", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily",
-                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator"]
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSProtocolV1Watch"]
         ),
         // The NPK central against its simulated watch over the loopback (dialect, pairing, heart-rate history).
         .testTarget(
@@ -267,7 +271,7 @@ let package = Package(
         .testTarget(
             name: "TSBlueZTests",
             dependencies: ["TSTestSupport", "TSDBus", "TSBlueZ", "TSBlueZTransport", "TSModels", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSSimulatorPeripheral", "TSProtocolV1Peripheral", "TSDevice",
-                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT"]
+                           "TSQRing", "TSQRingWatch", "TSQRingSimulator", "TSQRingPeripheral", "TSNpk", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSGATT", "TSProtocolV1Watch"]
         ),
         .testTarget(
             name: "TSGatewayServiceTests",
@@ -275,12 +279,12 @@ let package = Package(
                            // A second SQLite connection that holds the write lock while a link drops.
                            .product(name: "GRDB", package: "GRDB.swift"),
                            // A family registered in this target, driven through the command types themselves (ToyFamilyCommandTests).
-                           "tsgateway", "TSBlueZ", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+                           "tsgateway", "TSBlueZ", .product(name: "ArgumentParser", package: "swift-argument-parser"), "TSProtocolV1Watch"]
         ),
         .testTarget(
             name: "TSSnoopTests",
             dependencies: ["TSTestSupport", "TSSnoop", "TSModels", "TSGATT", "TSProtocol", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSFamilies", "TSFamilyKit", "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSWatchService",
-                           "TSNpkWatch", "TSQRingWatch"]
+                           "TSNpkWatch", "TSQRingWatch", "TSProtocolV1Watch"]
         ),
         .testTarget(
             name: "TSQRingTests",

@@ -2,7 +2,6 @@ import Foundation
 import TSBlueZ
 import TSGATT
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// The link to a real watch: BlueZ GATT on its dialect's service (`profile`). `open()` connects

@@ -41,26 +41,8 @@ extension WatchConfiguration {
     package var identifying: WatchConfiguration {
         var quiet = self
         quiet.syncTimeOnConnect = false
-        quiet.extensions = []
         quiet.pairing = false
         quiet.pairingSecret = nil
         return quiet
-    }
-}
-
-extension DialectIdentification {
-    /// Protocol v1: HELLO and DEVICE_INFO (wire-protocol.md), the two requests every connect starts with.
-    public static let protocolV1 = DialectIdentification(asks: "HELLO, then DEVICE_INFO") { transport, configuration in
-        let watch = Watch(transport: transport, configuration: configuration.identifying)
-        let info: DeviceInfo
-        do { info = try await watch.connect() } catch {
-            await watch.disconnect()
-            throw error
-        }
-        await watch.disconnect()
-        // Without its service the central falls back to the standard services: no answer in v1.
-        guard info.dialect == .protocolV1 else { throw WatchError.unsupported("the protocol v1 service (the watch does not offer it)") }
-        return DialectIdentity(dialect: .protocolV1, asked: "HELLO, then DEVICE_INFO", model: info.model, firmware: info.firmware,
-                               detail: "up to \(info.capabilities.maxAlarms) alarms")
     }
 }

@@ -23,7 +23,7 @@ public enum DialectResolution {
         let serving = serving(serviceUUIDs, among: dialects)
         if serving.count > 1 || serving.contains(where: { !$0.identifiedByService }) { throw SharedServiceError(dialects: serving.map(\.name)) }
         if let only = serving.first { return (only, .services) }
-        return (try dialects.named(WatchDialect.fallback.name), .fallback)
+        return (try dialects.named(.fallback), .fallback)
     }
 
     /// The dialects whose GATT service is among `serviceUUIDs` (any letter case).

@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 import TSStore
 import TSTransport
 

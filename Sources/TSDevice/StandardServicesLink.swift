@@ -1,17 +1,21 @@
 import Foundation
 import TSGATT
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// The Bluetooth SIG's standard services (Device Information, Battery, Current Time, Heart
 /// Rate) on one open link, for the central of any dialect whose watches have them.
-struct StandardServicesLink: Sendable {
-    let link: any TransportConnection
-    let configuration: WatchConfiguration
+package struct StandardServicesLink: Sendable {
+    package let link: any TransportConnection
+    package let configuration: WatchConfiguration
+
+    package init(link: any TransportConnection, configuration: WatchConfiguration) {
+        self.link = link
+        self.configuration = configuration
+    }
 
     /// The link, when the watch has `characteristic`; else "not supported", naming what it offers.
-    func require(_ characteristic: StandardCharacteristic) throws -> any TransportConnection {
+    package func require(_ characteristic: StandardCharacteristic) throws -> any TransportConnection {
         guard link.standardCharacteristics.contains(characteristic) else {
             throw WatchError.unsupported(characteristic.service.standardFeature(missing: characteristic, offered: link.services))
         }
@@ -19,7 +23,7 @@ struct StandardServicesLink: Sendable {
     }
 
     /// The Device Information strings the watch has.
-    func deviceInformation() async throws -> StandardDeviceInformation {
+    package func deviceInformation() async throws -> StandardDeviceInformation {
         var information = StandardDeviceInformation()
         for characteristic in StandardCharacteristic.deviceInformationStrings where link.standardCharacteristics.contains(characteristic) {
             information[characteristic] = try DeviceInformationString.decode(try await link.read(characteristic), characteristic)
@@ -30,7 +34,7 @@ struct StandardServicesLink: Sendable {
     /// What a watch served by its standard services alone says about itself: model and firmware
     /// from Device Information when it has it (else the name the peripheral gives itself stands
     /// in for the model), no protocol v1 capabilities.
-    func deviceInfo() async throws -> DeviceInfo {
+    package func deviceInfo() async throws -> DeviceInfo {
         let standard = link.services.contains(.deviceInformation) ? try await deviceInformation() : nil
         var model = standard?.model
         if model == nil { model = await link.peripheralName() }
@@ -39,12 +43,12 @@ struct StandardServicesLink: Sendable {
     }
 
     /// Battery Level (0x2A19), percent.
-    func batteryLevel() async throws -> UInt8 {
+    package func batteryLevel() async throws -> UInt8 {
         try BatteryLevelValue.decode(try await require(.batteryLevel).read(.batteryLevel))
     }
 
     /// Battery Level notifications, percent, until the link ends. Malformed values are skipped.
-    func batteryLevelChanges() async throws -> AsyncStream<UInt8> {
+    package func batteryLevelChanges() async throws -> AsyncStream<UInt8> {
         let values = try await require(.batteryLevel).notifications(of: .batteryLevel)
         return AsyncStream { continuation in
             let task = Task {
@@ -59,7 +63,7 @@ struct StandardServicesLink: Sendable {
 
     /// Writes Current Time (and Local Time Information when the watch has it) from
     /// `configuration.now()` in `configuration.timeZone`.
-    func writeTime() async throws {
+    package func writeTime() async throws {
         let link = try require(.currentTime)
         let now = configuration.now()
         let zone = configuration.timeZone
@@ -71,7 +75,7 @@ struct StandardServicesLink: Sendable {
 
     /// Heart Rate Measurement notifications, parsed, until the link ends; a malformed value goes
     /// to `malformed`, never into the stream.
-    func heartRateMeasurements(malformed: @escaping @Sendable (StandardValueError) async -> Void) async throws -> AsyncStream<HeartRateMeasurement> {
+    package func heartRateMeasurements(malformed: @escaping @Sendable (StandardValueError) async -> Void) async throws -> AsyncStream<HeartRateMeasurement> {
         let values = try await require(.heartRateMeasurement).notifications(of: .heartRateMeasurement)
         return AsyncStream { continuation in
             let task = Task {
@@ -88,13 +92,27 @@ struct StandardServicesLink: Sendable {
     }
 
     /// Body Sensor Location (0x2A38).
-    func bodySensorLocation() async throws -> BodySensorLocation {
+    package func bodySensorLocation() async throws -> BodySensorLocation {
         try BodySensorLocation(value: try await require(.bodySensorLocation).read(.bodySensorLocation))
     }
 
     /// What a watch with these services can do through them alone.
-    static func capabilities(_ services: ServiceSet) -> WatchCapabilities {
+    package static func capabilities(_ services: ServiceSet) -> WatchCapabilities {
         WatchCapabilities(battery: services.contains(.battery), batteryNotifications: services.contains(.battery),
                           clock: services.contains(.currentTime), heartRate: services.contains(.heartRate))
+    }
+}
+
+extension WatchService {
+    /// What a watch lacking `characteristic` cannot do, for the "not supported" message.
+    package func standardFeature(missing characteristic: StandardCharacteristic, offered: ServiceSet) -> String {
+        let what = switch characteristic {
+        case .batteryLevel: "a battery reading"
+        case .currentTime, .localTimeInformation: "setting its clock"
+        case .heartRateMeasurement, .bodySensorLocation: "heart rate"
+        default: "Device Information"
+        }
+        let list = offered.isEmpty ? "no service tsgateway knows" : offered.sorted.map(\.title).joined(separator: ", ")
+        return "\(what) (no \(characteristic.title) characteristic; it offers \(list))"
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import TSGATT
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// A watch served through the Bluetooth SIG's standard services alone (the `.standard`
@@ -80,13 +79,19 @@ public actor StandardServicesWatch: LinkedCentral {
     /// Body Sensor Location (0x2A38).
     public func bodySensorLocation() async throws -> BodySensorLocation { try await link().bodySensorLocation() }
 
+    /// What a protocol v1 request asks for, for the "not supported" message (protocol v1's
+    /// central says it too, of a watch found without its service).
+    public static func protocolV1Features(_ kind: String) -> String {
+        "\(kind) — it has no protocol v1 service (alarms, monitors, sleep records need it); `tsgateway info` lists what it offers"
+    }
+
     // What protocol v1 would carry, in the words the CLI's commands use.
-    public func alarms() async throws -> [Alarm] { throw WatchError.unsupported(Watch.protocolV1Features("alarms")) }
-    public func setAlarms(_ alarms: [Alarm]) async throws { throw WatchError.unsupported(Watch.protocolV1Features("alarms")) }
-    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig { throw WatchError.unsupported(Watch.protocolV1Features("monitor settings")) }
-    public func setMonitorConfig(_ config: MonitorConfig) async throws { throw WatchError.unsupported(Watch.protocolV1Features("monitor settings")) }
-    public func setLiveSleepEvents(_ enabled: Bool) async throws { throw WatchError.unsupported(Watch.protocolV1Features("live sleep stages")) }
-    public func ring(slot: Int, purpose: RingPurpose) async throws -> RingOutcome { throw WatchError.unsupported(Watch.protocolV1Features("ringing an alarm")) }
-    public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer { throw WatchError.unsupported(Watch.protocolV1Features("sleep records")) }
-    public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int { throw WatchError.unsupported(Watch.protocolV1Features("sleep records")) }
+    public func alarms() async throws -> [Alarm] { throw WatchError.unsupported(Self.protocolV1Features("alarms")) }
+    public func setAlarms(_ alarms: [Alarm]) async throws { throw WatchError.unsupported(Self.protocolV1Features("alarms")) }
+    public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig { throw WatchError.unsupported(Self.protocolV1Features("monitor settings")) }
+    public func setMonitorConfig(_ config: MonitorConfig) async throws { throw WatchError.unsupported(Self.protocolV1Features("monitor settings")) }
+    public func setLiveSleepEvents(_ enabled: Bool) async throws { throw WatchError.unsupported(Self.protocolV1Features("live sleep stages")) }
+    public func ring(slot: Int, purpose: RingPurpose) async throws -> RingOutcome { throw WatchError.unsupported(Self.protocolV1Features("ringing an alarm")) }
+    public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer { throw WatchError.unsupported(Self.protocolV1Features("sleep records")) }
+    public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int { throw WatchError.unsupported(Self.protocolV1Features("sleep records")) }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import TSGATT
 import TSModels
-import TSProtocol
 
 /// The central side of one watch in one dialect: what the watch service, the sync and the
 /// daemon's supervisor need of a watch, in TSModels types. Protocol v1 (`Watch`) and the

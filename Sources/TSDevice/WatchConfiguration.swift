@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 
 /// Timeouts and policies of the central side (wire-protocol.md §4).
 public struct WatchConfiguration: Sendable {
@@ -13,9 +12,6 @@ public struct WatchConfiguration: Sendable {
     public var pageIdleTimeout: Duration = .milliseconds(2000)
     public var pageIdleRetries = 5
     public var syncTimeOnConnect = true
-    /// The protocol v1.1 features asked for in EXTENSIONS when the watch offers it; empty: behave
-    /// as a version-1 central (send no EXTENSIONS).
-    public var extensions: ExtensionFeatures = .version1_1
     public var timeZone: TimeZone = .current
     /// The wall clock used for TIME_SET (tests fix it so captures replay byte for byte).
     public var now: @Sendable () -> Date = { Date() }

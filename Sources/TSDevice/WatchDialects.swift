@@ -1,6 +1,5 @@
 import Foundation
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// One dialect as the gateway knows it: its name, its GATT profile and the central that speaks it. A dialect's module defines one of these; its
@@ -50,19 +49,6 @@ public struct WatchDialect: Sendable {
     /// What the configuration reader and the command line need of it.
     public var terms: DialectTerms { DialectTerms(name: name, credential: credential) }
 
-    /// Protocol v1 and v1.1, this project's own protocol (the simulator speaks it).
-    public static let protocolV1: WatchDialect = {
-        var dialect = WatchDialect(
-            name: .protocolV1, summary: "this project's open protocol v1 (and v1.1) on its own GATT service", gatt: .protocolV1,
-            captureDecoder: ProtocolV1CaptureDecoder(), makeCentral: { Watch(transport: $0, configuration: $1) })
-        dialect.presentation.reportsSleepRule = true
-        dialect.presentation.serviceListedByTransport = true
-        dialect.presentation.noSmartWake = "no (protocol v1 without the v1.1 alarm extensions)"
-        dialect.identification = .protocolV1
-        dialect.centralTimes = ProtocolV1CentralTimes()
-        return dialect
-    }()
-
     /// The Bluetooth SIG's standard services only.
     public static let standardServices = WatchDialect(
         name: .standard, summary: "the Bluetooth SIG's standard services only (device information, battery, current time, heart rate)", gatt: nil,
@@ -82,10 +68,10 @@ public struct DialectPresentation: Sendable {
     public init() {}
 }
 
-extension WatchDialect {
+extension Dialect {
     /// The dialect whose central speaks to a watch no rule names (`DialectResolution` step 4):
     /// protocol v1's, which serves a watch found without its service through the standard services.
-    public static var fallback: WatchDialect { .protocolV1 }
+    public static var fallback: Dialect { .protocolV1 }
 }
 
 extension [WatchDialect] {

@@ -1,6 +1,5 @@
 import TSGATT
 import TSModels
-import TSProtocol
 
 /// Why a watch operation failed, in words a person can act on.
 public enum WatchError: CategorizedError, Sendable, CustomStringConvertible {

@@ -37,6 +37,9 @@ public enum WatchFamilies {
     /// The dialect called `name`, or an error that lists the ones there are.
     public static func dialect(named name: Dialect) throws(DialectError) -> WatchDialect { try dialects.named(name) }
 
+    /// The dialect whose central speaks to a watch no rule names (`Dialect.fallback`, protocol v1's: a built-in family).
+    public static var fallback: WatchDialect { WatchFamily.protocolV1.dialect }
+
     /// The family called `name`, or an error that lists the ones there are.
     public static func named(_ name: Dialect) throws(DialectError) -> WatchFamily {
         guard let found = all.first(where: { $0.name == name }) else { throw DialectError(name: name, known: all.map(\.name)) }

@@ -124,11 +124,11 @@ public actor WatchSupervisor {
         }
     }
 
-    /// The central of the entry's dialect (`WatchDialect.fallback` when it names none) over `transport`.
+    /// The central of the entry's dialect (`WatchFamilies.fallback` when it names none) over `transport`.
     public init(entry: GatewayConfiguration.WatchEntry, transport: any WatchTransport, store: GatewayStore,
                 settings: GatewayConfiguration, simulated: SimulatedNight? = nil, clock: ClockDiscipline? = nil, storage: StorageHealth? = nil,
                 wallClock: WallClock = .system, logger: Logger, publish: @escaping @Sendable (GatewayEvent) -> Void) {
-        let dialect = entry.dialect.flatMap { try? WatchFamilies.dialect(named: $0) } ?? WatchDialect.fallback
+        let dialect = entry.dialect.flatMap { try? WatchFamilies.dialect(named: $0) } ?? WatchFamilies.fallback
         var configuration = Self.watchConfiguration(settings, entry: entry)
         configuration.now = wallClock.now
         self.init(entry: entry, watch: dialect.makeCentral(transport, configuration), store: store,

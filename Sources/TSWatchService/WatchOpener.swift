@@ -3,7 +3,6 @@ import TSBlueZ
 import TSBlueZTransport
 import TSDevice
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// How the gateway reaches one watch.
@@ -27,10 +26,9 @@ public struct OpenedWatch: Sendable {
 /// and get the central of its dialect.
 public enum WatchOpener {
     /// Opens nothing yet (the central connects when asked) in the dialect chosen: the one asked
-    /// for (`dialect:` in the configuration, `--dialect`) or resolved (`resolveDialect`), else `WatchDialect.fallback`.
-    public static func open(_ link: WatchLinkDescription, dialect chosen: WatchDialect? = nil, configuration: WatchConfiguration = WatchConfiguration(),
+    /// for (`dialect:` in the configuration, `--dialect`) or resolved (`resolveDialect`).
+    public static func open(_ link: WatchLinkDescription, dialect: WatchDialect, configuration: WatchConfiguration = WatchConfiguration(),
                             onStep: (@Sendable (BlueZTransport.OpenStep) -> Void)? = nil) -> OpenedWatch {
-        let dialect = chosen ?? WatchDialect.fallback
         switch link {
         case let .bluetooth(bluetooth, bluez):
             var transport = BlueZTransport(bluez: bluez, address: bluetooth.address.rawValue, adapter: bluetooth.adapter, profile: dialect.gatt)

@@ -102,7 +102,7 @@ public struct WatchOperations: Sendable {
         // this is a connect to retry, not a watch that became a standard-services-only one.
         // (Unless the standard services were asked for: `--dialect standard`.)
         // (A watch stored before dialects were remembered, with capabilities, spoke the fallback: protocol v1.)
-        let fallback = WatchDialect.fallback.name
+        let fallback = Dialect.fallback
         if let known, let spoke = known.dialect ?? (known.capabilities != .none ? fallback : nil), spoke != .standard,
            watch.dialect != .standard, info.dialect == .standard {
             await watch.disconnect()

@@ -4,7 +4,6 @@ import TSBlueZTransport
 import TSDevice
 import TSGATT
 import TSModels
-import TSProtocol
 import TSTransport
 
 /// What `tsgateway probe` learned of a device: its GATT table, its Device Information, each

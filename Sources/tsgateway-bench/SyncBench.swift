@@ -12,6 +12,7 @@ import TSNpk
 import TSNpkSimulator
 import TSNpkWatch
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulatedHistory
 import TSSimulator
 import TSStore

@@ -1,15 +1,16 @@
-import TSSimulatedHistory
-import TSTestSupport
 import Foundation
-import Testing
 import TSBlueZ
 import TSBlueZTransport
 import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
+import TSSimulatedHistory
 import TSSimulator
+import TSTestSupport
 import TSTransport
+import Testing
 @testable import TSDBus
 
 /// A fake bluetoothd on a private bus whose watch characteristics are bridged to the in-process

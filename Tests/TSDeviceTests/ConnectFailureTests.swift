@@ -1,5 +1,6 @@
 import TSDevice
 import TSModels
+import TSProtocolV1Watch
 import TSTransport
 import Testing
 

@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
-import Testing
 import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulator
 import TSStore
 import TSTransport
+import Testing
 
 private let simulatedWatch = WatchID("00:00:5E:00:53:01")!
 

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
 import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulator
 import TSTransport
+import Testing
 
 /// A watch is served by what GATT discovery found: protocol v1, standard services, or both.
 @Suite struct StandardServicesWatchTests {

@@ -3,6 +3,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulatedHistory
 import TSSimulator
 import TSTransport
@@ -27,7 +28,6 @@ struct Rig {
         var simulatorConfiguration = SimulatorConfiguration(capabilities: capabilities, speaksVersion1_1: speaksVersion1_1)
         simulatorConfiguration.answersTwice = answersTwice
         var watchConfiguration = WatchConfiguration()
-        watchConfiguration.extensions = centralExtensions
         watchConfiguration.timeZone = Rig.berlin
         watchConfiguration.now = { Rig.now }
         if fast {
@@ -39,7 +39,8 @@ struct Rig {
             watchConfiguration.pageIdleRetries = 8
         }
         simulator = SimulatedWatch(configuration: simulatorConfiguration, state: SimulatorState(alarms: alarms, records: records))
-        watch = Watch(transport: wrap(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(mtu), faults: faults)), configuration: watchConfiguration)
+        watch = Watch(transport: wrap(LoopbackTransport(peripheral: simulator, mtu: try ATTMTU(mtu), faults: faults)), configuration: watchConfiguration,
+                      extensions: centralExtensions)
         groundTruth = records
     }
 

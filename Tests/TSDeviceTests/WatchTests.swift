@@ -1,12 +1,13 @@
 import Foundation
-import TSGATT
-import Testing
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulator
-import TSTransport
 import TSSleep
+import TSTransport
+import Testing
 
 @Suite struct WatchTests {
     @Test func connectNegotiatesReadsInfoAndSetsTheClock() async throws {

@@ -62,4 +62,38 @@ import Testing
             }
         }
     }
+
+    /// The seam and what lies under it: a family plugs into these, so none of them may know one.
+    static let sharedBelowTheRegistry = ["TSModels", "TSGATT", "TSSnoop", "TSTransport", "TSSleep", "TSStore", "TSDevice", "TSBlueZTransport",
+                                         "TSWatchService", "TSSimulatedHistory", "TSSimulatorPeripheral"]
+
+    @Test("the dialect seam (TSDevice) and the shared modules under the registry import no family's module, protocol v1's included")
+    func theSeamKnowsNoFamily() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let familyModules = Self.familyModules(manifest).values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        #expect(familyModules.isSuperset(of: ["TSProtocol", "TSProtocolV1Watch", "TSHuamiWatch"]), "\(familyModules.sorted())")
+        for module in Self.sharedBelowTheRegistry {
+            let folder = Self.root.appendingPathComponent("Sources").appendingPathComponent(module)
+            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
+                .filter { $0.pathExtension == "swift" } ?? []
+            #expect(!files.isEmpty, "\(module) has no Swift files under \(folder.path)")
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for line in text.split(separator: "\n") where line.hasPrefix("import ") || line.hasPrefix("@testable import ") {
+                    let imported = String(line.split(separator: " ").last ?? "")
+                    if familyModules.contains(imported) { Issue.record("\(module): \(file.lastPathComponent) imports \(imported)") }
+                }
+            }
+            // Its manifest entry names none either.
+            guard let entry = manifest.components(separatedBy: ".target(").dropFirst()
+                .first(where: { $0.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("name: \"\(module)\"") }) else {
+                Issue.record("\(module) has no target in Package.swift")
+                continue
+            }
+            let own = entry.components(separatedBy: ".testTarget(")[0]
+            for dependency in own.matches(of: /"([A-Za-z0-9_]+)"/).map({ String($0.output.1) }) where familyModules.contains(dependency) {
+                Issue.record("Package.swift gives \(module) the family module \(dependency)")
+            }
+        }
+    }
 }

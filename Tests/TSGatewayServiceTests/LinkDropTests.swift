@@ -3,14 +3,15 @@ import GRDB
 import Logging
 import Synchronization
 import TSGATT
-@testable import TSDevice
-@testable import TSGatewayService
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulator
 import TSStore
 import TSTransport
 import Testing
+@testable import TSDevice
+@testable import TSGatewayService
 
 /// What the gateway received before a link dropped is in the store afterwards: the link's
 /// cancellation does not reach a write under way.

@@ -1,18 +1,19 @@
 import Foundation
 import Logging
-import TSGATT
-import TSSimulatedHistory
-import Testing
-@testable import TSGatewayAPI
-@testable import TSGatewayService
 import TSDevice
+import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
+import TSSimulatedHistory
 import TSSimulator
 import TSSleep
 import TSStore
 import TSTestSupport
 import TSTransport
+import Testing
+@testable import TSGatewayAPI
+@testable import TSGatewayService
 
 private let otherWatch = WatchID("00:00:5E:00:53:0E")!
 private let simulatedWatch = WatchID("00:00:5E:00:53:01")!

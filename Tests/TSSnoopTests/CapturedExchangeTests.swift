@@ -1,13 +1,14 @@
 import Foundation
-import TSSimulatedHistory
-import Testing
 import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
+import TSSimulatedHistory
 import TSSimulator
 import TSSnoop
 import TSTransport
+import Testing
 
 /// A sync recorded over the loopback, written as the HCI traffic a controller would show,
 /// stored as btsnoop, read back and replayed.

@@ -1,10 +1,11 @@
-import TSNpkWatch
-import Testing
 import TSDevice
 import TSFamilies
 import TSFamilyKit
 import TSModels
 import TSNpk
+import TSNpkWatch
+import TSProtocolV1Watch
+import Testing
 
 /// The built-in families' dialects, which the rules below choose among.
 private let builtIn = WatchFamilies.builtIn.map(\.dialect)

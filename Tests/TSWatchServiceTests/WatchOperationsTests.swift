@@ -3,6 +3,7 @@ import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulatedHistory
 import TSSimulator
 import TSSleep

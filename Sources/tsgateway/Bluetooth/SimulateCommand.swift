@@ -43,7 +43,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The adapter to advertise on.", valueName: "hciN"))
     var adapter: String
     @Option(help: ArgumentHelp("The dialect the watch speaks: \(SimulatedFamilies.list).", valueName: "dialect"), transform: DialectChoice.parse)
-    var dialect: Dialect = WatchDialect.fallback.name
+    var dialect: Dialect = Dialect.fallback
     @Option(help: "Days of generated sleep history.")
     var days: Int = 90
     @Option(help: "Seed of the generated data.")

@@ -99,7 +99,7 @@ extension ProtocolCommand {
             if let btsnoop { return try decodeCapture(btsnoop) }
             let text = hex.isEmpty ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : hex.joined(separator: " ")
             let bytes = try HexInput.parse(text)
-            let chosen = try WatchFamilies.dialect(named: dialect ?? WatchDialect.fallback.name)
+            let chosen = try WatchFamilies.dialect(named: dialect ?? Dialect.fallback)
             guard let decoder = try chosen.captureDecoder?.reading(clockIn: try clockZone()) else {
                 throw CLIFailure("the \(chosen.name) dialect has no frames of its own to decode; use one of \(CapturedDialect.names)", status: .usage)
             }
@@ -117,7 +117,7 @@ extension ProtocolCommand {
             }
             for frame in frames { try printer.print(frame) }
             if printer.frames == 0 {
-                throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == WatchDialect.fallback.name ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
+                throw CLIFailure("no \(chosen.name) frame found in \(bytes.count) byte(s)\(chosen.name == Dialect.fallback ? "; a frame starts with a5 01" : ""); is --dialect right?", status: .dataError)
             }
         }
     }

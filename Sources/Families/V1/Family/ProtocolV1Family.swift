@@ -3,6 +3,7 @@ import TSFamilyKit
 import TSGATT
 import TSModels
 import TSProtocol
+import TSProtocolV1Watch
 import TSSimulatedHistory
 import TSSimulator
 import TSTransport

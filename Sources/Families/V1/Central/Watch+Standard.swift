@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
@@ -9,11 +10,6 @@ import TSTransport
 extension Watch {
     /// Whether the current (or last) link has protocol v1; true before the first connect.
     var hasProtocolV1: Bool { services?.contains(.protocolV1) ?? true }
-
-    /// What a protocol v1 request asks for, for the "not supported" message.
-    static func protocolV1Features(_ kind: String) -> String {
-        "\(kind) — it has no protocol v1 service (alarms, monitors, sleep records need it); `tsgateway info` lists what it offers"
-    }
 
     /// The feature a protocol v1 command belongs to, in the words of the CLI's commands.
     static func feature(of command: CommandID) -> String {
@@ -70,18 +66,4 @@ extension Watch {
 
     /// Body Sensor Location (0x2A38).
     public func bodySensorLocation() async throws -> BodySensorLocation { try await standardLink().bodySensorLocation() }
-}
-
-extension WatchService {
-    /// What a watch lacking `characteristic` cannot do, for the "not supported" message.
-    func standardFeature(missing characteristic: StandardCharacteristic, offered: ServiceSet) -> String {
-        let what = switch characteristic {
-        case .batteryLevel: "a battery reading"
-        case .currentTime, .localTimeInformation: "setting its clock"
-        case .heartRateMeasurement, .bodySensorLocation: "heart rate"
-        default: "Device Information"
-        }
-        let list = offered.isEmpty ? "no service tsgateway knows" : offered.sorted.map(\.title).joined(separator: ", ")
-        return "\(what) (no \(characteristic.title) characteristic; it offers \(list))"
-    }
 }

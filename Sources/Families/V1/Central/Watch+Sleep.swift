@@ -1,3 +1,4 @@
+import TSDevice
 import TSModels
 import TSProtocol
 

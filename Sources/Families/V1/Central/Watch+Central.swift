@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSModels
 import TSProtocol
 

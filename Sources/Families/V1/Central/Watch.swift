@@ -1,4 +1,5 @@
 import Foundation
+import TSDevice
 import TSGATT
 import TSModels
 import TSProtocol
@@ -18,7 +19,7 @@ public actor Watch {
     /// Commands the watch listed in HELLO.
     public private(set) var supportedCommands: Set<CommandID> = []
     /// The version-1.1 features the watch enabled on the current or last connection (EXTENSIONS);
-    /// none for a version-1 watch, or when `configuration.extensions` is empty.
+    /// none for a version-1 watch, or when `askedExtensions` is empty.
     public private(set) var extensions = ExtensionsResponse(enabled: [], maxSmartWindow: 0)
     /// Events the watch sent that this connection's negotiation does not allow (a smart window
     /// or an alarm alert without the feature enabled): acknowledged, counted, not delivered.
@@ -40,7 +41,7 @@ public actor Watch {
     let alertEvents = EventFanOut<AlarmAlert>(buffer: 64)
     let linkLossEvents = EventFanOut<String>(buffer: 8)
     /// The same events in TSModels types, for the dialect seam (`WatchCentral.events`).
-    let watchEvents = EventFanOut<WatchEvent>(buffer: 256)
+    package let watchEvents = EventFanOut<WatchEvent>(buffer: 256)
     var receiver: SleepReceiver?
     /// The last finished transfer, to re-acknowledge its pages if the watch missed the final ack.
     var completedTransfer: (id: UInt16, pageCount: Int)?
@@ -58,9 +59,14 @@ public actor Watch {
         var continuation: CheckedContinuation<Message, any Error>
     }
 
-    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
+    /// The protocol v1.1 features asked for in EXTENSIONS when the watch offers it; empty: behave
+    /// as a version-1 central (send no EXTENSIONS).
+    public let askedExtensions: ExtensionFeatures
+
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration(), extensions: ExtensionFeatures = .version1_1) {
         self.transport = transport
         self.configuration = configuration
+        self.askedExtensions = extensions
     }
 
     public var isConnected: Bool { connection != nil }
@@ -224,7 +230,7 @@ public actor Watch {
 
     /// EXTENSIONS right after HELLO when the watch listed it (wire-protocol.md §9.2).
     private func negotiateExtensions() async throws -> ExtensionsResponse {
-        let wanted = configuration.extensions
+        let wanted = askedExtensions
         guard supportedCommands.contains(.extensions), !wanted.isEmpty else { return ExtensionsResponse(enabled: [], maxSmartWindow: 0) }
         let answer: ExtensionsResponse
         do {
@@ -252,7 +258,7 @@ public actor Watch {
     }
 
     private func checkMonitorSupport(_ type: MonitorType) throws {
-        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(Self.protocolV1Features("monitor settings")) }
+        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(StandardServicesWatch.protocolV1Features("monitor settings")) }
         guard try currentInfo().capabilities.monitorTypes.contains(type) else {
             throw WatchError.unsupported("the \(type.name) monitor")
         }

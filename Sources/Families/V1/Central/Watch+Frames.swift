@@ -1,3 +1,4 @@
+import TSDevice
 import TSModels
 import TSProtocol
 import TSTransport
@@ -9,7 +10,7 @@ extension Watch {
     /// again and the request retried (§4.4).
     func request(_ message: Message) async throws -> Message {
         // A watch without protocol v1 says so at once instead of letting the request time out.
-        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(Self.protocolV1Features(Self.feature(of: message.command))) }
+        if connection != nil, !hasProtocolV1 { throw WatchError.unsupported(StandardServicesWatch.protocolV1Features(Self.feature(of: message.command))) }
         var busyRetries = 0
         while true {
             do {
