@@ -6,7 +6,7 @@ import TSTransport
 /// the first byte timed), close it, forget it when it ends, fail a connect's description with the
 /// link closed, and take one request at a time on it. A central keeps the state and says what a
 /// notification means to it (`received`) and what it lets go of when its link ends (`releaseLink`).
-/// Package-wide so that a family's central can live in the family's own module (TSHuamiWatch).
+/// Package-wide so that a family's central can live in the family's own module (`Sources/Families/<Name>/Central`).
 package protocol LinkedCentral: WatchCentral, Actor {
     var transport: any WatchTransport { get }
     var connection: (any TransportConnection)? { get set }

@@ -45,7 +45,7 @@ public enum DialectResolution {
     }
 
     /// The services name dialects but do not tell which one the device speaks: several dialects
-    /// share them, or one that other vendors' protocols use too (NPK's Realtek service).
+    /// share them, or one that other vendors' protocols use too (a chip vendor's service).
     public static func isAmbiguous(_ serviceUUIDs: [String], among dialects: [WatchDialect]) -> Bool {
         let serving = serving(serviceUUIDs, among: dialects)
         return serving.count > 1 || serving.contains { !$0.identifiedByService }

@@ -15,11 +15,11 @@ public struct WatchConfiguration: Sendable {
     public var timeZone: TimeZone = .current
     /// The wall clock used for TIME_SET (tests fix it so captures replay byte for byte).
     public var now: @Sendable () -> Date = { Date() }
-    /// This connect pairs: it asks the watch to accept the gateway (NPK: a bind, 03/01), which
+    /// This connect pairs: it asks the watch to accept the gateway (a bind), which
     /// the wearer may have to confirm on the watch. Otherwise a central logs in as paired before.
     public var pairing = false
     /// The secret the watch takes for pairing, for a dialect that takes one
-    /// (`WatchDialect.credential`: NPK's auth code, Huami's auth key).
+    /// (`WatchDialect.credential`: an auth code, an auth key).
     public var pairingSecret: PairingSecret?
     /// Told, with what the wearer should do, when the watch may be waiting for the wearer to
     /// confirm a pairing.
@@ -29,7 +29,7 @@ public struct WatchConfiguration: Sendable {
     public var traffic: (@Sendable (String) -> Void)?
 
     /// How long a request that is not sent again waits for its answer after its write's response
-    /// (a Huami exchange, a QRing request): the time a request that is sent again is given over
+    /// (a request whose answer has no sequence to match it by): the time a request that is sent again is given over
     /// all its attempts. A band's answer may come well after the write's response: bluetoothd
     /// acknowledges a write request to a characteristic that also takes write commands as it
     /// hands the write to the band, before the band has read it.

@@ -11,10 +11,10 @@ public struct WatchDialect: Sendable {
     /// Where its frames go (BlueZ opens it, `scan` looks for it); nil for a dialect of standard services only.
     public var gatt: GATTProfile?
     /// A watch offering `gatt`'s service speaks this dialect. False where other protocols use
-    /// the same service (NPK's is Realtek's, which other vendors' watches use too): such a
+    /// the same service (a chip vendor's service that other vendors' watches use too): such a
     /// watch's dialect is asked for (`--dialect`, `dialect:`) or remembered, never guessed.
     public var identifiedByService: Bool
-    /// How its watches pair beyond Just Works: the secret they take (NPK: an auth code), nil for none.
+    /// How its watches pair beyond Just Works: the secret they take (an auth code, an auth key), nil for none.
     public var credential: PairingCredential?
     /// What `info` says of its watches beyond their capabilities.
     public var presentation = DialectPresentation()

@@ -47,7 +47,7 @@ public enum WatchError: CategorizedError, Sendable, CustomStringConvertible {
     }
 }
 
-/// The watch does not report a monitor setting back (a Huami band's heart-rate settings can only
+/// The watch does not report a monitor setting back (a band whose heart-rate settings can only
 /// be written): the watch service answers with the one it last wrote, kept in the store.
 public struct MonitorSettingNotReported: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     public var type: MonitorType

@@ -114,7 +114,7 @@ public struct SimulatedWatchOptions: Sendable {
     /// The live night the daemon plays: stage events this far apart, heart rate this often.
     public var liveStageInterval: Duration?
     public var heartRateInterval: Duration = .seconds(1)
-    /// What the wearer of a simulated watch does when it asks to confirm a pairing (NPK's bind).
+    /// What the wearer of a simulated watch does when it asks to confirm a pairing (a bind).
     public var wearer: SimulatedWearer = .confirm
 
     public init() {}

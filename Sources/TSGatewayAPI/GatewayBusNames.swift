@@ -77,7 +77,7 @@ public enum WatchStatusKey: String, Sendable, CaseIterable {
     case address = "Address"
     case name = "Name"
     case simulated = "Simulated"
-    /// The dialect the gateway speaks with the watch (`v1`, `standard`, `npk`, …).
+    /// The dialect the gateway speaks with the watch (`v1`, `standard`, or a family's own).
     case dialect = "Dialect"
     case connected = "Connected"
     case syncing = "Syncing"

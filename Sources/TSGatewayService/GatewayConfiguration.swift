@@ -40,7 +40,7 @@ public struct GatewayConfiguration: Sendable {
 
         /// The dialect the watch speaks (`dialect:`); nil: as its GATT services say.
         public var dialect: Dialect?
-        /// The secret the watch takes for pairing (`auth-code:` of an NPK watch; the dialect's
+        /// The secret the watch takes for pairing (`auth-code:`, `auth-key:`: the dialect's
         /// `credential`), sent when it must pair again.
         public var pairingSecret: PairingSecret?
         /// Smart windows the gateway wakes from, minutes by alarm slot (`smart-wake:`); nil: as stored

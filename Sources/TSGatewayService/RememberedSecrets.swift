@@ -6,7 +6,7 @@ import TSFiles
 import TSModels
 
 /// Pairing secrets a watch takes on every connect (`PairingCredential.neededOnEveryConnect`,
-/// Huami's auth key): `pair` keeps the one it was given beside the database, one file a watch and
+/// a band's auth key): `pair` keeps the one it was given beside the database, one file a watch and
 /// secret, readable by its owner only (a 0700 directory, 0600 files); the commands after it, and
 /// `serve` for a watch whose configuration has no secret, read it back. Never printed or logged:
 /// a `PairingSecret` describes itself without its text.

@@ -80,7 +80,7 @@ public actor WatchSupervisor {
     }
 
     /// The same for one watch: its auth code, should it have to bind again; a secret its dialect
-    /// takes on every connect (a Huami band's auth key) from the configuration, else the one `pair`
+    /// takes on every connect (a band's auth key) from the configuration, else the one `pair`
     /// kept beside the database.
     public static func watchConfiguration(_ settings: GatewayConfiguration, entry: GatewayConfiguration.WatchEntry) -> WatchConfiguration {
         var configuration = watchConfiguration(settings)

@@ -9,7 +9,7 @@ public struct CaptureChannel: RawRepresentable, Sendable, Hashable, Codable, Cus
 
     /// The profile's first pair (its write and notify characteristics).
     public static let main = CaptureChannel(checked: "main")
-    /// The profile's second pair (`GATTProfile.secondChannel`, QRing's big-data service).
+    /// The profile's second pair (`GATTProfile.secondChannel`, a ring's big-data service).
     public static let second = CaptureChannel(checked: "second")
     /// The profile's two pairs, the channels of a dialect that names no characteristics of its own.
     public static let pairs: [CaptureChannel] = [.main, .second]
@@ -63,7 +63,7 @@ public protocol CaptureDecoder: Sendable {
     /// watch's day (a ring's "days ago") dates them from it.
     func session(started: Date?) -> any CaptureSessionDecoder
     /// The same, for a peripheral whose name the capture holds (a GAP Device Name read): a
-    /// dialect whose values read differently by model (a Huami band's sample size) goes by it.
+    /// dialect whose values read differently by model (a band's sample size) goes by it.
     func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder
     /// The same reader for a watch whose clock runs in `zone`: a dialect that dates what it sends by
     /// the watch's local clock (a ring's) reads it there; the others have no use for it.

@@ -7,7 +7,7 @@ public struct Dialect: RawRepresentable, Sendable, Hashable, Codable, Comparable
 
     public init(rawValue: String) { self.rawValue = rawValue.lowercased() }
 
-    /// This project's own protocol v1 and v1.1 (protocol-spec/wire-protocol.md).
+    /// This project's own protocol v1 and v1.1 (protocol-spec/v1/wire-protocol.md).
     public static let protocolV1 = Dialect(rawValue: "v1")
     /// The Bluetooth SIG's standard services only: Device Information, Battery, Current Time, Heart Rate.
     public static let standard = Dialect(rawValue: "standard")
@@ -33,10 +33,10 @@ public struct GATTProfile: Sendable, Hashable {
     public var writeCharacteristic: String
     public var notifyCharacteristic: String
     public var writeMode: WriteMode
-    /// A second write/notify pair beside the first (QRing's "big data" service); nil: none.
+    /// A second write/notify pair beside the first (a ring's "big data" service); nil: none.
     public var secondChannel: GATTChannel?
     /// More characteristics the dialect's central writes, reads or hears from, addressed by
-    /// service and UUID (Huami's auth, fetch, data, battery, clock, heart rate): what a capture
+    /// service and UUID (a band's auth, fetch, data, battery, clock, heart rate): what a capture
     /// of its exchange follows beside the pairs, each as a channel of its own.
     public var characteristics: [GATTCharacteristicID]
 
@@ -67,7 +67,7 @@ public struct GATTChannel: Sendable, Hashable {
 
 /// One characteristic of a peripheral, by its service and its own UUID (128-bit form, stored
 /// lower case): for a dialect that speaks over more characteristics than its profile's pairs
-/// (Huami's auth, configuration, fetch and data characteristics).
+/// (a band's auth, configuration, fetch and data characteristics).
 public struct GATTCharacteristicID: Sendable, Hashable, CustomStringConvertible {
     public let service: String
     public let uuid: String

@@ -151,7 +151,7 @@ public enum MinuteOfDay {
 }
 
 /// A measurement a device takes all day on its own schedule once switched on: only on or off can be
-/// set (a QRing ring's SpO2, stress and heart-rate variability). `MonitorType` is protocol v1's
+/// set (a ring's SpO2, stress and heart-rate variability). `MonitorType` is protocol v1's
 /// wire list and has no HRV, so these switches are their own type.
 public enum SwitchedMonitor: String, Sendable, Hashable, CaseIterable, Codable {
     case spo2

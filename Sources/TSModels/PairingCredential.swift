@@ -6,13 +6,13 @@
 public struct PairingCredential: Sendable {
     /// `auth-code`, `auth-key`: the option is `--credential KEY=VALUE`, the configuration key `KEY:`.
     public var key: String
-    /// Which watches take it, for errors: "a TopStep NPK watch".
+    /// Which watches take it, for errors: "a watch that binds with a code".
     public var holder: String
     /// What it is, for `--help`: "the code the watch shows as a QR code for pairing".
     public var meaning: String
     /// What is wrong with a value, in words for the person who typed it; nil: nothing.
     public var problem: @Sendable (String) -> String?
-    /// The watch takes it on every connect, not only when pairing (Huami's auth key): `pair`
+    /// The watch takes it on every connect, not only when pairing (an auth key): `pair`
     /// keeps it, readable by its owner only, for the commands after it.
     public var neededOnEveryConnect: Bool
 

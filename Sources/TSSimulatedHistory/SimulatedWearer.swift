@@ -1,5 +1,5 @@
 /// What the wearer of a simulated watch does when the watch asks them to confirm a pairing
-/// (NPK's bind; `TSGATEWAY_SIMULATOR_NPK_WEARER`, `simulated: true` in serve's configuration).
+/// (a bind; `TSGATEWAY_SIMULATOR_WEARER`, `simulated: true` in serve's configuration).
 public enum SimulatedWearer: String, Sendable, CaseIterable {
     case confirm, decline, ignore
 

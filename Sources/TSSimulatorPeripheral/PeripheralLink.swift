@@ -5,7 +5,7 @@ import TSBlueZ
 /// central is on it (a bonded central keeps its subscriptions across links and may only write, so
 /// a link starts at the first write or subscription), which central (for a drop by fault
 /// injection), the ATT MTU its writes report and the largest notifications sent. Thread-safe.
-/// Package-wide, so that a family's peripheral can live in the family's own module (TSQRingPeripheral, TSHuamiPeripheral).
+/// Package-wide, so that a family's peripheral can live in the family's own module (`Sources/Families/<Name>/Peripheral`).
 package final class PeripheralLink: Sendable {
     private struct State {
         var up = false

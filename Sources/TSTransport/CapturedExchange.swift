@@ -97,7 +97,7 @@ public struct CapturedExchange: Sendable {
     struct Role { var uuid: String; var channel: CaptureChannel; var flow: CaptureFlow }
 
     /// GAP Device Name (`2A00`): what the peripheral calls itself, which some dialects' centrals
-    /// go by (a Huami band's model).
+    /// go by (a band's model).
     static let deviceName = "00002a00-0000-1000-8000-00805f9b34fb"
 
     /// The characteristics of a profile and the channel and direction each carries: the pairs'

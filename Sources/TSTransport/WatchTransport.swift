@@ -36,7 +36,7 @@ public protocol TransportConnection: Sendable {
     /// One ATT write of at most `mtu.chunkSize` bytes to the second pair's write characteristic.
     func writeSecondChannel(_ chunk: [UInt8]) async throws
     /// The characteristics of the peripheral that can be addressed by service and UUID, for a
-    /// dialect that speaks over more than its profile's pairs (Huami); empty on links that offer none.
+    /// dialect that speaks over more than its profile's pairs; empty on links that offer none.
     var characteristics: Set<GATTCharacteristicID> { get }
     /// Reads a characteristic's value (an ATT Read Request).
     func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8]
@@ -132,7 +132,7 @@ public protocol PeripheralEndpoint: Sendable {
     func centralDisconnected() async
 }
 
-/// The second write/notify pair of an in-process peripheral (QRing's big-data service), as a
+/// The second write/notify pair of an in-process peripheral (a ring's big-data service), as a
 /// loopback link offers it. Connected right after the first pair; `send` delivers one
 /// notification of the second pair to the central.
 public protocol SecondChannelEndpoint: Sendable {
@@ -140,7 +140,7 @@ public protocol SecondChannelEndpoint: Sendable {
     func centralWroteSecondChannel(_ chunk: [UInt8]) async
 }
 
-/// Characteristics of an in-process peripheral addressed by service and UUID (a Huami band's),
+/// Characteristics of an in-process peripheral addressed by service and UUID (a band's auth, fetch and data characteristics),
 /// as a loopback link offers them. `notify` delivers one notification of a characteristic to the
 /// central; the link's faults apply to these writes and notifications as to the first pair's.
 public protocol CharacteristicsEndpoint: Sendable {

@@ -100,7 +100,7 @@ enum SyncBenchDialect: String {
 }
 
 /// The activity fetch's shape for the fewest connection events a Huami sync needs
-/// (protocol-spec/huami.md §7.1): the clock read (request up, response down); per transfer the
+/// (protocol-spec/huami/huami.md §7.1): the clock read (request up, response down); per transfer the
 /// start `01` up, its write response and the start answer down, `02` up, its write response, the
 /// data notifications and the end `10 02 01` down, 4 a event; then `03` up, its write response and
 /// `10 03 01` down. The band answers a packet at the next event at the earliest, and the central

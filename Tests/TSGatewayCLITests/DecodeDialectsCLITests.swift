@@ -4,7 +4,7 @@ import TSTestSupport
 
 /// `protocol decode` in every dialect: a QRing ring's exchange found by the GATT discovery in a
 /// capture built byte by byte here, pasted streams with --dialect, a real ring's bytes
-/// (protocol-spec/captures/qring/colmi-r02-client, colmi_r02_client, MIT) read as that client
+/// (protocol-spec/qring/captures/colmi-r02-client, colmi_r02_client, MIT) read as that client
 /// reads them, and the bad input a person may bring: a capture of another dialect than
 /// --dialect says, a truncated capture, a capture with no watch traffic.
 @Suite struct DecodeDialectsCLITests {
@@ -137,7 +137,7 @@ import TSTestSupport
 /// client's reading. The client sets the ring's clock in UTC, so the decoder reads it in UTC.
 @Suite struct ColmiR02ClientDecodeTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("protocol-spec/captures/qring/colmi-r02-client")
+        .appendingPathComponent("protocol-spec/qring/captures/colmi-r02-client")
 
     static func document() throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("captures.json"))) as? [String: Any])

@@ -181,10 +181,10 @@ struct ExampleArrangement {
         "tsgateway protocol decode --btsnoop sync.btsnoop": .init(replacingPaths: ["sync.btsnoop": .capture]),
         "tsgateway protocol decode --btsnoop sync.btsnoop --json": .init(replacingPaths: ["sync.btsnoop": .capture]),
         // Run from the repository's root, where the captures they play are.
-        "tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin":
-            .init(replacingPaths: ["protocol-spec/captures/simulated/qring-sync.jsonl": .repositoryFile]),
-        "tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin --json":
-            .init(replacingPaths: ["protocol-spec/captures/simulated/npk-sync.jsonl": .repositoryFile]),
+        "tsgateway protocol replay protocol-spec/qring/captures/qring-sync.jsonl --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin":
+            .init(replacingPaths: ["protocol-spec/qring/captures/qring-sync.jsonl": .repositoryFile]),
+        "tsgateway protocol replay protocol-spec/npk/captures/npk-sync.jsonl --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z --time-zone Europe/Berlin --json":
+            .init(replacingPaths: ["protocol-spec/npk/captures/npk-sync.jsonl": .repositoryFile]),
         // A peripheral and a central on two real adapters.
         "tsgateway simulate --adapter hci1 &": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it under QEMU with btvirt)"),
         "tsgateway simulate --adapter hci1 --live-stage-interval 5": .init(needsBluetoothHardware: "advertises on a real adapter (the end-to-end suite runs it with --live-stage-interval 3 for the gateway's smart wake)"),

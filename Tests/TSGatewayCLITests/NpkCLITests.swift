@@ -121,11 +121,11 @@ import Testing
 @Suite struct NpkPairingCLITests {
     @Test(arguments: [("decline", Int32(77), "the wearer declined the pairing on the watch; pair again and accept it there"),
                       ("ignore", 75, "nobody confirmed the pairing on the watch in time; pair again and confirm it on the watch"),
-                      ("shrug", 64, "TSGATEWAY_SIMULATOR_NPK_WEARER=shrug is not what the simulated wearer can do; use confirm, decline, ignore")])
+                      ("shrug", 64, "TSGATEWAY_SIMULATOR_WEARER=shrug is not what the simulated wearer can do; use confirm, decline, ignore")])
     func aBindTheWearerDoesNotConfirmSaysWhatToDo(wearer: String, status: Int32, message: String) async throws {
         let cli = try CLI(); defer { cli.cleanUp() }
         // The simulated watch is bound to nobody: its login is refused and the gateway binds.
-        let result = try await cli.runDetached(["info", "--simulate", "--dialect", "npk"], environment: ["TSGATEWAY_SIMULATOR_NPK_WEARER": wearer])
+        let result = try await cli.runDetached(["info", "--simulate", "--dialect", "npk"], environment: ["TSGATEWAY_SIMULATOR_WEARER": wearer])
         #expect(result.status == status, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

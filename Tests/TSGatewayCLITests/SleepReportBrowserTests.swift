@@ -3,7 +3,7 @@ import Testing
 import TSTestSupport
 
 /// The sleep report in a real browser: Debian's headless Chromium (installed by scripts/bootstrap)
-/// loads it through scripts/report_browser.py, once preferring light and once dark colours. The
+/// loads it through scripts/lib/report_browser.py, once preferring light and once dark colours. The
 /// screenshots stay in .build/artifacts/ (CI keeps them).
 @Suite struct SleepReportBrowserTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -35,7 +35,7 @@ import TSTestSupport
         try? FileManager.default.removeItem(at: png)
         try? FileManager.default.removeItem(at: dark)
         let browser = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments: [
-            "python3", Self.root.appendingPathComponent("scripts/report_browser.py").path, cli.home.appendingPathComponent("report.html").path,
+            "python3", Self.root.appendingPathComponent("scripts/lib/report_browser.py").path, cli.home.appendingPathComponent("report.html").path,
             "--png", png.path, "--dark-png", dark.path,
         ], timeout: .seconds(150))
         #expect(browser.exited(0), "\(browser.summary)")

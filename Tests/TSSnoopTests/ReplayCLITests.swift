@@ -154,17 +154,17 @@ import TSWatchService
         #expect(existing.stderr.contains("exists; a replay stores into a new database"), "\(existing.stderr)")
     }
 
-    /// The captures `protocol replay --help`'s examples play (protocol-spec/captures/simulated/):
+    /// The captures `protocol replay --help`'s examples play (each family's `protocol-spec/<family>/captures/`):
     /// what the simulated ring's and NPK watch's syncs record today, their times aside, so a change of
     /// what a central writes shows here before a person's capture stops replaying.
     /// TSGATEWAY_WRITE_REPLAY_EXAMPLES=1 writes them anew.
-    @Test(arguments: [(Dialect.qring, "qring-sync.jsonl"), (Dialect.npk, "npk-sync.jsonl")])
+    @Test(arguments: [(Dialect.qring, "qring/captures/qring-sync.jsonl"), (Dialect.npk, "npk/captures/npk-sync.jsonl")])
     func theHelpExamplesCapturesAreWhatTheSimulatedSyncsRecord(dialect: Dialect, file: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replay-example-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let recorded = try await Self.recordSync(dialect, in: directory)
-        let committed = Self.repository.appendingPathComponent("protocol-spec/captures/simulated/\(file)")
+        let committed = Self.repository.appendingPathComponent("protocol-spec/\(file)")
         if ProcessInfo.processInfo.environment["TSGATEWAY_WRITE_REPLAY_EXAMPLES"] == "1" {
             try CaptureFile.write(recorded.entries.map { var entry = $0; entry.time = 0; return entry }, to: committed)
         }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A second central for the e2e figures of TopStep's NPK dialect: bleak (BlueZ over D-Bus, from
-PyPI) speaking NPK through the project's independent Python codec (scripts/npk_codec.py, Google's
+PyPI) speaking NPK through the project's independent Python codec (scripts/npk/npk_codec.py, Google's
 protobuf runtime), doing what `tsgateway info --dialect npk` and `tsgateway sleep sync --since Nd
 --dialect npk` do on their own link, so the harness can time both against the same simulated
 watch in the same VM.
@@ -26,11 +26,11 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "npk"))
 import npk_codec as npk  # noqa: E402
 
 from bleak_peer_base import PeerLink, ProtocolFailure, Run, acquire_mtu, connect_known, main, open_store  # noqa: E402
-# protocol-spec/topstep-npk.md section 1.
+# protocol-spec/npk/topstep-npk.md section 1.
 SERVICE = "000001ff-3c17-d293-8e48-14fe2e4da212"
 WRITE = "0000ff02-0000-1000-8000-00805f9b34fb"
 NOTIFY = "0000ff03-0000-1000-8000-00805f9b34fb"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A second central for the e2e figures: bleak (BlueZ over D-Bus, from PyPI) speaking protocol
-v1 through the project's Python codec (scripts/protocol_v1.py), doing what `tsgateway info` and
+v1 through the project's Python codec (scripts/v1/v1_codec.py), doing what `tsgateway info` and
 `tsgateway sleep sync --since Nd` do on their own link, so the harness can time both against the
 same simulated watch in the same VM.
 
@@ -22,8 +22,8 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import protocol_v1 as v1  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "v1"))
+import v1_codec as v1  # noqa: E402
 
 from bleak_peer_base import PeerLink, ProtocolFailure, Run, acquire_mtu, connect_known, main, open_store  # noqa: E402
 SERVICE = "54530001-6777-4e3b-9c2a-7473676174e5"

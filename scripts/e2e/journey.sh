@@ -164,7 +164,7 @@ scan_while_starting() {
 scan_once_more=1
 
 # --- the simulated protocol v1 watch on hci1
-service_uuid=54530001-6777-4e3b-9c2a-7473676174e5   # protocol-spec/wire-protocol.md
+service_uuid=54530001-6777-4e3b-9c2a-7473676174e5   # protocol-spec/v1/wire-protocol.md
 start_simulator() {
   local extra=()
   [ "${E2E_BREAK:-}" = service-uuid ] && extra+=(--advertise-service 0000180d-0000-1000-8000-00805f9b34fb)

@@ -6,7 +6,7 @@ npk_seed=7 npk_db=/root/npk-$E2E_MODE-$J.sqlite
 # over two of them fails its CRC and the sync asks again from its cursor (topstep-npk.md section 4):
 # the 90-day syncs may ask more often than the CLI's default 5 times.
 npk_reconnects=20
-npk_service=000001ff-3c17-d293-8e48-14fe2e4da212   # protocol-spec/topstep-npk.md section 1
+npk_service=000001ff-3c17-d293-8e48-14fe2e4da212   # protocol-spec/npk/topstep-npk.md section 1
 rm -f "$npk_db"*
 
 start_npk_simulator() {

@@ -40,7 +40,7 @@ struct DeviceSession {
         simulated.alarms = memory.alarms
         simulated.monitors = memory.monitors
         simulated.protocolVersion = try simulatorProtocol()
-        simulated.wearer = try simulatedNpkWearer()
+        simulated.wearer = try simulatedWearer()
         var configuration = WatchConfiguration()
         configuration.traffic = Logging.traffic(to: logger)
         let opened: OpenedSimulatedWatch
@@ -188,7 +188,7 @@ struct SimulatedWearerActivity: SimulatedActivity {
 func simulatorNow() -> Date { SimulatorClock.now() }
 
 /// TSGATEWAY_WATCH_NOW (ISO 8601) pins the clock the central writes to a real watch (time set,
-/// NPK's login and sync range): a test hook, so that a captured sync replays byte for byte with
+/// a login and a sync range): a test hook, so that a captured sync replays byte for byte with
 /// `protocol replay --now` at the same instant (the e2e suite's captured syncs).
 func pinnedWatchClock(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Date? {
     guard let text = environment["TSGATEWAY_WATCH_NOW"], !text.isEmpty else { return nil }
@@ -207,12 +207,12 @@ func simulatorProtocol(environment: [String: String] = ProcessInfo.processInfo.e
     return chosen
 }
 
-/// What the wearer of the simulated NPK watch does when asked to confirm a bind: confirm, unless
-/// TSGATEWAY_SIMULATOR_NPK_WEARER says decline or ignore.
-func simulatedNpkWearer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SimulatedWearer {
-    guard let text = environment["TSGATEWAY_SIMULATOR_NPK_WEARER"], !text.isEmpty else { return .confirm }
+/// What the wearer of a simulated watch does when asked to confirm a bind: confirm, unless
+/// TSGATEWAY_SIMULATOR_WEARER says decline or ignore.
+func simulatedWearer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> SimulatedWearer {
+    guard let text = environment["TSGATEWAY_SIMULATOR_WEARER"], !text.isEmpty else { return .confirm }
     guard let wearer = SimulatedWearer(rawValue: text) else {
-        throw CLIFailure("TSGATEWAY_SIMULATOR_NPK_WEARER=\(text) is not what the simulated wearer can do; use \(SimulatedWearer.choices)", status: .usage)
+        throw CLIFailure("TSGATEWAY_SIMULATOR_WEARER=\(text) is not what the simulated wearer can do; use \(SimulatedWearer.choices)", status: .usage)
     }
     return wearer
 }

@@ -14,7 +14,7 @@ struct ProtocolCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "protocol",
         abstract: "Decode any dialect's frames and captures; encode wire-protocol v1 frames (for captures and firmware work).",
-        discussion: "Protocol v1 is specified in protocol-spec/wire-protocol.md, the other dialects in protocol-spec/.",
+        discussion: "Protocol v1 is specified in protocol-spec/v1/wire-protocol.md, the other dialects in protocol-spec/.",
         subcommands: [Decode.self, Encode.self, Replay.self]
     )
 }
@@ -249,7 +249,7 @@ extension ProtocolCommand {
         static let configuration = CommandConfiguration(
             abstract: "Encode a message given as JSON into a frame, and show its fragments.",
             discussion: """
-                The JSON is {"kind": …, "body": …} as in protocol-spec/vectors/README.md.
+                The JSON is {"kind": …, "body": …} as in protocol-spec/v1/vectors/README.md.
 
                 Example:
                   tsgateway protocol encode --sequence 3 --mtu 23 \\

@@ -37,10 +37,10 @@ extension ProtocolCommand {
                 stops the replay (exit 76) and says where and what was recorded.
 
                 Examples (the simulated ring's and NPK watch's syncs, in the repository):
-                  tsgateway protocol replay protocol-spec/captures/simulated/qring-sync.jsonl \\
+                  tsgateway protocol replay protocol-spec/qring/captures/qring-sync.jsonl \\
                     --db ring.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z \\
                     --time-zone Europe/Berlin
-                  tsgateway protocol replay protocol-spec/captures/simulated/npk-sync.jsonl \\
+                  tsgateway protocol replay protocol-spec/npk/captures/npk-sync.jsonl \\
                     --db npk.sqlite --from 2026-11-24T00:00:00Z --now 2026-11-27T00:00:00Z \\
                     --time-zone Europe/Berlin --json
                 """)

@@ -3,7 +3,7 @@ import TSHuami
 import TSModels
 
 extension Dialect {
-    /// Huami's classic protocol: Xiaomi Mi Band 3–6, Amazfit Bip/Bip S/Bip U, GTS/GTR 1–2 (protocol-spec/huami.md).
+    /// Huami's classic protocol: Xiaomi Mi Band 3–6, Amazfit Bip/Bip S/Bip U, GTS/GTR 1–2 (protocol-spec/huami/huami.md).
     public static let huami = Dialect(rawValue: "huami")
 }
 

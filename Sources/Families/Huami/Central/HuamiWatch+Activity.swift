@@ -14,7 +14,7 @@ struct FetchedActivity: Sendable {
     var complete = false
 }
 
-/// The activity fetch (protocol-spec/huami.md §7): per-minute samples since a time, read into
+/// The activity fetch (protocol-spec/huami/huami.md §7): per-minute samples since a time, read into
 /// sleep items and heart rate (§8, §9), handed over transfer by transfer (a band sends a long
 /// history in several), so a sync whose link drops keeps what it stored and goes on from there.
 /// The band is acknowledged (`03`) only when the sync has committed what it read

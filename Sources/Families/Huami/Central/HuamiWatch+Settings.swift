@@ -60,7 +60,7 @@ extension HuamiWatch {
     }
 
     /// What `monitor set` wrote through this central: a band does not report its heart-rate
-    /// settings (protocol-spec/huami.md §5); before a write, `MonitorSettingNotReported` (the
+    /// settings (protocol-spec/huami/huami.md §5); before a write, `MonitorSettingNotReported` (the
     /// watch service then answers with the one it last wrote, from the store).
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
         guard Self.monitorTypes.contains(type) else { throw unsupported("a \(type.name) monitor setting") }

@@ -23,7 +23,7 @@ public struct HuamiAuthKeyMissing: CategorizedError, Sendable, Hashable, CustomS
     public var category: ErrorCategory { .notPaired }
 }
 
-/// Huami bands behind the seam (protocol-spec/huami.md): the auth exchange with the band's key on
+/// Huami bands behind the seam (protocol-spec/huami/huami.md): the auth exchange with the band's key on
 /// every connect, then one request at a time over the band's characteristics: alarms on the
 /// configuration characteristic (the profile's pair), the clock, battery, heart-rate control and
 /// the activity fetch addressed by service and UUID. Answers are matched by the characteristic
@@ -95,7 +95,7 @@ public actor HuamiWatch: LinkedCentral {
         return WatchCapabilities(
             alarms: .init(maxCount: HuamiAlarm.slots, labelMaxBytes: 0, remarkMaxBytes: 0, snooze: true, maxSmartWindow: 0),
             monitorTypes: Self.monitorTypes,
-            // The band may drop what it sent once acknowledged (protocol-spec/huami.md §12.1): the acknowledgement waits for the commit.
+            // The band may drop what it sent once acknowledged (protocol-spec/huami/huami.md §12.1): the acknowledgement waits for the commit.
             sleepSync: .init(selection: .range, paged: false, deletesSynced: true, acknowledges: true),
             battery: true, clock: true, heartRate: true, heartRateHistory: true)
     }
@@ -148,7 +148,7 @@ public actor HuamiWatch: LinkedCentral {
         return text.isEmpty ? nil : text
     }
 
-    /// The challenge and its answer (protocol-spec/huami.md §2). The key itself is never sent:
+    /// The challenge and its answer (protocol-spec/huami/huami.md §2). The key itself is never sent:
     /// it comes from the vendor's cloud, where the band's app stored it.
     private func authenticate(key: HuamiAuthKey, flags: HuamiAuthFlags) async throws {
         let challenge = try await exchange(write: (HuamiCharacteristic.auth, HuamiAuthRequest.requestRandom(flags).bytes), what: "the auth challenge") { channel, bytes -> [UInt8]? in

@@ -1,5 +1,5 @@
 /// The band's per-device 16-byte auth key (from the vendor's cloud; it changes when the band is
-/// paired with the vendor app again). protocol-spec/huami.md §2.
+/// paired with the vendor app again). protocol-spec/huami/huami.md §2.
 public struct HuamiAuthKey: Sendable, Hashable, CustomStringConvertible {
     public static let size = 16
     public let bytes: [UInt8]
@@ -41,7 +41,7 @@ extension String {
     }
 }
 
-/// The two flag bytes of a model's auth messages (protocol-spec/huami.md §2): `authFlags` goes in
+/// The two flag bytes of a model's auth messages (protocol-spec/huami/huami.md §2): `authFlags` goes in
 /// byte 1 of every request; `cryptFlags` is ORed into the opcode of the random-number request and
 /// of the encrypted answer, and a non-zero one adds `02 01 00` to the random-number request.
 public struct HuamiAuthFlags: Sendable, Hashable {

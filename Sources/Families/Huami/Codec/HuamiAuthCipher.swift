@@ -6,7 +6,7 @@ import Crypto
 import _CryptoExtras
 
 extension HuamiAuthKey {
-    /// AES-128-ECB(key, challenge): one block, no padding (protocol-spec/huami.md §2).
+    /// AES-128-ECB(key, challenge): one block, no padding (protocol-spec/huami/huami.md §2).
     public func encrypt(challenge: [UInt8]) throws(HuamiError) -> [UInt8] {
         guard challenge.count == 16 else {
             throw HuamiError(.badLength, "the band's challenge has 16 bytes, not \(challenge.count)")

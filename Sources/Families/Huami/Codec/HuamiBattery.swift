@@ -1,6 +1,6 @@
 import TSModels
 
-/// The battery characteristic (`…0006…`) (protocol-spec/huami.md §6): byte 1 the level in
+/// The battery characteristic (`…0006…`) (protocol-spec/huami/huami.md §6): byte 1 the level in
 /// percent, byte 2 the state (0 normal, 1 charging). The rest (dates of the last charge and of
 /// the last time the band was off) is not read: the sources disagree where the last-charge date starts.
 public struct HuamiBattery: Sendable, Hashable {

@@ -1,7 +1,7 @@
 import Foundation
 import TSModels
 
-/// The Huami dialect's reader of captured bytes (`protocol decode`, protocol-spec/huami.md §13):
+/// The Huami dialect's reader of captured bytes (`protocol decode`, protocol-spec/huami/huami.md §13):
 /// each value read by the characteristic it went over — the auth steps (the key, the random
 /// number and the encrypted number masked, never shown), the configuration characteristic's
 /// alarms and their answers, the clock, battery and heart-rate settings, and the activity fetch:
@@ -34,7 +34,7 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
         public var alarms: [Alarm]?
     }
 
-    /// The characteristics a band speaks over (protocol-spec/huami.md §1), by their UUIDs.
+    /// The characteristics a band speaks over (protocol-spec/huami/huami.md §1), by their UUIDs.
     enum Role: String {
         case auth, configuration, fetchControl, activityData, battery, currentTime, heartRateControlPoint, heartRateMeasurement
 

@@ -1,6 +1,6 @@
 import TSModels
 
-/// One alarm slot as the band holds it (protocol-spec/huami.md §4): ten slots, no labels.
+/// One alarm slot as the band holds it (protocol-spec/huami/huami.md §4): ten slots, no labels.
 public struct HuamiAlarm: Sendable, Hashable {
     public static let slots = 10
     /// What an alarm table must fit to go onto a band: 10 alarms, no label, no remark, no smart wake.
@@ -130,7 +130,7 @@ public enum HuamiConfigRequest: Sendable, Hashable {
     }
 }
 
-/// A chunk of a long configuration answer: `80 01 <flags> …` (protocol-spec/huami.md §4.3).
+/// A chunk of a long configuration answer: `80 01 <flags> …` (protocol-spec/huami/huami.md §4.3).
 public struct HuamiConfigChunk: Sendable, Hashable {
     public enum Position: UInt8, Sendable, Hashable {
         case first = 0x00, middle = 0x40, last = 0x80, complete = 0xC0

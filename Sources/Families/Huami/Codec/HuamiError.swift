@@ -2,7 +2,7 @@ import TSModels
 
 /// A defect in bytes from a Huami band (or, for the simulated band, from the central), or a value
 /// a band cannot take: which rule was broken (`code`, stable, named by the test vectors in
-/// protocol-spec/vectors/huami/) and a sentence for people (protocol-spec/huami.md §11).
+/// protocol-spec/huami/vectors/) and a sentence for people (protocol-spec/huami/huami.md §11).
 public struct HuamiError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         // any message

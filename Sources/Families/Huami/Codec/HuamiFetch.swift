@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the central writes to the fetch-control characteristic (`…0004…`) (protocol-spec/huami.md §7).
+/// What the central writes to the fetch-control characteristic (`…0004…`) (protocol-spec/huami/huami.md §7).
 public enum HuamiFetchRequest: Sendable, Hashable {
     /// `[01, type]` + the short time (8 bytes): "send me data of `type` since `since`".
     case start(type: UInt8, since: HuamiTime)
@@ -143,7 +143,7 @@ public struct HuamiDataPacket: Sendable, Hashable {
     }
 }
 
-/// Joins a transfer's data packets (protocol-spec/huami.md §7.4): orders them by counter within
+/// Joins a transfer's data packets (protocol-spec/huami/huami.md §7.4): orders them by counter within
 /// a window (notifications may arrive out of order under EATT), and checks the count the band
 /// announced and, when asked to, the CRC-32 at the end.
 public struct HuamiFetchAssembler: Sendable {

@@ -1,4 +1,4 @@
-/// The GATT side of a Huami band (protocol-spec/huami.md §1).
+/// The GATT side of a Huami band (protocol-spec/huami/huami.md §1).
 public enum HuamiGATT {
     /// The two vendor services. The vendor characteristics below are found under them.
     public static let service = "0000fee0-0000-1000-8000-00805f9b34fb"

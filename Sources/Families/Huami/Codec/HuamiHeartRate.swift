@@ -1,6 +1,6 @@
 import TSModels
 
-/// What the central writes to the Heart Rate Control Point (`2A39`) (protocol-spec/huami.md §5).
+/// What the central writes to the Heart Rate Control Point (`2A39`) (protocol-spec/huami/huami.md §5).
 public enum HuamiHeartRateCommand: Sendable, Hashable {
     /// `[14, minutes]`: the all-day measurement interval; 0 = off.
     case interval(minutes: UInt8)

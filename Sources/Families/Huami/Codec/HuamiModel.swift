@@ -1,4 +1,4 @@
-/// The models this dialect covers, with what differs between them (protocol-spec/huami.md §10):
+/// The models this dialect covers, with what differs between them (protocol-spec/huami/huami.md §10):
 /// the auth flags and the size of a per-minute sample, which depends on the firmware on some.
 public enum HuamiModel: String, Sendable, Hashable, CaseIterable {
     case miBand3, miBand4, miBand5, miBand6, bip, bipS, bipU, gts, gtr, gts2, gtr2

@@ -1,7 +1,7 @@
 import Foundation
 import TSModels
 
-/// The size of a per-minute sample, which the model decides (protocol-spec/huami.md §8): 4 bytes
+/// The size of a per-minute sample, which the model decides (protocol-spec/huami/huami.md §8): 4 bytes
 /// on the Mi Band 3/4, Bip/Bip S, GTS/GTR with older firmware; 8 on the Mi Band 5/6, Bip U, GTS 2/GTR 2.
 public enum HuamiSampleFormat: Int, Sendable, Hashable, CaseIterable {
     case fourByte = 4
@@ -110,7 +110,7 @@ public struct HuamiActivity: Sendable, Hashable {
     }
 }
 
-/// What a minute says about sleep (protocol-spec/huami.md §9).
+/// What a minute says about sleep (protocol-spec/huami/huami.md §9).
 public enum HuamiMinute: Sendable, Hashable {
     case asleep(SleepStage)
     /// Worn and not asleep: between two asleep minutes, an awake stretch of the night.
@@ -119,7 +119,7 @@ public enum HuamiMinute: Sendable, Hashable {
     case noData
 }
 
-/// Turns samples into sleep items (protocol-spec/huami.md §9). It reads successive fetches in
+/// Turns samples into sleep items (protocol-spec/huami/huami.md §9). It reads successive fetches in
 /// order and carries what it needs from one to the next in `state`, which the central keeps with
 /// its fetch cursor, so a night split across two fetches reads as one.
 public struct HuamiSleepReader: Sendable {
@@ -237,7 +237,7 @@ public struct HuamiSleepReader: Sendable {
 /// The sleep items of successive transfers as one stream: an asleep stretch that runs into the end
 /// of a transfer is held until the next transfer shows whether it goes on, and then joined with
 /// its rest, so a stretch is one item wherever the band's transfers were cut (a sync's range moves
-/// the cut: protocol-spec/huami.md §9, rule 4). The central's sync and the capture decoder both read
+/// the cut: protocol-spec/huami/huami.md §9, rule 4). The central's sync and the capture decoder both read
 /// through it, so they give the same items.
 public struct HuamiTransferSleepReader: Sendable {
     public private(set) var reader: HuamiSleepReader

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A time as the band writes and reads it (protocol-spec/huami.md §3): the local wall-clock
+/// A time as the band writes and reads it (protocol-spec/huami/huami.md §3): the local wall-clock
 /// fields and the zone offset in quarter-hours (DST included) that belongs to them.
 ///
 /// - the Current Time form (`2A2B`, 11 bytes): year u16 LE, month, day, hour, minute, second, day

@@ -7,7 +7,7 @@ import TSModels
 import TSSimulatorPeripheral
 
 /// The simulated Huami band as a real BlueZ peripheral: a GATT application with the band's
-/// characteristics (protocol-spec/huami.md §1) and an LE advertisement under the model's name
+/// characteristics (protocol-spec/huami/huami.md §1) and an LE advertisement under the model's name
 /// carrying `FEE0`. Writes feed `SimulatedHuamiBand` with the characteristic written; what it
 /// sends becomes Value changes of that characteristic.
 ///

@@ -64,7 +64,7 @@ public struct HuamiBandHistory: Sendable {
     /// The heart rate the band measured in that minute; nil: none.
     public func bpm(at minute: Int64) -> UInt8? { heartRate[minute] }
 
-    /// The sample of the minute starting at `minute` (§9 of protocol-spec/huami.md read backwards).
+    /// The sample of the minute starting at `minute` (§9 of protocol-spec/huami/huami.md read backwards).
     public func sample(at minute: Int64) -> HuamiSample {
         HuamiSample.minute(stage(at: minute) ?? .awake, format: format, heartRate: bpm(at: minute))
     }
@@ -74,7 +74,7 @@ public struct HuamiBandHistory: Sendable {
         (0..<max(0, count)).map { sample(at: from + Int64($0) * 60) }
     }
 
-    /// The ground truth of a sleep sync: the items protocol-spec/huami.md §9 reads from every
+    /// The ground truth of a sleep sync: the items protocol-spec/huami/huami.md §9 reads from every
     /// sample the band holds, read in one go (nights still open at `end` are not included).
     public var sleepItems: [SleepItem] {
         var reader = HuamiSleepReader()

@@ -1,7 +1,7 @@
 import Foundation
 import TSHuami
 
-/// The activity fetch (protocol-spec/huami.md §7): the start answer, the data packets with their
+/// The activity fetch (protocol-spec/huami/huami.md §7): the start answer, the data packets with their
 /// counters and the faults that damage them, the end with its CRC, the acknowledgement.
 extension SimulatedHuamiBand {
     func fetch(_ request: HuamiFetchRequest) async {

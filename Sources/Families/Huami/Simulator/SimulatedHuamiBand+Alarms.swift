@@ -1,6 +1,6 @@
 import TSHuami
 
-/// The alarm table (protocol-spec/huami.md §4): slots set, cleared and read back, after auth only.
+/// The alarm table (protocol-spec/huami/huami.md §4): slots set, cleared and read back, after auth only.
 extension SimulatedHuamiBand {
     func configure(_ request: HuamiConfigRequest) async {
         guard isAuthenticated else {

@@ -1,6 +1,6 @@
 import TSHuami
 
-/// Authentication (protocol-spec/huami.md §2): a new key stored or refused, the challenge, the
+/// Authentication (protocol-spec/huami/huami.md §2): a new key stored or refused, the challenge, the
 /// encrypted answer checked against the band's key.
 extension SimulatedHuamiBand {
     func auth(_ request: HuamiAuthRequest) async {

@@ -1,6 +1,6 @@
 import TSHuami
 
-/// Heart rate (protocol-spec/huami.md §5): the monitoring settings and a one-off measurement,
+/// Heart rate (protocol-spec/huami/huami.md §5): the monitoring settings and a one-off measurement,
 /// notified after `measurementDelay`.
 extension SimulatedHuamiBand {
     func heartRateControl(_ command: HuamiHeartRateCommand) {

@@ -35,7 +35,7 @@ extension SimulatedHuamiBand {
     /// The battery reading: `00`, level, state (`HuamiBattery`), then the last time the band was off
     /// at bytes 3…9 and the last charge at 11…17 as year u16, month, day, hour, minute, second —
     /// the offsets miband2 and satcar77/miband4 read (Gadgetbridge reads the last charge from byte
-    /// 10; the project's central reads neither, protocol-spec/huami.md §6). A reading of zeros there
+    /// 10; the project's central reads neither, protocol-spec/huami/huami.md §6). A reading of zeros there
     /// is no date, and miband2's `get_battery` fails on it.
     public func batteryBytes() -> [UInt8] {
         var bytes = battery.bytes

@@ -5,7 +5,7 @@ import TSModels
 import TSTransport
 
 /// A deterministic Huami band (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2), in-process: the band side of
-/// protocol-spec/huami.md through the `TSHuami` codec, one characteristic at a time. A link (the
+/// protocol-spec/huami/huami.md through the `TSHuami` codec, one characteristic at a time. A link (the
 /// loopback of an in-process central, or `HuamiSimulatorPeripheral` behind BlueZ) hands it each
 /// write with the characteristic written and delivers what it notifies.
 ///
@@ -22,7 +22,7 @@ import TSTransport
 /// an acknowledgement (`03`) it drops what it sent, so the next fetch starts after it (a band
 /// that keeps its data would start where it was asked to; the spec's §12 question 1).
 public actor SimulatedHuamiBand: StandardServicesEndpoint {
-    /// The characteristics it serves (protocol-spec/huami.md §1).
+    /// The characteristics it serves (protocol-spec/huami/huami.md §1).
     public enum Characteristic: String, Sendable, Hashable, CaseIterable {
         case auth, configuration, fetchControl, activityData, battery, currentTime, heartRateMeasurement, heartRateControlPoint, alertLevel
 

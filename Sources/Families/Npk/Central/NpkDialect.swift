@@ -5,7 +5,7 @@ import TSNpk
 // The NPK family's registration terms: its dialect's name, its pairing secret, its `WatchDialect` and its identification exchange.
 
 extension Dialect {
-    /// TopStep's "new platform" protocol (protocol-spec/topstep-npk.md).
+    /// TopStep's "new platform" protocol (protocol-spec/npk/topstep-npk.md).
     public static let npk = Dialect(rawValue: "npk")
 }
 

@@ -14,7 +14,7 @@ struct SleepSink {
     var continuation: AsyncThrowingStream<[SleepItem], any Error>.Continuation
     var lastFrame: ContinuousClock.Instant = .now
     /// Days that came ahead of their turn, by index: bluetoothd spreads notifications over its
-    /// EATT bearers and they can overtake one another (protocol-spec/topstep-npk.md section 4).
+    /// EATT bearers and they can overtake one another (protocol-spec/npk/topstep-npk.md section 4).
     var early: [UInt32: NpkFrame] = [:]
     /// 05/22 came while days were still missing; they may yet arrive.
     var endSeen = false

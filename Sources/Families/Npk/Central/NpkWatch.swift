@@ -6,7 +6,7 @@ import TSModels
 import TSNpk
 import TSTransport
 
-/// How the gateway introduces itself to an NPK watch (protocol-spec/topstep-npk.md section 6).
+/// How the gateway introduces itself to an NPK watch (protocol-spec/npk/topstep-npk.md section 6).
 public struct NpkWatchOptions: Sendable {
     /// Bind (03/01) on every connect instead of logging in (03/02).
     public var bind = false

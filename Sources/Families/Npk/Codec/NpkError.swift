@@ -1,7 +1,7 @@
 import TSModels
 
 /// A rule of the NPK dialect broken, by bytes from the watch or by a value about to be sent:
-/// which rule (`code`, stable, the name the vectors in protocol-spec/vectors/npk use), what kind
+/// which rule (`code`, stable, the name the vectors in protocol-spec/npk/vectors use), what kind
 /// of failure it is for the front ends, and a sentence for people.
 public struct NpkError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {

@@ -109,7 +109,7 @@ public enum NpkNotificationChunking: String, Sendable, CaseIterable {
     /// MTU − 3, as TopStep's SDK cuts frames (an ATT Handle Value Notification's room).
     case handleValueNotification = "mtu-3"
     /// MTU − 5: room for one entry of a Multiple Handle Value Notification, which bluetoothd
-    /// sends to a BlueZ central and cuts a longer value to (protocol-spec/topstep-npk.md section 4).
+    /// sends to a BlueZ central and cuts a longer value to (protocol-spec/npk/topstep-npk.md section 4).
     case multipleNotificationEntry = "mtu-5"
 
     /// The MTU the watch's chunking (`NpkChunking.chunkSize`, MTU − 3) is given.

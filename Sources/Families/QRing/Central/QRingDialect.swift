@@ -5,7 +5,7 @@ import TSQRing
 // The QRing family's registration terms: its dialect's name, its `WatchDialect` and its identification exchange.
 
 extension Dialect {
-    /// QRing rings: Colmi R02–R12, Yawell (protocol-spec/qring.md).
+    /// QRing rings: Colmi R02–R12, Yawell (protocol-spec/qring/qring.md).
     public static let qring = Dialect(rawValue: "qring")
 }
 

@@ -6,7 +6,7 @@ import TSQRing
 
 /// Clock, battery, monitor settings and real-time heart rate of a QRing ring.
 extension QRingWatch {
-    /// Writes the gateway zone's wall-clock time (protocol-spec/qring.md §7).
+    /// Writes the gateway zone's wall-clock time (protocol-spec/qring/qring.md §7).
     public func syncTime() async throws {
         let packet = try QRingRequest.setTime(at: configuration.now(), in: configuration.timeZone)
         guard case let .timeSet(newSleep) = try await request(packet) else { throw unexpectedAnswer(to: packet) }

@@ -25,7 +25,7 @@ public struct QRingDropCounts: Sendable, Hashable {
     public var heartRatePackets = 0
 }
 
-/// QRing rings (Colmi R02–R12, Yawell) behind the seam (protocol-spec/qring.md): 16-byte packets
+/// QRing rings (Colmi R02–R12, Yawell) behind the seam (protocol-spec/qring/qring.md): 16-byte packets
 /// on the command pair, one request in flight, each answer matched by its command byte; sleep as
 /// big-data frames on the second pair; Device Information over the standard service. The ring's
 /// clock runs on the gateway zone's wall-clock time (§7).

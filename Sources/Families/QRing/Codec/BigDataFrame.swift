@@ -12,7 +12,7 @@ public enum CRC16Modbus {
 }
 
 /// A big-data frame: `[0xBC][type][length u16 LE][CRC-16/MODBUS of the payload, u16 LE][payload]`
-/// (protocol-spec/qring.md §5).
+/// (protocol-spec/qring/qring.md §5).
 public struct BigDataFrame: Sendable, Hashable {
     public static let marker: UInt8 = 0xBC
     public static let headerSize = 6

@@ -11,7 +11,7 @@ public enum HeartRateLog: Sendable, Hashable {
 
 /// Collects the packets of one heart-rate log answer (command 0x15) for the day the gateway asked
 /// for and turns its 288 five-minute slots into samples, each slot's wall-clock time read in
-/// `zone` (protocol-spec/qring.md §4.1). The caller's timeout ends an answer that stops early.
+/// `zone` (protocol-spec/qring/qring.md §4.1). The caller's timeout ends an answer that stops early.
 ///
 /// Until packet 0 has come, a packet with another index is the tail of an earlier answer the
 /// central stopped waiting for (the ring finishes an answer it began, and a request is never

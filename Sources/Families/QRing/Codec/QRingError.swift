@@ -1,7 +1,7 @@
 import TSModels
 
 /// A defect in bytes from a ring, or a value a ring cannot take: which rule was broken (`code`,
-/// stable, named by the test vectors in protocol-spec/vectors/qring/) and a sentence for people.
+/// stable, named by the test vectors in protocol-spec/qring/vectors/) and a sentence for people.
 public struct QRingError: CategorizedError, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         // 16-byte packets

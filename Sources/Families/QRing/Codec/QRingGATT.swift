@@ -1,6 +1,6 @@
 import TSModels
 
-/// The GATT side of a QRing ring (protocol-spec/qring.md §1).
+/// The GATT side of a QRing ring (protocol-spec/qring/qring.md §1).
 public enum QRingGATT {
     /// 16-byte command packets: the gateway writes to `commandWrite`, the ring answers on `commandNotify`.
     public static let commandService = "6e40fff0-b5a3-f393-e0a9-e50e24dcca9e"

@@ -1,7 +1,7 @@
 import TSModels
 
 /// One 16-byte packet of the command characteristics: `[command][14 data bytes][checksum]`, the
-/// checksum being the sum of bytes 0…14 & 0xFF (protocol-spec/qring.md §2).
+/// checksum being the sum of bytes 0…14 & 0xFF (protocol-spec/qring/qring.md §2).
 public struct QRingPacket: Sendable, Hashable {
     public static let size = 16
     /// Set in the command byte of an answer when the ring could not carry out the request.
@@ -45,7 +45,7 @@ public struct QRingPacket: Sendable, Hashable {
     }
 }
 
-/// Command bytes (protocol-spec/qring.md §2).
+/// Command bytes (protocol-spec/qring/qring.md §2).
 public enum QRingCommand {
     public static let setTime: UInt8 = 0x01
     public static let battery: UInt8 = 0x03

@@ -1,7 +1,7 @@
 import Foundation
 import TSModels
 
-/// The 16-byte requests the gateway sends (protocol-spec/qring.md §3).
+/// The 16-byte requests the gateway sends (protocol-spec/qring/qring.md §3).
 public enum QRingRequest {
     /// Sets the ring's clock to the wall-clock time `wall`; language byte 1 (English).
     public static func setTime(_ wall: RingDateTime) throws(QRingError) -> QRingPacket {

@@ -60,7 +60,7 @@ public struct RingDate: Sendable, Hashable, Comparable, CustomStringConvertible 
 }
 
 /// A date and time on the ring's clock: local wall-clock time without a zone
-/// (protocol-spec/qring.md, "Time base").
+/// (protocol-spec/qring/qring.md, "Time base").
 public struct RingDateTime: Sendable, Hashable {
     public var date: RingDate
     /// Seconds after midnight, 0..<86400.

@@ -17,7 +17,7 @@ public struct RingSleepDay: Sendable, Hashable {
     public var droppedPairs: Int
 }
 
-/// Reads the payload of a sleep reply (protocol-spec/qring.md §6).
+/// Reads the payload of a sleep reply (protocol-spec/qring/qring.md §6).
 public enum RingSleep {
     /// Stages may run this many minutes past the start-to-end span: a ring whose clock the
     /// gateway set back an hour during the night (the end of DST) reports an end an hour early.

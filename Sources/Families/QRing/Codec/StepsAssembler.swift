@@ -12,7 +12,7 @@ public struct RingStepsInterval: Sendable, Hashable {
     public var distanceMeters: Int
 }
 
-/// Collects the packets of one steps answer (command 0x43) (protocol-spec/qring.md §4).
+/// Collects the packets of one steps answer (command 0x43) (protocol-spec/qring/qring.md §4).
 public struct StepsAssembler: Sendable {
     public let zone: TimeZone
     private var caloriesTimes10: Bool?

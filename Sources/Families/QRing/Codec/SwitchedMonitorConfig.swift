@@ -1,7 +1,7 @@
 import TSModels
 
 /// The all-day switches of SpO2 and stress as the project's monitor configs
-/// (protocol-spec/qring.md §3): on or off, all day, no alert. HRV has no `MonitorType`; it is
+/// (protocol-spec/qring/qring.md §3): on or off, all day, no alert. HRV has no `MonitorType`; it is
 /// read and written as a `SwitchedMonitor` only.
 public enum SwitchedMonitorConfig {
     /// A switch has no interval the gateway can set: the ring decides when it measures, and no

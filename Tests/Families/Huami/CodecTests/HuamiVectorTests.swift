@@ -3,12 +3,12 @@ import Testing
 import TSModels
 import TSHuami
 
-/// The vectors in protocol-spec/vectors/huami/, written by an independent implementation of
-/// protocol-spec/huami.md (scripts/huami_codec.py, scripts/huami_vectors.py).
+/// The vectors in protocol-spec/huami/vectors/, written by an independent implementation of
+/// protocol-spec/huami/huami.md (scripts/huami/huami_codec.py, scripts/huami/huami_vectors.py).
 enum HuamiVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("protocol-spec/vectors/huami")
+        .appendingPathComponent("protocol-spec/huami/vectors")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {
         var fields: [String: Any]
@@ -24,7 +24,7 @@ enum HuamiVectors {
     static func json(_ file: String) -> Any? {
         guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
               let value = try? JSONSerialization.jsonObject(with: data) else {
-            Issue.record("cannot read protocol-spec/vectors/huami/\(file)")
+            Issue.record("cannot read protocol-spec/huami/vectors/\(file)")
             return nil
         }
         return value

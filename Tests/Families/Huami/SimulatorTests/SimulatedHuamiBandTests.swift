@@ -155,7 +155,7 @@ import TSModels
         }
         #expect(fetches == (history.minutes + 999) / 1000)
         #expect(samples.count == history.minutes)
-        // Read in fetches, a stretch the boundary cuts is two items (protocol-spec/huami.md §9 rule 4).
+        // Read in fetches, a stretch the boundary cuts is two items (protocol-spec/huami/huami.md §9 rule 4).
         #expect(joined(items) == joined(history.sleepItems))
         #expect(heartRates == history.heartRates)
         #expect(!items.isEmpty && heartRates.count > 500)

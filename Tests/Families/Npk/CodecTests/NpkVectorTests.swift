@@ -51,11 +51,11 @@ enum JSONValue: Decodable, Hashable {
     var bool: Bool? { if case let .bool(value) = self { value } else { nil } }
 }
 
-/// The vectors in protocol-spec/vectors/npk/, written by an independent implementation of
-/// protocol-spec/topstep-npk.md (scripts/npk_codec.py, Google's protobuf runtime).
+/// The vectors in protocol-spec/npk/vectors/, written by an independent implementation of
+/// protocol-spec/npk/topstep-npk.md (scripts/npk/npk_codec.py, Google's protobuf runtime).
 enum NpkVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol-spec/vectors/npk")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol-spec/npk/vectors")
 
     struct ListHeader: Decodable, Hashable { var total: UInt32; var index: UInt32 }
 
@@ -100,7 +100,7 @@ enum NpkVectors {
         do {
             return try JSONDecoder().decode([T].self, from: Data(contentsOf: directory.appendingPathComponent(file)))
         } catch {
-            Issue.record("cannot read protocol-spec/vectors/npk/\(file): \(error)")
+            Issue.record("cannot read protocol-spec/npk/vectors/\(file): \(error)")
             return []
         }
     }

@@ -4,14 +4,14 @@ import TSModels
 import TSQRing
 
 /// Bytes real rings sent, which nobody in this project made: copied with attribution from
-/// colmi_r02_client (MIT) into protocol-spec/captures/qring/colmi-r02-client/ (its README.md
+/// colmi_r02_client (MIT) into protocol-spec/qring/captures/colmi-r02-client/ (its README.md
 /// names the source, commit, licence and ring), each with the reading that client gives them —
 /// what its own tests assert, or what its parser reads where a test does not list the values.
 /// That client sets the ring's clock in UTC, so the ring's wall-clock times are read in UTC here.
 enum ColmiR02ClientCaptures {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("protocol-spec/captures/qring/colmi-r02-client")
+        .appendingPathComponent("protocol-spec/qring/captures/colmi-r02-client")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {
         var fields: [String: Any]
@@ -38,7 +38,7 @@ enum ColmiR02ClientCaptures {
     static let document: Entry = {
         guard let data = try? Data(contentsOf: directory.appendingPathComponent("captures.json")),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            Issue.record("cannot read protocol-spec/captures/qring/colmi-r02-client/captures.json")
+            Issue.record("cannot read protocol-spec/qring/captures/colmi-r02-client/captures.json")
             return Entry(fields: [:])
         }
         return Entry(fields: object)

@@ -3,12 +3,12 @@ import Testing
 import TSModels
 import TSQRing
 
-/// The vectors in protocol-spec/vectors/qring/, written by an independent implementation of
-/// protocol-spec/qring.md (scripts/qring_codec.py, scripts/qring_vectors.py).
+/// The vectors in protocol-spec/qring/vectors/, written by an independent implementation of
+/// protocol-spec/qring/qring.md (scripts/qring/qring_codec.py, scripts/qring/qring_vectors.py).
 enum QRingVectors {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("protocol-spec/vectors/qring")
+        .appendingPathComponent("protocol-spec/qring/vectors")
 
     struct Entry: CustomTestStringConvertible, @unchecked Sendable {
         var fields: [String: Any]
@@ -23,7 +23,7 @@ enum QRingVectors {
     static func load(_ file: String) -> [Entry] {
         guard let data = try? Data(contentsOf: directory.appendingPathComponent(file)),
               let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            Issue.record("cannot read protocol-spec/vectors/qring/\(file)")
+            Issue.record("cannot read protocol-spec/qring/vectors/\(file)")
             return []
         }
         return list.map { Entry(fields: $0) }

@@ -4,13 +4,13 @@ import TSGATT
 import TSModels
 @testable import TSProtocol
 
-/// The vectors in protocol-spec/vectors/, produced by an independent implementation of the
-/// specification (scripts/gen-vectors.py).
+/// The vectors in protocol-spec/v1/vectors/, produced by an independent implementation of the
+/// specification (scripts/v1/v1_vectors.py).
 enum Vectors {
     // Tests/Families/V1/CodecTests/VectorTests.swift → the repository.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static let directory = root.appendingPathComponent("protocol-spec/vectors")
+    static let directory = root.appendingPathComponent("protocol-spec/v1/vectors")
 
     struct Valid: Decodable, CustomTestStringConvertible {
         var name: String
@@ -41,7 +41,7 @@ enum Vectors {
         do {
             return try JSONDecoder().decode(T.self, from: Data(contentsOf: directory.appendingPathComponent(file)))
         } catch {
-            Issue.record("cannot read protocol-spec/vectors/\(file): \(error)")
+            Issue.record("cannot read protocol-spec/v1/vectors/\(file): \(error)")
             return try! JSONDecoder().decode(T.self, from: Data("[]".utf8))
         }
     }
@@ -131,7 +131,7 @@ enum Vectors {
 
     /// wire-protocol.md has a section for every command (its id in a heading) and names every error code.
     @Test func specificationCoversEveryCommandAndErrorCode() throws {
-        let spec = try String(contentsOf: Vectors.root.appendingPathComponent("protocol-spec/wire-protocol.md"), encoding: .utf8)
+        let spec = try String(contentsOf: Vectors.root.appendingPathComponent("protocol-spec/v1/wire-protocol.md"), encoding: .utf8)
         let headings = spec.split(separator: "\n").filter { $0.hasPrefix("### ") }.joined(separator: "\n")
         for command in CommandID.all {
             let id = "`0x" + String(command.description.dropFirst(2)).uppercased() + "`"

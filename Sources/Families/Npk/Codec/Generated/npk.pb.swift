@@ -9,16 +9,16 @@
 //   https://github.com/apple/swift-protobuf/
 
 /// The payloads of TopStep's "new platform" (NPK) BLE dialect that tsgateway sends and reads,
-/// written by this project from the facts in protocol-spec/topstep-npk.md.
+/// written by this project from the facts in protocol-spec/npk/topstep-npk.md.
 ///
 /// Message names, field numbers and scalar types are those of the descriptors compiled into
-/// TopStep's SDK binary (TopStepBleMetaKit); scripts/npk-check compares them with the extract in
+/// TopStep's SDK binary (TopStepBleMetaKit); scripts/npk/check compares them with the extract in
 /// sdk-descriptors.tsv beside this file. The SDK's files have no package; neither has this one,
 /// so full names equal the SDK's. Field names are this project's (snake_case); the SDK's
 /// Objective-C names are their camelCase with "Array" after a repeated field.
 ///
 /// Times: seconds since 2000-01-01T00:00:00Z ("t2000"); unix = t2000 + 946684800.
-/// Minutes of the day count from 00:00. Regenerate the Swift code with scripts/npk-protos.
+/// Minutes of the day count from 00:00. Regenerate the Swift code with scripts/npk/protos.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
