@@ -39,7 +39,7 @@ package struct StandardServicesLink: Sendable {
         var model = standard?.model
         if model == nil { model = await link.peripheralName() }
         return DeviceInfo(model: model ?? "unknown", firmware: standard?.firmwareRevision ?? standard?.softwareRevision ?? "",
-                          capabilities: .none, services: link.services, standard: standard, dialect: .standard)
+                          capabilities: Self.capabilities(link.services), services: link.services, standard: standard, dialect: .standard)
     }
 
     /// Battery Level (0x2A19), percent.

@@ -163,36 +163,55 @@ public enum GatewayBusAPI {
         return information
     }
 
-    public static func capabilities(_ capabilities: DeviceCapabilities) -> DBusProperties {
-        [
-            "MaxAlarms": .uint32(UInt32(capabilities.maxAlarms)),
-            "LabelMaxBytes": .uint32(UInt32(capabilities.labelMaxBytes)),
-            "RemarkMaxBytes": .uint32(UInt32(capabilities.remarkMaxBytes)),
-            "StatisticsRule": .byte(capabilities.statisticsRule.rawValue),
-            "SupportsNaps": .boolean(capabilities.supportsNaps),
-            "DeletesSyncedRecords": .boolean(capabilities.deletesSyncedRecords),
-            "SupportsLiveSleep": .boolean(capabilities.supportsLiveSleep),
+    /// `WatchCapabilities` as D-Bus properties: its JSON keys with a capital (`Alarms`,
+    /// `SleepSync` nested, each absent when the watch has none; `StatisticsRule` absent when it
+    /// names none), so `info --json`'s `capabilities` and this say the same in the same words.
+    public static func capabilities(_ capabilities: WatchCapabilities) -> DBusProperties {
+        var values: DBusProperties = [
             "MonitorTypes": .strings(capabilities.monitorTypes.map(\.name)),
-            "MaxSmartWindow": .uint32(UInt32(capabilities.maxSmartWindow)),
-            "SupportsRing": .boolean(capabilities.supportsRing),
-            "ReportsAlarmAlerts": .boolean(capabilities.reportsAlarmAlerts),
+            "Naps": .boolean(capabilities.naps), "LiveStages": .boolean(capabilities.liveStages), "Ring": .boolean(capabilities.ring),
+            "AlarmAlerts": .boolean(capabilities.alarmAlerts), "Battery": .boolean(capabilities.battery),
+            "BatteryNotifications": .boolean(capabilities.batteryNotifications), "Clock": .boolean(capabilities.clock),
+            "HeartRate": .boolean(capabilities.heartRate), "HeartRateHistory": .boolean(capabilities.heartRateHistory),
         ]
+        if let alarms = capabilities.alarms {
+            values["Alarms"] = .properties([
+                "MaxCount": .uint32(UInt32(clamping: alarms.maxCount)), "LabelMaxBytes": .uint32(UInt32(clamping: alarms.labelMaxBytes)),
+                "RemarkMaxBytes": .uint32(UInt32(clamping: alarms.remarkMaxBytes)), "Snooze": .boolean(alarms.snooze),
+                "MaxSmartWindow": .uint32(UInt32(clamping: alarms.maxSmartWindow)),
+            ])
+        }
+        if let sync = capabilities.sleepSync {
+            values["SleepSync"] = .properties([
+                "Selection": .string(sync.selection.rawValue), "Paged": .boolean(sync.paged),
+                "DeletesSynced": .boolean(sync.deletesSynced), "Acknowledges": .boolean(sync.acknowledges),
+            ])
+        }
+        if let rule = capabilities.statisticsRule { values["StatisticsRule"] = .byte(rule.rawValue) }
+        return values
     }
 
-    public static func capabilities(_ values: DBusProperties) -> DeviceCapabilities? {
-        guard let maxAlarms = values["MaxAlarms"]?.uint32Value, let label = values["LabelMaxBytes"]?.uint32Value,
-              let remark = values["RemarkMaxBytes"]?.uint32Value,
-              let rule = values["StatisticsRule"]?.byteValue.flatMap(StatisticsRule.init(rawValue:)),
-              let naps = values["SupportsNaps"]?.boolValue, let deletes = values["DeletesSyncedRecords"]?.boolValue,
-              let live = values["SupportsLiveSleep"]?.boolValue, let types = values["MonitorTypes"]?.stringArrayValue
-        else { return nil }
-        // The protocol v1.1 keys are absent from a daemon older than them: a watch without v1.1.
-        return DeviceCapabilities(maxAlarms: Int(maxAlarms), labelMaxBytes: Int(label), remarkMaxBytes: Int(remark), statisticsRule: rule,
-                                  supportsNaps: naps, deletesSyncedRecords: deletes, supportsLiveSleep: live,
-                                  monitorTypes: types.compactMap(MonitorType.init(name:)),
-                                  maxSmartWindow: Int(values["MaxSmartWindow"]?.uint32Value ?? 0),
-                                  supportsRing: values["SupportsRing"]?.boolValue ?? false,
-                                  reportsAlarmAlerts: values["ReportsAlarmAlerts"]?.boolValue ?? false)
+    /// The capabilities in `values`; nil for an empty dictionary (the watch was not reached yet).
+    /// A key left out is a capability the watch lacks.
+    public static func capabilities(_ values: DBusProperties) -> WatchCapabilities? {
+        guard !values.isEmpty else { return nil }
+        func flag(_ key: String, in values: DBusProperties) -> Bool { values[key]?.boolValue ?? false }
+        let alarms = values["Alarms"]?.propertiesValue.map { alarms in
+            WatchCapabilities.Alarms(maxCount: Int(alarms["MaxCount"]?.uint32Value ?? 0), labelMaxBytes: Int(alarms["LabelMaxBytes"]?.uint32Value ?? 0),
+                                     remarkMaxBytes: Int(alarms["RemarkMaxBytes"]?.uint32Value ?? 0), snooze: flag("Snooze", in: alarms),
+                                     maxSmartWindow: Int(alarms["MaxSmartWindow"]?.uint32Value ?? 0))
+        }
+        let sleepSync = values["SleepSync"]?.propertiesValue.flatMap { sync -> WatchCapabilities.SleepSync? in
+            guard let selection = sync["Selection"]?.stringValue.flatMap(WatchCapabilities.SleepSync.Selection.init(rawValue:)) else { return nil }
+            return .init(selection: selection, paged: flag("Paged", in: sync), deletesSynced: flag("DeletesSynced", in: sync),
+                         acknowledges: flag("Acknowledges", in: sync))
+        }
+        return WatchCapabilities(
+            alarms: alarms, monitorTypes: (values["MonitorTypes"]?.stringArrayValue ?? []).compactMap(MonitorType.init(name:)), sleepSync: sleepSync,
+            statisticsRule: values["StatisticsRule"]?.byteValue.flatMap(StatisticsRule.init(rawValue:)), naps: flag("Naps", in: values),
+            liveStages: flag("LiveStages", in: values), ring: flag("Ring", in: values), alarmAlerts: flag("AlarmAlerts", in: values),
+            battery: flag("Battery", in: values), batteryNotifications: flag("BatteryNotifications", in: values), clock: flag("Clock", in: values),
+            heartRate: flag("HeartRate", in: values), heartRateHistory: flag("HeartRateHistory", in: values))
     }
 
     /// SyncSleep's options: `From`, `To` (x, Unix seconds), `Reconnects` (u); each may be left out.

@@ -9,7 +9,11 @@ import TSWatchService
 extension RemoteWatch: WatchAccess {
     public var watchId: WatchID { id }
 
-    public func capabilities() async throws -> WatchCapabilities? { nil }
+    /// The daemon's `Capabilities` of the watch, once it reached it; nil before.
+    public func capabilities() async throws -> WatchCapabilities? {
+        if let known = try await knownStatus()?.info { return known.capabilities }
+        return try await status().info?.capabilities
+    }
 
     /// From the daemon's status; only a watch it has not reached yet costs a connect.
     public func info() async throws -> DeviceInfo {

@@ -40,7 +40,7 @@ extension WatchSupervisor {
         updateStatus { $0.connected = true; $0.info = info; $0.lastError = nil }
         logger.info("\(id): connected to \(info.model)\(info.firmware.isEmpty ? "" : " firmware \(info.firmware)")")
         publish(GatewayEvent(.connection(connected: true, reason: nil), watch: id))
-        if info.capabilities.supportsLiveSleep {
+        if info.capabilities.liveStages {
             do { try await watch.setLiveSleepEvents(true) } catch { logger.warning("\(id): live sleep events not enabled: \(error)") }
         }
         reconnectPause.wake()

@@ -229,13 +229,13 @@ public actor WatchSupervisor {
                     return nil
                 }
             }
-            if status.info?.capabilities.supportsRing == true {
+            if status.info?.capabilities.ring == true {
                 group.addTask { [self] in
                     await smartWakeLoop()
                     return nil
                 }
             }
-            if status.info?.capabilities.reportsAlarmAlerts == true {
+            if status.info?.capabilities.alarmAlerts == true {
                 let alerts = watch.alarmAlertNotices()
                 group.addTask { [self] in
                     for await alert in alerts { await alarmAlerted(alert) }

@@ -1,5 +1,7 @@
-/// What a watch can do, as data, whatever dialect it speaks. A front door asks this instead of
-/// knowing dialects; a feature a watch lacks answers "not supported" at once.
+/// What a watch can do, as data, whatever dialect it speaks: the one capability type above the
+/// device layer, in `DeviceInfo`, the store, `info --json` and D-Bus's `Capabilities` alike. A
+/// front door asks this instead of knowing dialects; a feature a watch lacks answers "not
+/// supported" at once.
 public struct WatchCapabilities: Sendable, Hashable, Codable {
     /// The alarm table; nil: the watch has none.
     public var alarms: Alarms?
@@ -7,6 +9,11 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
     public var monitorTypes: [MonitorType]
     /// How sleep records are fetched; nil: the watch hands over none.
     public var sleepSync: SleepSync?
+    /// The sleep statistics rule the watch's own summaries follow, when it names one (protocol
+    /// v1's DEVICE_INFO); nil: it names none, and the gateway's rule applies.
+    public var statisticsRule: StatisticsRule?
+    /// The watch records naps as sleep of their own.
+    public var naps: Bool
     /// Live sleep-stage events while the wearer sleeps.
     public var liveStages: Bool
     /// Rings an alarm on command (the gateway's smart wake).
@@ -67,12 +74,15 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
         }
     }
 
-    public init(alarms: Alarms? = nil, monitorTypes: [MonitorType] = [], sleepSync: SleepSync? = nil, liveStages: Bool = false,
+    public init(alarms: Alarms? = nil, monitorTypes: [MonitorType] = [], sleepSync: SleepSync? = nil,
+                statisticsRule: StatisticsRule? = nil, naps: Bool = false, liveStages: Bool = false,
                 ring: Bool = false, alarmAlerts: Bool = false, battery: Bool = false, batteryNotifications: Bool = false,
                 clock: Bool = false, heartRate: Bool = false, heartRateHistory: Bool = false) {
         self.alarms = alarms
-        self.monitorTypes = monitorTypes
+        self.monitorTypes = monitorTypes.sorted()
         self.sleepSync = sleepSync
+        self.statisticsRule = statisticsRule
+        self.naps = naps
         self.liveStages = liveStages
         self.ring = ring
         self.alarmAlerts = alarmAlerts
@@ -85,4 +95,34 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
 
     /// A watch nothing is known of yet (not connected).
     public static let nothing = WatchCapabilities()
+
+    /// The alarm table's limits; a watch without one takes no alarm (`maxAlarms` 0).
+    public var alarmLimits: AlarmLimits {
+        AlarmLimits(maxAlarms: alarms?.maxCount ?? 0, labelMaxBytes: alarms?.labelMaxBytes ?? 0,
+                    remarkMaxBytes: alarms?.remarkMaxBytes ?? 0, maxSmartWindow: alarms?.maxSmartWindow ?? 0)
+    }
+
+    /// How many alarms the watch holds; 0: it has no alarm table.
+    public var maxAlarms: Int { alarms?.maxCount ?? 0 }
+    /// The longest smart-wake window it takes on an alarm, in minutes; 0: none.
+    public var maxSmartWindow: Int { alarms?.maxSmartWindow ?? 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case alarms, monitorTypes, sleepSync, statisticsRule, naps, liveStages, ring, alarmAlerts, battery, batteryNotifications, clock
+        case heartRate, heartRateHistory
+    }
+
+    /// A capability a record does not name is one the watch lacks, so records written before it
+    /// existed still read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func flag(_ key: CodingKeys) throws -> Bool { try container.decodeIfPresent(Bool.self, forKey: key) ?? false }
+        self.init(alarms: try container.decodeIfPresent(Alarms.self, forKey: .alarms),
+                  monitorTypes: try container.decodeIfPresent([MonitorType].self, forKey: .monitorTypes) ?? [],
+                  sleepSync: try container.decodeIfPresent(SleepSync.self, forKey: .sleepSync),
+                  statisticsRule: try container.decodeIfPresent(StatisticsRule.self, forKey: .statisticsRule),
+                  naps: try flag(.naps), liveStages: try flag(.liveStages), ring: try flag(.ring), alarmAlerts: try flag(.alarmAlerts),
+                  battery: try flag(.battery), batteryNotifications: try flag(.batteryNotifications), clock: try flag(.clock),
+                  heartRate: try flag(.heartRate), heartRateHistory: try flag(.heartRateHistory))
+    }
 }

@@ -32,7 +32,7 @@ extension GatewayStore {
             try Row.fetchAll(db, sql: "SELECT * FROM watch ORDER BY firstSeen, id").map { row in
                 var info: DeviceInfo?
                 if let json: String = row["capabilities"], let model: String = row["model"], let firmware: String = row["firmware"] {
-                    let capabilities = try JSONDecoder().decode(DeviceCapabilities.self, from: Data(json.utf8))
+                    let capabilities = try StoredCapabilities.decode(json)
                     info = DeviceInfo(model: model, firmware: firmware, capabilities: capabilities,
                                       dialect: (row["dialect"] as String?).map(Dialect.init(rawValue:)))
                 }

@@ -10,7 +10,7 @@ enum StoreMigrations {
                 t.column("name", .text)
                 t.column("model", .text)
                 t.column("firmware", .text)
-                t.column("capabilities", .text)           // DeviceCapabilities as JSON
+                t.column("capabilities", .text)           // capabilities as JSON (StoredCapabilities)
                 t.column("firstSeen", .integer).notNull()
                 t.column("lastSeen", .integer).notNull()
                 t.column("lastSync", .integer)

@@ -12,8 +12,8 @@ public protocol WatchAccess: Sendable {
     var watchId: WatchID { get }
     /// What the watch said about itself (connecting when needed; the daemon's copy when it has one).
     func info() async throws -> DeviceInfo
-    /// What the watch can do, as its dialect says; nil through the daemon (its status carries
-    /// the services, not the dialect's capabilities).
+    /// What the watch can do, as its dialect says (through the daemon: its `Capabilities`); nil
+    /// when that is not known yet.
     func capabilities() async throws -> WatchCapabilities?
     func battery() async throws -> BatteryStatus
     func lastSync() async throws -> Date?

@@ -24,7 +24,7 @@ public struct WatchPolicy: Sendable {
 
     /// The rule a daily report uses: the one asked for, else the configured one, else the
     /// watch's own, else rule 1 (a watch never reached yet).
-    public func rule(asked: StatisticsRule?, watch capabilities: DeviceCapabilities?) -> StatisticsRule {
+    public func rule(asked: StatisticsRule?, watch capabilities: WatchCapabilities?) -> StatisticsRule {
         .resolved(asked: asked, configured: statisticsRule, watch: capabilities?.statisticsRule)
     }
 }
@@ -103,7 +103,7 @@ public struct WatchOperations: Sendable {
         // (Unless the standard services were asked for: `--dialect standard`.)
         // (A watch stored before dialects were remembered, with capabilities, spoke the fallback: protocol v1.)
         let fallback = Dialect.fallback
-        if let known, let spoke = known.dialect ?? (known.capabilities != .none ? fallback : nil), spoke != .standard,
+        if let known, let spoke = known.dialect ?? (known.capabilities.sleepSync != nil ? fallback : nil), spoke != .standard,
            watch.dialect != .standard, info.dialect == .standard {
             await watch.disconnect()
             let service = spoke == fallback ? "protocol v1" : "\(spoke) dialect's"

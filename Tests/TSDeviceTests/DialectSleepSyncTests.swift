@@ -116,7 +116,7 @@ actor DayListWatch: WatchCentral {
     nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
 
     func connect() async throws -> DeviceInfo {
-        let described = DeviceInfo(model: "Day list", firmware: "1", capabilities: .none, dialect: dialect)
+        let described = DeviceInfo(model: "Day list", firmware: "1", capabilities: .nothing, dialect: dialect)
         info = described
         return described
     }

@@ -58,7 +58,7 @@ private struct SimulatedCrash: Error {}
     }
 
     @Test func aDestructiveWatchLosesNothingWhenTheGatewayDiesBetweenReceiveAndCommit() async throws {
-        var caps = DeviceCapabilities.simulatorDefault
+        var caps = DeviceInfoCapabilities.simulatorDefault
         caps.deletesSyncedRecords = true
         let rig = try Rig(days: 20, capabilities: caps, mtu: 185)
         let path = temporaryDatabase()

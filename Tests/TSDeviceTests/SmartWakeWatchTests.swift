@@ -37,8 +37,8 @@ import TSTransport
         let rig = try Rig()
         let info = try await rig.watch.connect()
         #expect(info.capabilities.maxSmartWindow == 60)
-        #expect(info.capabilities.supportsRing)
-        #expect(info.capabilities.reportsAlarmAlerts)
+        #expect(info.capabilities.ring)
+        #expect(info.capabilities.alarmAlerts)
         #expect(await rig.watch.extensions == ExtensionsResponse(enabled: [.smartWindows, .alarmAlerts], maxSmartWindow: 60))
         #expect(await rig.watch.supportedCommands.isSuperset(of: CommandID.addedInVersion1_1))
     }
@@ -75,7 +75,8 @@ import TSTransport
     func versionOneWatchRefusesSmartWindowsLocally() async throws {
         let rig = try Rig(alarms: [Self.work], speaksVersion1_1: false)
         let info = try await rig.watch.connect()
-        #expect(info.capabilities == DeviceCapabilities.simulatorDefault.version1Only)
+        #expect(info.capabilities.maxSmartWindow == 0 && !info.capabilities.ring && !info.capabilities.alarmAlerts)
+        #expect(info.capabilities.maxAlarms == DeviceInfoCapabilities.simulatorDefault.maxAlarms)
         #expect(await rig.watch.supportedCommands.isDisjoint(with: CommandID.addedInVersion1_1))
         var smart = Self.work
         smart.smartWindow = 30
@@ -213,7 +214,7 @@ import TSTransport
     func alertsNeedTheFeature() async throws {
         let rig = try Rig(alarms: [Self.work], centralExtensions: [.smartWindows])
         let info = try await rig.watch.connect()
-        #expect(!info.capabilities.reportsAlarmAlerts)
+        #expect(!info.capabilities.alarmAlerts)
         #expect(try await rig.watch.ring(slot: 0, reason: .test) == .ringing)
         #expect(await rig.simulator.alertLog.count == 1, "the watch rang")
         try await Task.sleep(for: .milliseconds(100))

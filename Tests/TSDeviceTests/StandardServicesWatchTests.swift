@@ -42,7 +42,8 @@ import Testing
         #expect(info.firmware == "1.4.2")
         #expect(info.standard?.manufacturer == "tsgateway project")
         #expect(info.standard?.serialNumber == "SIM-0001")
-        #expect(info.capabilities == .none)
+        #expect(info.capabilities.alarms == nil && info.capabilities.monitorTypes.isEmpty && info.capabilities.sleepSync == nil)
+        #expect(info.capabilities.battery && info.capabilities.clock && info.capabilities.heartRate, "what its standard services offer")
     }
 
     @Test func protocolV1RequestsAreRefusedAsNotSupportedWithoutWaiting() async throws {

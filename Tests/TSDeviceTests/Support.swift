@@ -20,7 +20,7 @@ struct Rig {
 
     /// `speaksVersion1_1` false: the simulated watch is a version-1 watch; `centralExtensions`
     /// empty: the central behaves as a version-1 central.
-    init(days: Int = 7, capabilities: DeviceCapabilities = .simulatorDefault, faults: FaultInjection = .none,
+    init(days: Int = 7, capabilities: DeviceInfoCapabilities = .simulatorDefault, faults: FaultInjection = .none,
          mtu: Int = 247, fast: Bool = true, seed: UInt64 = 42, alarms: [Alarm] = [],
          speaksVersion1_1: Bool = true, centralExtensions: ExtensionFeatures = .version1_1, answersTwice: Bool = false,
          transport wrap: (any WatchTransport) -> any WatchTransport = { $0 }) throws {

@@ -14,7 +14,12 @@ import Testing
         let rig = try Rig()
         let info = try await rig.watch.connect()
         #expect(info.model == "TS-Sim W10")
-        #expect(info.capabilities == .simulatorDefault)
+        let reported = DeviceInfoCapabilities.simulatorDefault
+        #expect(info.capabilities.alarmLimits == AlarmLimits(maxAlarms: reported.maxAlarms, labelMaxBytes: reported.labelMaxBytes,
+                                                             remarkMaxBytes: reported.remarkMaxBytes, maxSmartWindow: 60))
+        #expect(info.capabilities.monitorTypes == reported.monitorTypes && info.capabilities.statisticsRule == reported.statisticsRule)
+        #expect(info.capabilities.naps == reported.supportsNaps && info.capabilities.liveStages == reported.supportsLiveSleep)
+        #expect(info.capabilities.sleepSync?.deletesSynced == reported.deletesSyncedRecords && info.capabilities.ring && info.capabilities.alarmAlerts)
         let state = await rig.simulator.state
         #expect(state.zone == "Europe/Berlin")
         #expect(state.utcOffset == 3600)
@@ -68,7 +73,7 @@ import Testing
     }
 
     @Test func monitorTypesTheWatchLacksAreRefusedLocally() async throws {
-        var caps = DeviceCapabilities.simulatorDefault
+        var caps = DeviceInfoCapabilities.simulatorDefault
         caps.monitorTypes = [.heartRate, .sleep]
         let rig = try Rig(capabilities: caps)
         try await rig.watch.connect()
@@ -128,7 +133,7 @@ import Testing
     }
 
     @Test func commitDeletesOnlyOnADestructiveWatchAndOnlyWithTheRightCount() async throws {
-        var caps = DeviceCapabilities.simulatorDefault
+        var caps = DeviceInfoCapabilities.simulatorDefault
         caps.deletesSyncedRecords = true
         let rig = try Rig(days: 2, capabilities: caps)
         try await rig.watch.connect()
@@ -196,7 +201,7 @@ import Testing
     }
 
     @Test func liveEventsAreRefusedOnAWatchWithoutThem() async throws {
-        var caps = DeviceCapabilities.simulatorDefault
+        var caps = DeviceInfoCapabilities.simulatorDefault
         caps.supportsLiveSleep = false
         let rig = try Rig(capabilities: caps)
         try await rig.watch.connect()
@@ -212,7 +217,7 @@ import Testing
 @Suite struct DailySleepTests {
     @Test func dailyModelsFollowTheWatchRule() async throws {
         for rule in StatisticsRule.allCases {
-            var caps = DeviceCapabilities.simulatorDefault
+            var caps = DeviceInfoCapabilities.simulatorDefault
             caps.statisticsRule = rule
             let rig = try Rig(days: 7, capabilities: caps)
             try await rig.watch.connect()

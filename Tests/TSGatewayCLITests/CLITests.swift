@@ -145,7 +145,7 @@ import Testing
         #expect(info["services"] as? [String] == ["protocol-v1", "device-information", "battery", "current-time", "heart-rate"])
         #expect((info["deviceInformation"] as? [String: Any])?["manufacturer"] as? String == "tsgateway project")
         #expect(info["model"] as? String == "TS-Sim W10")
-        #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 10)
+        #expect(((info["capabilities"] as? [String: Any])?["alarms"] as? [String: Any])?["maxCount"] as? Int == 10)
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 82)
         #expect(info["dialect"] as? String == "v1")
         let devices = try #require(try await cli.json(["devices", "--json"]) as? [[String: Any]])

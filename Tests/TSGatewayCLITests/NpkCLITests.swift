@@ -14,7 +14,7 @@ import Testing
         #expect(info["dialect"] as? String == "npk")
         #expect(info["model"] as? String == "NPK Simulator")
         #expect(info["firmware"] as? String == "1.0.0-sim")
-        #expect((info["capabilities"] as? [String: Any])?["maxAlarms"] as? Int == 8)
+        #expect(((info["capabilities"] as? [String: Any])?["alarms"] as? [String: Any])?["maxCount"] as? Int == 8)
         #expect((info["battery"] as? [String: Any])?["level"] as? Int == 76)
     }
 

@@ -61,8 +61,8 @@ import Testing
         #expect(Self.row("smart wake", in: info.stdout) == "no (protocol v1 without the v1.1 alarm extensions)", "\(info.stdout)")
         let json = try #require(try await cli.json(["info", "--json", "--simulate"], environment: Self.version1) as? [String: Any])
         let capabilities = try #require(json["capabilities"] as? [String: Any])
-        #expect(capabilities["maxSmartWindow"] as? Int == 0)
-        #expect(capabilities["supportsRing"] as? Bool == false)
+        #expect((capabilities["alarms"] as? [String: Any])?["maxSmartWindow"] as? Int == 0)
+        #expect(capabilities["ring"] as? Bool == false)
     }
 
     @Test func infoShowsTheSmartWakeLimits() async throws {
@@ -71,8 +71,8 @@ import Testing
         #expect(Self.row("smart wake", in: info.stdout) == "windows up to 60 min (`alarms set --smart`), rings on command, reports rings", "\(info.stdout)")
         let json = try #require(try await cli.json(["info", "--json", "--simulate"]) as? [String: Any])
         let capabilities = try #require(json["capabilities"] as? [String: Any])
-        #expect(capabilities["maxSmartWindow"] as? Int == 60)
-        #expect(capabilities["reportsAlarmAlerts"] as? Bool == true)
+        #expect((capabilities["alarms"] as? [String: Any])?["maxSmartWindow"] as? Int == 60)
+        #expect(capabilities["alarmAlerts"] as? Bool == true)
     }
 
     @Test func anUnknownSimulatorProtocolIsABadCommandLine() async throws {

@@ -258,7 +258,7 @@ struct DaemonTests {
         #expect(try await eventually { let p = try await properties(); return p["Connected"]?.boolValue == true && (p["LastSync"]?.int64Value ?? 0) > 0 && p["BatteryLevel"]?.byteValue == 82 })
         let current = try await properties()
         #expect(current["Name"]?.stringValue == "sim-b" && current["Model"]?.stringValue == "TS-Sim W10" && current["Simulated"]?.boolValue == true)
-        #expect(current["Capabilities"]?.propertiesValue?["MaxAlarms"]?.uint32Value == 10)
+        #expect(current["Capabilities"]?.propertiesValue?["Alarms"]?.propertiesValue?["MaxCount"]?.uint32Value == 10)
         #expect(current["Capabilities"]?.propertiesValue?["MonitorTypes"]?.stringArrayValue?.contains("heartRate") == true)
         // Writes to properties are refused.
         await #expect(throws: BusError.self) {

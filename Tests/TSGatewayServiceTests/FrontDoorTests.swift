@@ -154,8 +154,8 @@ struct SmartWindowDaemonTests {
         let watches = try await client.watches()
         let smart = try #require(watches.first { $0.name == "smart" }?.info?.capabilities)
         let plain = try #require(watches.first { $0.name == "plain" }?.info?.capabilities)
-        #expect(smart.maxSmartWindow == 60 && smart.supportsRing && smart.reportsAlarmAlerts)
-        #expect(plain.maxSmartWindow == 0 && !plain.supportsRing && !plain.reportsAlarmAlerts)
+        #expect(smart.maxSmartWindow == 60 && smart.ring && smart.alarmAlerts)
+        #expect(plain.maxSmartWindow == 0 && !plain.ring && !plain.alarmAlerts)
         await daemon.cleanUp()
     }
 }

@@ -247,8 +247,7 @@ struct MQTTTests {
         var device = try #require(all["battery"]?["device"] as? [String: Any])
         #expect(device["model"] == nil && device["sw_version"] == nil && device["manufacturer"] == nil && device["name"] as? String == "Bedroom Watch")
         #expect(device["via_device"] as? String == "tsgateway_gateway_gw")
-        let capabilities = DeviceCapabilities(maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: true,
-                                              deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: [])
+        let capabilities = WatchCapabilities(alarms: .init(maxCount: 8, labelMaxBytes: 32, snooze: true), naps: true, liveStages: true)
         status.info = DeviceInfo(model: "TS-W10", firmware: "2.0.1", capabilities: capabilities)
         all = try configs()
         device = try #require(all["battery"]?["device"] as? [String: Any])

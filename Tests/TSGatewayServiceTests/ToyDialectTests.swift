@@ -235,8 +235,7 @@ actor ToyBand: WatchCentral {
             for await event in opened.events { await self?.received(event) }
         }
         let described = DeviceInfo(model: "Toy Band 1", firmware: "0.1",
-                                   capabilities: DeviceCapabilities(maxAlarms: 4, labelMaxBytes: 0, remarkMaxBytes: 0, statisticsRule: .withNap,
-                                                                    supportsNaps: false, deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: []),
+                                   capabilities: WatchCapabilities(alarms: .init(maxCount: 4, labelMaxBytes: 0, snooze: false)),
                                    dialect: .toy)
         info = described
         return described

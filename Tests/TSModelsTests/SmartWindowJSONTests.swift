@@ -40,15 +40,17 @@ struct SmartWindowJSONTests {
         #expect([Self.smart].problems(limits: AlarmLimits(maxAlarms: 10, labelMaxBytes: 32, remarkMaxBytes: 64, maxSmartWindow: 30)).isEmpty)
     }
 
-    @Test("capabilities stored before protocol v1.1 read as a watch without it")
-    func oldCapabilitiesDecode() throws {
-        let old = #"{"maxAlarms": 10, "labelMaxBytes": 32, "remarkMaxBytes": 64, "statisticsRule": 1, "supportsNaps": true, "deletesSyncedRecords": false, "supportsLiveSleep": true, "monitorTypes": ["heartRate"]}"#
-        let capabilities = try JSONDecoder().decode(DeviceCapabilities.self, from: Data(old.utf8))
-        #expect(capabilities.maxSmartWindow == 0 && !capabilities.supportsRing && !capabilities.reportsAlarmAlerts)
+    @Test("capabilities written before a capability existed read as a watch without it, and round-trip")
+    func capabilitiesWithoutLaterKeysDecode() throws {
+        let earlier = #"{"alarms": {"maxCount": 10, "labelMaxBytes": 32, "remarkMaxBytes": 64, "snooze": true, "maxSmartWindow": 0}, "monitorTypes": ["heartRate"]}"#
+        let capabilities = try JSONDecoder().decode(WatchCapabilities.self, from: Data(earlier.utf8))
+        #expect(capabilities.maxAlarms == 10 && capabilities.maxSmartWindow == 0 && !capabilities.ring && !capabilities.alarmAlerts)
+        #expect(capabilities.sleepSync == nil && capabilities.statisticsRule == nil && !capabilities.heartRateHistory)
         var current = capabilities
-        current.maxSmartWindow = 45
-        current.supportsRing = true
-        let again = try JSONDecoder().decode(DeviceCapabilities.self, from: JSONEncoder().encode(current))
+        current.alarms?.maxSmartWindow = 45
+        current.ring = true
+        current.statisticsRule = .withNap
+        let again = try JSONDecoder().decode(WatchCapabilities.self, from: JSONEncoder().encode(current))
         #expect(again == current)
     }
 }

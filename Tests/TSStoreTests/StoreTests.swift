@@ -75,8 +75,7 @@ private let watchW = WatchID("00:00:5E:00:53:77")!
         do {
             let store = try GatewayStore(path: path)
             try await store.saveWatch(id: storedWatch, name: "Wrist", info: DeviceInfo(model: "M", firmware: "F", capabilities: .init(
-                maxAlarms: 8, labelMaxBytes: 32, remarkMaxBytes: 0, statisticsRule: .longestNight, supportsNaps: true,
-                deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: [.sleep])))
+                alarms: .init(maxCount: 8, labelMaxBytes: 32, snooze: true), monitorTypes: [.sleep], statisticsRule: .longestNight, naps: true)))
             try await store.saveMonitorConfig(MonitorConfig(type: .sleep, schedule: MonitorSchedule(enabled: true)), watch: storedWatch)
             try await store.setSyncCursor(SyncCursor(rangeStart: 10, upTo: 20, committedUpTo: 15), watch: storedWatch)
         }

@@ -23,7 +23,7 @@ struct InfoCommand: AsyncParsableCommand {
         var services: ServiceSet
         /// The Device Information strings; absent without that service.
         var deviceInformation: StandardDeviceInformation?
-        var capabilities: DeviceCapabilities
+        var capabilities: WatchCapabilities
         /// Absent when the watch has no battery reading (neither protocol v1 nor the Battery service).
         var battery: BatteryStatus?
         /// Heart rate as it is measured (`tsgateway hr watch`).
@@ -62,12 +62,14 @@ struct InfoCommand: AsyncParsableCommand {
             rows += strings.compactMap { name, value in value.map { [name, $0] } }
         }
         rows.append(["battery", output.battery.map { "\($0.level) % (\($0.state.rawValue))" } ?? "not offered"])
-        if output.dialect != .standard || caps != .none {
-            let remarks = caps.remarkMaxBytes > 0 ? ", remarks ≤ \(caps.remarkMaxBytes) bytes" : ", no remarks"
-            let labels = caps.labelMaxBytes > 0 ? "labels ≤ \(caps.labelMaxBytes) bytes" : "no labels"
-            rows.append(["alarms", caps.maxAlarms == 0 ? "none" : "up to \(caps.maxAlarms), \(labels)\(remarks)"])
+        if output.dialect != .standard || caps.alarms != nil || !caps.monitorTypes.isEmpty || caps.sleepSync != nil {
+            let limits = caps.alarmLimits
+            let remarks = limits.remarkMaxBytes > 0 ? ", remarks ≤ \(limits.remarkMaxBytes) bytes" : ", no remarks"
+            let labels = limits.labelMaxBytes > 0 ? "labels ≤ \(limits.labelMaxBytes) bytes" : "no labels"
+            rows.append(["alarms", limits.maxAlarms == 0 ? "none" : "up to \(limits.maxAlarms), \(labels)\(remarks)"])
             if Self.presentation(of: output.dialect).reportsSleepRule {
-                rows.append(["sleep rule", "\(caps.statisticsRule.rawValue)\(caps.supportsNaps ? ", naps" : "")\(caps.deletesSyncedRecords ? ", deletes synced records" : "")\(caps.supportsLiveSleep ? ", live stages" : "")"])
+                let rule = caps.statisticsRule.map { "\($0.rawValue)" } ?? "none of its own"
+                rows.append(["sleep rule", "\(rule)\(caps.naps ? ", naps" : "")\(caps.sleepSync?.deletesSynced == true ? ", deletes synced records" : "")\(caps.liveStages ? ", live stages" : "")"])
             }
             rows += [
                 ["monitors", caps.monitorTypes.isEmpty ? "none" : caps.monitorTypes.map(\.name).joined(separator: ", ")],
@@ -82,11 +84,11 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     /// The alarm features smart wake needs (protocol v1.1's), or that the watch has none of them.
-    static func smartWake(_ caps: DeviceCapabilities, dialect: Dialect) -> String {
+    static func smartWake(_ caps: WatchCapabilities, dialect: Dialect) -> String {
         var parts: [String] = []
         if caps.maxSmartWindow > 0 { parts.append("windows up to \(caps.maxSmartWindow) min (`alarms set --smart`)") }
-        if caps.supportsRing { parts.append("rings on command") }
-        if caps.reportsAlarmAlerts { parts.append("reports rings") }
+        if caps.ring { parts.append("rings on command") }
+        if caps.alarmAlerts { parts.append("reports rings") }
         guard parts.isEmpty else { return parts.joined(separator: ", ") }
         return presentation(of: dialect).noSmartWake
     }

@@ -90,15 +90,14 @@ public actor HuamiWatch: LinkedCentral {
     /// Heart rate measured during sleep, and the all-day interval.
     public static let monitorTypes: [MonitorType] = [.heartRate, .sleep]
 
-    public var capabilities: WatchCapabilities {
-        guard info != nil else { return .nothing }
-        return WatchCapabilities(
-            alarms: .init(maxCount: HuamiAlarm.slots, labelMaxBytes: 0, remarkMaxBytes: 0, snooze: true, maxSmartWindow: 0),
-            monitorTypes: Self.monitorTypes,
-            // The band may drop what it sent once acknowledged (protocol-spec/huami/huami.md §12.1): the acknowledgement waits for the commit.
-            sleepSync: .init(selection: .range, paged: false, deletesSynced: true, acknowledges: true),
-            battery: true, clock: true, heartRate: true, heartRateHistory: true)
-    }
+    public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
+
+    static let described = WatchCapabilities(
+        alarms: .init(maxCount: HuamiAlarm.slots, labelMaxBytes: 0, remarkMaxBytes: 0, snooze: true, maxSmartWindow: 0),
+        monitorTypes: monitorTypes,
+        // The band may drop what it sent once acknowledged (protocol-spec/huami/huami.md §12.1): the acknowledgement waits for the commit.
+        sleepSync: .init(selection: .range, paged: false, deletesSynced: true, acknowledges: true),
+        battery: true, clock: true, heartRate: true, heartRateHistory: true)
 
     // MARK: Connecting
 
@@ -122,10 +121,7 @@ public actor HuamiWatch: LinkedCentral {
             try await authenticate(key: key, flags: (model ?? .miBand4).authFlags)
             let firmware = try await firmwareRevision(opened)
             sampleFormat = (model ?? .miBand4).sampleFormat(firmware: firmware)
-            let capabilities = DeviceCapabilities(
-                maxAlarms: HuamiAlarm.slots, labelMaxBytes: 0, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: false,
-                deletesSyncedRecords: true, supportsLiveSleep: false, monitorTypes: Self.monitorTypes)
-            let described = DeviceInfo(model: name ?? "Huami band", firmware: firmware ?? "unknown", capabilities: capabilities,
+            let described = DeviceInfo(model: name ?? "Huami band", firmware: firmware ?? "unknown", capabilities: Self.described,
                                        // The transport counts the profile's own service as `.protocolV1`; the band's is not v1's.
                                        services: ServiceSet(opened.services.sorted.filter { $0 != .protocolV1 }),
                                        standard: StandardDeviceInformation(firmwareRevision: firmware), dialect: .huami)

@@ -111,17 +111,7 @@ public actor NpkWatch: LinkedCentral {
     public var isConnected: Bool { connection != nil }
     public var linkMTU: Int? { connection?.mtu.value }
 
-    public var capabilities: WatchCapabilities {
-        guard let info else { return .nothing }
-        let described = info.capabilities
-        let alarms = described.maxAlarms > 0
-            ? WatchCapabilities.Alarms(maxCount: described.maxAlarms, labelMaxBytes: NpkAlarms.maxLabelBytes, remarkMaxBytes: 0, snooze: false, maxSmartWindow: 0)
-            : nil
-        return WatchCapabilities(alarms: alarms, monitorTypes: described.monitorTypes,
-                                 sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false),
-                                 battery: true, batteryNotifications: true, clock: true,
-                                 heartRateHistory: described.monitorTypes.contains(.heartRate))
-    }
+    public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
 
     // MARK: Connecting
 

@@ -35,15 +35,20 @@ public struct NpkAbilities: Sendable, Hashable {
 
 public enum NpkDevice {
     /// Model, firmware and capabilities from device information. NPK says nothing about
-    /// statistics rules, naps or deleting synced data: the gateway's rule 1, no naps, keeps data.
+    /// statistics rules, naps or deleting synced data: the gateway's rule, no naps, keeps data.
     public static func deviceInfo(from info: TSMetaPeripheralInfo, services: ServiceSet?) -> DeviceInfo {
         DeviceInfo(model: info.model, firmware: info.version, capabilities: capabilities(from: info), services: services)
     }
 
-    public static func capabilities(from info: TSMetaPeripheralInfo) -> DeviceCapabilities {
-        DeviceCapabilities(maxAlarms: max(0, Int(info.limits.alarm)), labelMaxBytes: NpkAlarms.maxLabelBytes, remarkMaxBytes: 0,
-                           statisticsRule: .withNap, supportsNaps: false, deletesSyncedRecords: false, supportsLiveSleep: false,
-                           monitorTypes: NpkAbilities(info.ability).monitorTypes)
+    /// A sync asks for a range and gets it a day a part; the watch keeps what it sent and takes no
+    /// acknowledgement. Its heart-rate history comes with its heart-rate monitor.
+    public static func capabilities(from info: TSMetaPeripheralInfo) -> WatchCapabilities {
+        let maxAlarms = max(0, Int(info.limits.alarm))
+        let monitorTypes = NpkAbilities(info.ability).monitorTypes
+        return WatchCapabilities(
+            alarms: maxAlarms > 0 ? .init(maxCount: maxAlarms, labelMaxBytes: NpkAlarms.maxLabelBytes, remarkMaxBytes: 0, snooze: false) : nil,
+            monitorTypes: monitorTypes, sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false),
+            battery: true, batteryNotifications: true, clock: true, heartRateHistory: monitorTypes.contains(.heartRate))
     }
 
     public static func battery(from model: TSMetaBatteryModel) throws -> BatteryStatus {

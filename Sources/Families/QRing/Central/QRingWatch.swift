@@ -86,11 +86,13 @@ public actor QRingWatch: LinkedCentral {
         return counts
     }
 
-    public var capabilities: WatchCapabilities {
-        guard info != nil else { return .nothing }
-        return WatchCapabilities(
+    public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
+
+    /// No alarms; sleep only through the big-data service, which some rings lack.
+    static func capabilities(bigData: Bool) -> WatchCapabilities {
+        WatchCapabilities(
             alarms: nil, monitorTypes: QRingWatch.monitorTypes,
-            sleepSync: hasBigDataChannel ? .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false) : nil,
+            sleepSync: bigData ? .init(selection: .range, paged: true, deletesSynced: false, acknowledges: false) : nil,
             battery: true, batteryNotifications: true, clock: true, heartRate: true, heartRateHistory: true)
     }
 
@@ -127,8 +129,7 @@ public actor QRingWatch: LinkedCentral {
         let hardware = try await string(.hardwareRevision)
         let firmware = try await string(.firmwareRevision)
         let name = await link.peripheralName()
-        let capabilities = DeviceCapabilities(maxAlarms: 0, labelMaxBytes: 0, remarkMaxBytes: 0, statisticsRule: .withNap, supportsNaps: false,
-                                              deletesSyncedRecords: false, supportsLiveSleep: false, monitorTypes: Self.monitorTypes)
+        let capabilities = Self.capabilities(bigData: hasBigDataChannel)
         return DeviceInfo(model: name ?? hardware ?? "QRing ring", firmware: firmware ?? "unknown", capabilities: capabilities,
                           // The transport counts the dialect's own service as `.protocolV1`; the ring's is not v1's.
                           services: ServiceSet(link.services.sorted.filter { $0 != .protocolV1 }), standard: StandardDeviceInformation(hardwareRevision: hardware, firmwareRevision: firmware),

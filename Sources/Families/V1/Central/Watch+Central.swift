@@ -11,21 +11,7 @@ extension Watch: WatchCentral {
 
     public var linkMTU: Int? { connection?.mtu.value }
 
-    public var capabilities: WatchCapabilities {
-        guard let info else { return .nothing }
-        let services = info.offeredServices
-        guard services.contains(.protocolV1) else { return StandardServicesLink.capabilities(services) }
-        let described = info.capabilities
-        let alarms = described.maxAlarms > 0
-            ? WatchCapabilities.Alarms(maxCount: described.maxAlarms, labelMaxBytes: described.labelMaxBytes, remarkMaxBytes: described.remarkMaxBytes,
-                                       snooze: true, maxSmartWindow: described.maxSmartWindow)
-            : nil
-        return WatchCapabilities(
-            alarms: alarms, monitorTypes: described.monitorTypes,
-            sleepSync: .init(selection: .range, paged: true, deletesSynced: described.deletesSyncedRecords, acknowledges: true),
-            liveStages: described.supportsLiveSleep, ring: described.supportsRing, alarmAlerts: described.reportsAlarmAlerts,
-            battery: true, batteryNotifications: services.contains(.battery), clock: true, heartRate: services.contains(.heartRate))
-    }
+    public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
 
     public func ring(slot: Int, purpose: RingPurpose) async throws -> RingOutcome {
         let reason: RingReason = switch purpose {

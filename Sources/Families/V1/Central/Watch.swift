@@ -104,15 +104,12 @@ public actor Watch {
             }
             supportedCommands = Set(answer.commands.map(CommandID.init(rawValue:)))
             extensions = try await negotiateExtensions()
-            guard case let .deviceInfoResponse(deviceInfo) = try await request(.deviceInfoRequest) else {
+            guard case let .deviceInfoResponse(reported) = try await request(.deviceInfoRequest) else {
                 throw WatchError.protocolViolation("DEVICE_INFO answered with another message")
             }
-            var described = deviceInfo
-            described.capabilities.maxSmartWindow = Int(extensions.maxSmartWindow)
-            described.capabilities.supportsRing = supportedCommands.contains(.ring)
-            described.capabilities.reportsAlarmAlerts = extensions.enabled.contains(.alarmAlerts)
-            described.services = opened.services
-            described.dialect = .protocolV1
+            var described = DeviceInfo(model: reported.model, firmware: reported.firmware,
+                                       capabilities: capabilities(reported.capabilities, services: opened.services),
+                                       services: opened.services, dialect: .protocolV1)
             if opened.services.contains(.deviceInformation) { described.standard = try await readDeviceInformation(opened) }
             info = described
             if configuration.syncTimeOnConnect { try await syncTime() }
@@ -121,6 +118,21 @@ public actor Watch {
     }
 
     public func disconnect() async { await closeLink() }
+
+    /// DEVICE_INFO's capabilities, with what HELLO and EXTENSIONS said on this link (v1.1: the
+    /// smart window, RING, alarm alerts) and the standard services beside v1's.
+    func capabilities(_ reported: DeviceInfoCapabilities, services: ServiceSet) -> WatchCapabilities {
+        let alarms = reported.maxAlarms > 0
+            ? WatchCapabilities.Alarms(maxCount: reported.maxAlarms, labelMaxBytes: reported.labelMaxBytes, remarkMaxBytes: reported.remarkMaxBytes,
+                                       snooze: true, maxSmartWindow: Int(extensions.maxSmartWindow))
+            : nil
+        return WatchCapabilities(
+            alarms: alarms, monitorTypes: reported.monitorTypes,
+            sleepSync: .init(selection: .range, paged: true, deletesSynced: reported.deletesSyncedRecords, acknowledges: true),
+            statisticsRule: reported.statisticsRule, naps: reported.supportsNaps, liveStages: reported.supportsLiveSleep,
+            ring: supportedCommands.contains(.ring), alarmAlerts: extensions.enabled.contains(.alarmAlerts),
+            battery: true, batteryNotifications: services.contains(.battery), clock: true, heartRate: services.contains(.heartRate))
+    }
 
     package func releaseLink(reason: String) {
         pumpTask = nil
@@ -213,7 +225,7 @@ public actor Watch {
     }
 
     public func setLiveSleepEvents(_ enabled: Bool) async throws {
-        guard try currentInfo().capabilities.supportsLiveSleep else { throw WatchError.unsupported("live sleep events") }
+        guard try currentInfo().capabilities.liveStages else { throw WatchError.unsupported("live sleep events") }
         try await expect(.liveSubscribeRequest(LiveSubscribe(enable: enabled))) { if case .liveSubscribeResponse = $0 { () } else { nil } }
     }
 

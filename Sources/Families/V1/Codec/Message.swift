@@ -19,7 +19,7 @@ public enum Message: Sendable, Hashable {
     case helloRequest(HelloRequest)
     case helloResponse(HelloResponse)
     case deviceInfoRequest
-    case deviceInfoResponse(DeviceInfo)
+    case deviceInfoResponse(DeviceInfoPayload)
     case timeSetRequest(TimeSet)
     case timeSetResponse
     case batteryRequest
@@ -172,7 +172,7 @@ extension Message {
         .init("hello.request", .hello, .request, HelloRequest.self) { .helloRequest($0) },
         .init("hello.response", .hello, .response, HelloResponse.self) { .helloResponse($0) },
         .init("deviceInfo.request", .deviceInfo, .request, empty: .deviceInfoRequest),
-        .init("deviceInfo.response", .deviceInfo, .response, DeviceInfo.self) { .deviceInfoResponse($0) },
+        .init("deviceInfo.response", .deviceInfo, .response, DeviceInfoPayload.self) { .deviceInfoResponse($0) },
         .init("timeSet.request", .timeSet, .request, TimeSet.self) { .timeSetRequest($0) },
         .init("timeSet.response", .timeSet, .response, empty: .timeSetResponse),
         .init("battery.request", .battery, .request, empty: .batteryRequest),

@@ -116,7 +116,7 @@ public struct HelloResponse: Payload {
 
 // MARK: DEVICE_INFO, TIME_SET, BATTERY
 
-extension DeviceInfo: Payload {
+extension DeviceInfoPayload: Payload {
     static let textLimit = 32
 
     public init(from reader: inout ByteReader) throws(ProtocolError) {
@@ -132,7 +132,7 @@ extension DeviceInfo: Payload {
         guard let rule = StatisticsRule(rawValue: ruleValue) else { throw outOfRange("statisticsRule", ruleValue, "0…3") }
         try checkReserved(features, allowed: 0b111, "features")
         try checkReserved(monitorBits, allowed: 0b11_1111, "monitorTypes")
-        self.init(model: model, firmware: firmware, capabilities: DeviceCapabilities(
+        self.init(model: model, firmware: firmware, capabilities: DeviceInfoCapabilities(
             maxAlarms: Int(maxAlarms), labelMaxBytes: Int(labelMax), remarkMaxBytes: Int(remarkMax), statisticsRule: rule,
             supportsNaps: features & 1 != 0, deletesSyncedRecords: features & 2 != 0, supportsLiveSleep: features & 4 != 0,
             monitorTypes: MonitorType.allCases.filter { monitorBits & (1 << $0.rawValue) != 0 }))

@@ -221,7 +221,7 @@ public actor SimulatedWatch: PeripheralEndpoint {
         let caps = configuration.capabilities
         switch message {
         case .deviceInfoRequest:
-            return .deviceInfoResponse(DeviceInfo(model: configuration.model, firmware: configuration.firmware, capabilities: caps))
+            return .deviceInfoResponse(DeviceInfoPayload(model: configuration.model, firmware: configuration.firmware, capabilities: caps))
         case let .timeSetRequest(time):
             timeSets += 1
             state.utcOffset = time.utcOffset

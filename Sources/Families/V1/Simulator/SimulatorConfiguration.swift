@@ -5,7 +5,7 @@ import TSProtocol
 public struct SimulatorConfiguration: Sendable, Hashable {
     public var model: String
     public var firmware: String
-    public var capabilities: DeviceCapabilities
+    public var capabilities: DeviceInfoCapabilities
     /// Most unacknowledged sleep pages the watch keeps in flight.
     public var maxWindow: UInt8
     /// Resend unacknowledged pages when the window has not moved for this long.
@@ -27,7 +27,7 @@ public struct SimulatorConfiguration: Sendable, Hashable {
 
     public init(
         model: String = "TS-Sim W10", firmware: String = "1.4.2",
-        capabilities: DeviceCapabilities = .simulatorDefault,
+        capabilities: DeviceInfoCapabilities = .simulatorDefault,
         maxWindow: UInt8 = 16,
         pageRetransmitTimeout: Duration = .milliseconds(1000),
         eventRetransmitTimeout: Duration = .milliseconds(1000),
@@ -74,16 +74,16 @@ public struct SimulatorConfiguration: Sendable, Hashable {
     }
 }
 
-extension DeviceCapabilities {
+extension DeviceInfoCapabilities {
     /// A 10-alarm watch with naps (rule 1), 64-byte remarks, live sleep, every monitor type, and
     /// protocol v1.1's smart windows up to 60 minutes, RING and alarm alerts.
-    public static let simulatorDefault = DeviceCapabilities(
+    public static let simulatorDefault = DeviceInfoCapabilities(
         maxAlarms: 10, labelMaxBytes: 32, remarkMaxBytes: 64, statisticsRule: .withNap, supportsNaps: true,
         deletesSyncedRecords: false, supportsLiveSleep: true, monitorTypes: MonitorType.allCases,
         maxSmartWindow: 60, supportsRing: true, reportsAlarmAlerts: true)
 
     /// What a central learns about a watch of version 1 with these capabilities: none of v1.1.
-    public var version1Only: DeviceCapabilities {
+    public var version1Only: DeviceInfoCapabilities {
         var copy = self
         copy.maxSmartWindow = 0
         copy.supportsRing = false

@@ -184,7 +184,7 @@ import TSNpk
         #expect(!abilities.contains(bit: 100))
         let device = NpkDevice.deviceInfo(from: info, services: nil)
         #expect(device.model == "TS-W2" && device.firmware == "1.0.7")
-        #expect(device.capabilities.maxAlarms == 8 && device.capabilities.labelMaxBytes == 63 && device.capabilities.remarkMaxBytes == 0)
+        #expect(device.capabilities.maxAlarms == 8 && device.capabilities.alarms?.labelMaxBytes == 63 && device.capabilities.alarms?.remarkMaxBytes == 0)
         #expect(device.capabilities.monitorTypes == [.heartRate, .spo2, .stress])
     }
 

@@ -69,7 +69,7 @@ struct MessageGenerator {
                                                     commands: CommandID.all.map(\.rawValue).filter { _ in bool() }))
         case 2: return .deviceInfoRequest
         case 3:
-            return .deviceInfoResponse(DeviceInfo(model: text(maxBytes: 32), firmware: text(maxBytes: 32), capabilities: DeviceCapabilities(
+            return .deviceInfoResponse(DeviceInfoPayload(model: text(maxBytes: 32), firmware: text(maxBytes: 32), capabilities: DeviceInfoCapabilities(
                 maxAlarms: int(0...255), labelMaxBytes: int(0...32), remarkMaxBytes: int(0...255),
                 statisticsRule: StatisticsRule.allCases[int(0...3)], supportsNaps: bool(), deletesSyncedRecords: bool(),
                 supportsLiveSleep: bool(), monitorTypes: MonitorType.allCases.filter { _ in bool() })))
