@@ -10,10 +10,14 @@ import TSProtocol
 import TSSnoop
 import TSTransport
 
-/// Every dialect with frames of its own (v1, NPK, QRing): its simulated watch's sync recorded
-/// with the capturing transport, written as the HCI traffic a controller shows (with or without
-/// the GATT discovery of the dialect's profile), stored as btsnoop, found again by the dialect's
-/// registration alone, decoded frame by frame, and replayed through the dialect's real central.
+/// Every dialect whose frames go over its profile's write/notify pairs (v1, NPK, QRing): its
+/// simulated watch's sync recorded with the capturing transport, written as the HCI traffic a
+/// controller shows (with or without the GATT discovery of the dialect's profile), stored as
+/// btsnoop, found again by the dialect's registration alone, decoded frame by frame, and replayed
+/// through the dialect's real central. Huami's band speaks over characteristics addressed by
+/// service and UUID beyond its pair, which this builder does not lay out: `HuamiCaptureTests`
+/// takes its sync through the same path; every registered family's recorded sync also replays
+/// and decodes in `FamilyConformanceTests`.
 @Suite(.serialized) struct DialectCaptureTests {
     static let now = Date(timeIntervalSince1970: 1_762_156_800)
     // The zone the central sets a ring's clock in and the capture decoder reads it in: this machine's.
