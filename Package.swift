@@ -35,6 +35,8 @@ let package = Package(
         // The Huami dialect's codecs (Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2): auth, time, alarms, heart-rate settings, battery,
         // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
         // (swift-crypto's single-block AES for the auth challenge).
+        // The Garmin family's codecs: multi-link control messages, COBS and GFDI frames with their CRC-16/ARC. Both directions; no I/O.
+        .target(name: "TSGarmin", dependencies: ["TSModels"], path: "Sources/Families/Garmin/Codec"),
         .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")], path: "Sources/Families/Huami/Codec"),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.
@@ -290,6 +292,11 @@ let package = Package(
             name: "TSQRingTests",
             dependencies: ["TSModels", "TSQRing"],
             path: "Tests/Families/QRing/CodecTests"
+        ),
+        .testTarget(
+            name: "TSGarminTests",
+            dependencies: ["TSModels", "TSGarmin"],
+            path: "Tests/Families/Garmin/CodecTests"
         ),
         .testTarget(
             name: "TSHuamiTests",

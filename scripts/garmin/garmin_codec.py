@@ -1,0 +1,164 @@
+"""The Garmin family's framing (protocol-spec/garmin/garmin.md §2–3) in Python: the project's
+second, independent implementation of the spec, written from it (not from the Swift code), with
+the standard library only.
+
+Used by scripts/garmin/garmin_vectors.py, which writes protocol-spec/garmin/vectors/*.json; the
+Swift module TSGarmin is tested against those files.
+
+  * crc16: CRC-16/ARC, bit by bit (the Swift codec uses a nibble table)
+  * cobs_encode / cobs_decode, and split_stream: delimited COBS forms out of chunks
+  * frame / read_frame: GFDI frames (length, type, compact types, CRC)
+  * control / read_control: multi-link control messages on handle 0
+"""
+
+import struct
+
+
+class GarminError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def crc16(data, seed=0):
+    """CRC-16/ARC: reflected polynomial 0xA001, initial value `seed` (0), no final XOR."""
+    crc = seed
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def cobs_encode(data):
+    """COBS without delimiters; the end of the data implies no zero, and a block of 254 bytes
+    at the very end is not followed by an empty block."""
+    out = bytearray()
+    block = bytearray()
+    for i, byte in enumerate(data):
+        if byte == 0:
+            out.append(len(block) + 1)
+            out += block
+            block = bytearray()
+            continue
+        block.append(byte)
+        if len(block) == 254:
+            out.append(0xFF)
+            out += block
+            block = bytearray()
+            if i == len(data) - 1:
+                return bytes(out)
+    out.append(len(block) + 1)
+    out += block
+    return bytes(out)
+
+
+def cobs_decode(data):
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        code = data[i]
+        if code == 0:
+            raise GarminError("cobsMalformed", "zero code at %d" % i)
+        end = i + code
+        if end > len(data):
+            raise GarminError("cobsMalformed", "code %d at %d runs past %d bytes" % (code, i, len(data)))
+        block = data[i + 1:end]
+        if 0 in block:
+            raise GarminError("cobsMalformed", "zero inside the block at %d" % i)
+        out += block
+        i = end
+        if code != 0xFF and i < len(data):
+            out.append(0)
+    return bytes(out)
+
+
+def split_stream(chunks, limit=8192):
+    """The COBS forms between zero delimiters over `chunks`; ("tooLong",) for a form over `limit`."""
+    found = []
+    partial = None  # None: before the first delimiter
+    for chunk in chunks:
+        for byte in chunk:
+            if byte == 0:
+                if partial:
+                    found.append(("form", bytes(partial)))
+                partial = bytearray()
+            elif partial is not None:
+                partial.append(byte)
+                if len(partial) > limit:
+                    found.append(("tooLong",))
+                    partial = None
+    return found
+
+
+def frame(type_, payload, sequence=None):
+    """A GFDI frame: length (the whole frame), type (compact when `sequence` is given), payload, CRC."""
+    field = type_ if sequence is None else 0x8000 | (sequence & 0x7F) << 8 | ((type_ - 5000) & 0xFF)
+    body = struct.pack("<HH", len(payload) + 6, field) + bytes(payload)
+    return body + struct.pack("<H", crc16(body))
+
+
+def read_frame(data):
+    """(type, sequence or None, payload) of a decoded COBS form."""
+    if len(data) < 6:
+        raise GarminError("frameTooShort", "%d bytes" % len(data))
+    length, field = struct.unpack_from("<HH", data)
+    if length != len(data):
+        raise GarminError("lengthMismatch", "says %d, is %d" % (length, len(data)))
+    (sent,) = struct.unpack_from("<H", data, length - 2)
+    if crc16(data[:length - 2]) != sent:
+        raise GarminError("crcMismatch", "crc")
+    if field & 0x8000:
+        return (field & 0xFF) + 5000, (field >> 8) & 0x7F, bytes(data[4:length - 2])
+    return field, None, bytes(data[4:length - 2])
+
+
+CONTROL = {"registerRequest": 0, "registerResponse": 1, "closeHandleRequest": 2, "closeHandleResponse": 3,
+           "closeAllRequest": 5, "closeAllResponse": 6}
+
+
+def control(message):
+    """A multi-link control message, handle byte included, from its dict form."""
+    kind, client = message["kind"], message["client"]
+    head = bytes([0, CONTROL[kind]]) + struct.pack("<Q", client)
+    if kind == "registerRequest":
+        return head + struct.pack("<HB", message["service"], message["reliable"])
+    if kind == "registerResponse":
+        return head + struct.pack("<HBBB", message["service"], message["status"], message["handle"], message["reliable"])
+    if kind == "closeHandleRequest":
+        return head + struct.pack("<HB", message["service"], message["handle"])
+    if kind == "closeHandleResponse":
+        return head + struct.pack("<HBB", message["service"], message["handle"], message["status"])
+    return head + b"\x00\x00"
+
+
+def read_control(data):
+    """The dict form of a control message; CLOSE_ALL_REQ in either layout (client at 2, or at 4
+    after two zero bytes: garmin-ble's)."""
+    if len(data) < 2:
+        raise GarminError("controlTooShort", "%d bytes" % len(data))
+    if data[0] != 0:
+        raise GarminError("unknownControl", "handle %d" % data[0])
+    kinds = {v: k for k, v in CONTROL.items()}
+    if data[1] not in kinds:
+        raise GarminError("unknownControl", "type %d" % data[1])
+    kind = kinds[data[1]]
+    need = {"registerRequest": 13, "registerResponse": 14, "closeHandleRequest": 13, "closeHandleResponse": 14,
+            "closeAllRequest": 10, "closeAllResponse": 10}[kind]
+    if len(data) < need:
+        raise GarminError("controlTooShort", "%s of %d bytes" % (kind, len(data)))
+    if kind == "closeAllRequest":
+        shifted = len(data) >= 12 and data[2] == 0 and data[3] == 0
+        return {"kind": kind, "client": struct.unpack_from("<Q", data, 4 if shifted else 2)[0]}
+    client = struct.unpack_from("<Q", data, 2)[0]
+    if kind == "closeAllResponse":
+        return {"kind": kind, "client": client}
+    (service,) = struct.unpack_from("<H", data, 10)
+    if kind == "registerRequest":
+        return {"kind": kind, "client": client, "service": service, "reliable": data[12]}
+    if kind == "registerResponse":
+        return {"kind": kind, "client": client, "service": service, "status": data[12], "handle": data[13],
+                "reliable": data[14] if len(data) > 14 else 0}
+    if kind == "closeHandleRequest":
+        return {"kind": kind, "client": client, "service": service, "handle": data[12]}
+    return {"kind": kind, "client": client, "service": service, "handle": data[12], "status": data[13]}
