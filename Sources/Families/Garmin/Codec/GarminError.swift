@@ -11,6 +11,9 @@ public struct GarminError: CategorizedError, Sendable, Hashable, CustomStringCon
         case controlTooShort, unknownControl
         // payloads
         case payloadTooShort, stringTooLong, invalidUTF8
+        // FIT files (§9)
+        case fitHeaderInvalid, fitHeaderCRCMismatch, fitCRCMismatch, fitTruncated, fitUndefinedLocalType, fitDefinitionInvalid
+        case fitCompressedWithoutTimestamp, fitValueInvalid
     }
 
     public var code: Code
@@ -23,7 +26,7 @@ public struct GarminError: CategorizedError, Sendable, Hashable, CustomStringCon
 
     public var category: ErrorCategory {
         switch code {
-        case .frameTooLong, .stringTooLong: .invalidInput
+        case .frameTooLong, .stringTooLong, .fitValueInvalid: .invalidInput
         default: .protocolError
         }
     }
