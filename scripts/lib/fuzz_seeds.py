@@ -12,6 +12,8 @@ btsnoop     captures written here: the monitor datalink with an LE link, GATT di
 config      udev/config.example.yaml and the YAML documents in Tests/TSGatewayServiceTests/ConfigurationTests.swift
 npk         the valid frames (from the watch) and chunked streams of protocol-spec/npk/vectors/ (first byte: chunk size)
 qring       the packets, big-data streams and sleep frames of protocol-spec/qring/vectors/ (first byte: chunk size)
+garmin      the delimited GFDI frames, streams and control messages of protocol-spec/garmin/vectors/, and its
+            FIT files (sdk/, ours/) (first byte: write size)
 
 Unknown targets get no seeds (libFuzzer starts from an empty input).
 """
@@ -225,6 +227,22 @@ def npk_seeds():
     return seeds
 
 
+def garmin_seeds():
+    folder = ROOT / "protocol-spec/garmin/vectors"
+    seeds = {}
+    for i, v in enumerate(json.loads((folder / "gfdi.json").read_text())):
+        seeds[f"garmin-frame-{i:03d}"] = bytes([19]) + bytes.fromhex(v["delimited"])
+    for i, v in enumerate(json.loads((folder / "stream.json").read_text())):
+        seeds[f"garmin-stream-{i:03d}"] = bytes([19]) + b"".join(bytes.fromhex(c) for c in v["chunks"])
+    for i, v in enumerate(json.loads((folder / "multilink.json").read_text())):
+        data = bytes.fromhex(v["bytes"])
+        seeds[f"garmin-control-{i:03d}"] = bytes([len(data) - 1]) + data
+    for kind in ("sdk", "ours"):
+        for path in sorted((folder / kind).glob("*.fit")):
+            seeds[f"garmin-fit-{kind}-{path.stem}"] = bytes([63]) + path.read_bytes()
+    return seeds
+
+
 def main():
     target, directory = sys.argv[1], pathlib.Path(sys.argv[2])
     makers = {
@@ -235,6 +253,7 @@ def main():
         "config": config_seeds,
         "qring": qring_seeds,
         "npk": npk_seeds,
+        "garmin": garmin_seeds,
     }
     seeds = makers[target]() if target in makers else {}
     directory.mkdir(parents=True, exist_ok=True)
