@@ -162,3 +162,131 @@ def read_control(data):
     if kind == "closeHandleRequest":
         return {"kind": kind, "client": client, "service": service, "handle": data[12]}
     return {"kind": kind, "client": client, "service": service, "handle": data[12], "status": data[13]}
+
+
+# --- GFDI payloads (§3.2–§8), each kind both ways: fields (a dict) ↔ payload bytes.
+
+def _string(text):
+    raw = text.encode("utf-8")
+    if len(raw) > 255:
+        raise GarminError("stringTooLong", "%d bytes" % len(raw))
+    return bytes([len(raw)]) + raw
+
+
+class _Reader:
+    def __init__(self, data, message):
+        self.data, self.at, self.message = bytes(data), 0, message
+
+    def take(self, count, field):
+        if self.at + count > len(self.data):
+            raise GarminError("payloadTooShort", "%s: ends before %s" % (self.message, field))
+        chunk = self.data[self.at:self.at + count]
+        self.at += count
+        return chunk
+
+    def u8(self, field):
+        return self.take(1, field)[0]
+
+    def u16(self, field):
+        return struct.unpack("<H", self.take(2, field))[0]
+
+    def u32(self, field):
+        return struct.unpack("<I", self.take(4, field))[0]
+
+    def string(self, field):
+        raw = self.take(self.u8(field), field)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GarminError("invalidUTF8", field)
+
+    def rest(self):
+        chunk = self.data[self.at:]
+        self.at = len(self.data)
+        return chunk
+
+
+def payload(kind, f):
+    """The payload of a message of `kind` with fields `f`."""
+    if kind == "response":
+        return struct.pack("<HB", f["originalType"], f["status"]) + bytes.fromhex(f["extra"])
+    if kind == "deviceInformation":
+        return (struct.pack("<HHIHH", f["protocolVersion"], f["product"], f["unit"], f["software"], f["maxPacket"])
+                + _string(f["bluetoothName"]) + _string(f["deviceName"]) + _string(f["model"]) + bytes.fromhex(f["trailing"]))
+    if kind == "authNegotiation":
+        return struct.pack("<BI", f["unknown"], f["flags"])
+    if kind == "configuration":
+        bitmap = bytearray((max(f["capabilities"]) // 8 + 1) if f["capabilities"] else 0)
+        for bit in f["capabilities"]:
+            bitmap[bit // 8] |= 1 << (bit % 8)
+        return bytes([len(bitmap)]) + bytes(bitmap)
+    if kind == "currentTimeRequest":
+        return struct.pack("<I", f["reference"])
+    if kind == "currentTimeAnswer":
+        return struct.pack("<HBIIiII", 5052, 0, f["reference"], f["now"], f["utcOffset"], f["nextDSTEnd"], f["nextDSTStart"])
+    if kind == "systemEvent":
+        return bytes([f["event"]]) + bytes.fromhex(f["value"])
+    if kind == "downloadRequest":
+        return struct.pack("<HIBHI", f["index"], f["offset"], f["kind"], f["crcSeed"], f["size"])
+    if kind == "downloadAnswer":
+        return struct.pack("<HBBI", 5002, 0, f["downloadStatus"], f["fileSize"])
+    if kind == "fileData":
+        return struct.pack("<BHI", f["flags"], f["crc"], f["offset"]) + bytes.fromhex(f["data"])
+    if kind == "fileDataAnswer":
+        return struct.pack("<HBBI", 5004, 0, f["status"], f["nextOffset"])
+    if kind == "directory":
+        return b"".join(struct.pack("<HBBHBBII", e["index"], e["type"], e["subtype"], e["number"], e["specificFlags"],
+                                    e["flags"], e["size"], e["time"]) for e in f["entries"]) + bytes(16 * f.get("zeroEntries", 0))
+    if kind == "setFileFlag":
+        return struct.pack("<HB", f["index"], f["flags"])
+    raise ValueError(kind)
+
+
+def read_payload(kind, data):
+    """The fields of a payload of `kind`."""
+    r = _Reader(data, kind)
+    if kind == "response":
+        return {"originalType": r.u16("type"), "status": r.u8("status"), "extra": r.rest().hex()}
+    if kind == "deviceInformation":
+        f = {"protocolVersion": r.u16("protocol"), "product": r.u16("product"), "unit": r.u32("unit"),
+             "software": r.u16("software"), "maxPacket": r.u16("max packet")}
+        f.update({"bluetoothName": r.string("bluetooth name"), "deviceName": r.string("device name"),
+                  "model": r.string("model"), "trailing": r.rest().hex()})
+        return f
+    if kind == "authNegotiation":
+        return {"unknown": r.u8("unknown"), "flags": r.u32("flags")}
+    if kind == "configuration":
+        bitmap = r.take(r.u8("length"), "bitmap")
+        return {"capabilities": [i for i in range(len(bitmap) * 8) if bitmap[i // 8] >> (i % 8) & 1]}
+    if kind == "currentTimeRequest":
+        return {"reference": r.u32("reference")}
+    if kind == "currentTimeAnswer":
+        r.u16("type"), r.u8("status")
+        return {"reference": r.u32("reference"), "now": r.u32("now"), "utcOffset": struct.unpack("<i", r.take(4, "offset"))[0],
+                "nextDSTEnd": r.u32("dst end"), "nextDSTStart": r.u32("dst start")}
+    if kind == "systemEvent":
+        return {"event": r.u8("event"), "value": r.rest().hex()}
+    if kind == "downloadRequest":
+        return {"index": r.u16("index"), "offset": r.u32("offset"), "kind": r.u8("kind"), "crcSeed": r.u16("seed"), "size": r.u32("size")}
+    if kind == "downloadAnswer":
+        r.u16("type"), r.u8("status")
+        return {"downloadStatus": r.u8("download status"), "fileSize": r.u32("size")}
+    if kind == "fileData":
+        return {"flags": r.u8("flags"), "crc": r.u16("crc"), "offset": r.u32("offset"), "data": r.rest().hex()}
+    if kind == "fileDataAnswer":
+        r.u16("type"), r.u8("status")
+        return {"status": r.u8("transfer status"), "nextOffset": r.u32("next offset")}
+    if kind == "directory":
+        if len(data) % 16:
+            raise GarminError("payloadTooShort", "directory of %d bytes" % len(data))
+        entries = []
+        for start in range(0, len(data), 16):
+            chunk = data[start:start + 16]
+            if any(chunk):
+                i, t, s, n, sf, fl, size, time = struct.unpack("<HBBHBBII", chunk)
+                entries.append({"index": i, "type": t, "subtype": s, "number": n, "specificFlags": sf, "flags": fl,
+                                "size": size, "time": time})
+        return {"entries": entries}
+    if kind == "setFileFlag":
+        return {"index": r.u16("index"), "flags": r.u8("flags")}
+    raise ValueError(kind)

@@ -172,6 +172,57 @@ def stream_vectors():
     return out
 
 
+def message_vectors():
+    """Every GFDI payload kind both ways; the running CRC of file chunks computed here."""
+    chunk_one = bytes(range(1, 101))
+    chunk_two = bytes(range(101, 161))
+    crc_one = g.crc16(chunk_one)
+    crc_two = g.crc16(chunk_two, crc_one)
+    assert crc_two == g.crc16(chunk_one + chunk_two)
+    cases = [
+        ("DEVICE_INFORMATION of an Instinct 2S", "deviceInformation",
+         {"protocolVersion": 150, "product": 3889, "unit": 0xCA1B4C68, "software": 1412, "maxPacket": 520,
+          "bluetoothName": "Instinct 2S", "deviceName": "Instinct", "model": "2S", "trailing": "0000"}),
+        ("the host's DEVICE_INFORMATION (Gadgetbridge's values), no trailing bytes", "deviceInformation",
+         {"protocolVersion": 150, "product": 0xFFFF, "unit": 0xFFFFFFFF, "software": 7791, "maxPacket": 0xFFFF,
+          "bluetoothName": "tsgateway", "deviceName": "tsgateway", "model": "Linux", "trailing": ""}),
+        ("a name in UTF-8", "deviceInformation",
+         {"protocolVersion": 150, "product": 4315, "unit": 1, "software": 905, "maxPacket": 375,
+          "bluetoothName": "vívoactive 5", "deviceName": "vívoactive 5", "model": "5", "trailing": ""}),
+        ("RESPONSE ACK for DEVICE_INFORMATION", "response", {"originalType": 5024, "status": 0, "extra": ""}),
+        ("RESPONSE unsupported for an unknown type", "response", {"originalType": 5999, "status": 2, "extra": ""}),
+        ("AUTH_NEGOTIATION", "authNegotiation", {"unknown": 1, "flags": 0x0000_0003}),
+        ("CONFIGURATION with multi-link service and explicit archive", "configuration", {"capabilities": [1, 29, 76]}),
+        ("CONFIGURATION with real-time settings", "configuration", {"capabilities": [92]}),
+        ("CURRENT_TIME_REQUEST", "currentTimeRequest", {"reference": 7}),
+        ("its answer: Berlin in winter, no next change given", "currentTimeAnswer",
+         {"reference": 7, "now": 1795211200 - 631065600, "utcOffset": 3600, "nextDSTEnd": 0, "nextDSTStart": 0}),
+        ("its answer: a zone west of UTC", "currentTimeAnswer",
+         {"reference": 9, "now": 1164146000, "utcOffset": -18000, "nextDSTEnd": 0, "nextDSTStart": 0}),
+        ("SYSTEM_EVENT TIME_UPDATED", "systemEvent", {"event": 16, "value": "00"}),
+        ("SYSTEM_EVENT SYNC_READY", "systemEvent", {"event": 8, "value": "00"}),
+        ("DOWNLOAD_REQUEST of the directory", "downloadRequest", {"index": 0, "offset": 0, "kind": 1, "crcSeed": 0, "size": 0}),
+        ("DOWNLOAD_REQUEST going on from an offset", "downloadRequest", {"index": 7, "offset": 4096, "kind": 0, "crcSeed": 0x1234, "size": 0}),
+        ("the watch's answer to a download", "downloadAnswer", {"downloadStatus": 0, "fileSize": 160}),
+        ("FILE_TRANSFER_DATA, the first chunk", "fileData", {"flags": 0, "crc": crc_one, "offset": 0, "data": chunk_one.hex()}),
+        ("FILE_TRANSFER_DATA, the next chunk: the CRC runs on", "fileData", {"flags": 0, "crc": crc_two, "offset": 100, "data": chunk_two.hex()}),
+        ("the host's answer to the first chunk: the next offset, not its own", "fileDataAnswer", {"status": 0, "nextOffset": 100}),
+        ("a directory of a sleep and a monitoring file, and an empty entry", "directory",
+         {"entries": [{"index": 5, "type": 128, "subtype": 49, "number": 1, "specificFlags": 0, "flags": 0, "size": 1200, "time": 1164146000},
+                      {"index": 6, "type": 128, "subtype": 32, "number": 2, "specificFlags": 0, "flags": 0x10, "size": 9000, "time": 0}],
+          "zeroEntries": 1}),
+        ("SET_FILE_FLAG archive", "setFileFlag", {"index": 5, "flags": 0x10}),
+    ]
+    out = []
+    for name, kind, fields in cases:
+        data = g.payload(kind, fields)
+        read = g.read_payload(kind, data)
+        fields = {k: v for k, v in fields.items() if k != "zeroEntries"}
+        assert read == fields, (name, read, fields)
+        out.append({"name": name, "kind": kind, "fields": fields, "payload": data.hex()})
+    return out
+
+
 def generate():
     render = vector_files.render
     return {
@@ -180,6 +231,7 @@ def generate():
         "multilink.json": render(control_vectors()),
         "invalid.json": render(invalid_vectors()),
         "stream.json": render(stream_vectors()),
+        "messages.json": render(message_vectors()),
     }
 
 

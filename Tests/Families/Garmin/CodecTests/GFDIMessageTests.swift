@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TSGarmin
+
+/// Every GFDI payload kind of protocol-spec/garmin/vectors/messages.json, written from its fields
+/// and read back to them.
+@Suite struct GFDIMessageTests {
+    static let messages = GarminVectors.load("messages.json")
+
+    static func number<T: FixedWidthInteger>(_ fields: [String: Any], _ key: String) -> T {
+        T(truncatingIfNeeded: (fields[key] as? NSNumber)?.int64Value ?? -1)
+    }
+
+    static func text(_ fields: [String: Any], _ key: String) -> String { fields[key] as? String ?? "" }
+
+    /// The payload the codec writes for the vector's fields, and the fields it reads back, as the
+    /// vector spells them.
+    static func roundTrip(_ kind: String, _ f: [String: Any], payload: [UInt8]) throws -> (written: [UInt8], read: [String: AnyHashable]) {
+        switch kind {
+        case "response":
+            let response = GFDIResponse(originalType: number(f, "originalType"), status: try #require(GFDIResponse.Status(rawValue: number(f, "status"))),
+                                        extra: hexBytes(text(f, "extra")))
+            let read = try GFDIResponse(payload: payload)
+            return (response.payload, ["originalType": Int(read.originalType), "status": Int(read.statusByte), "extra": hexString(read.extra)])
+        case "deviceInformation":
+            let info = GarminDeviceInformation(protocolVersion: number(f, "protocolVersion"), product: number(f, "product"), unit: number(f, "unit"),
+                                               software: number(f, "software"), maxPacket: number(f, "maxPacket"), bluetoothName: text(f, "bluetoothName"),
+                                               deviceName: text(f, "deviceName"), model: text(f, "model"), trailing: hexBytes(text(f, "trailing")))
+            let read = try GarminDeviceInformation(payload: payload)
+            return (try info.payload(), ["protocolVersion": Int(read.protocolVersion), "product": Int(read.product), "unit": Int(read.unit),
+                                         "software": Int(read.software), "maxPacket": Int(read.maxPacket), "bluetoothName": read.bluetoothName,
+                                         "deviceName": read.deviceName, "model": read.model, "trailing": hexString(read.trailing)])
+        case "authNegotiation":
+            let read = try GarminAuthNegotiation(payload: payload)
+            return (GarminAuthNegotiation(unknown: number(f, "unknown"), flags: number(f, "flags")).payload,
+                    ["unknown": Int(read.unknown), "flags": Int(read.flags)])
+        case "configuration":
+            let capabilities = (f["capabilities"] as? [NSNumber] ?? []).map(\.intValue)
+            let read = try GarminConfiguration(payload: payload)
+            return (GarminConfiguration(capabilities: capabilities).payload, ["capabilities": (0..<(read.bitmap.count * 8)).filter(read.has)])
+        case "currentTimeRequest":
+            let read = try GarminCurrentTimeRequest(payload: payload)
+            return (GarminCurrentTimeRequest(reference: number(f, "reference")).payload, ["reference": Int(read.reference)])
+        case "currentTimeAnswer":
+            let answer = GarminCurrentTimeRequest(reference: number(f, "reference")).answer(now: number(f, "now"), utcOffset: number(f, "utcOffset"),
+                                                                                            nextDSTEnd: number(f, "nextDSTEnd"), nextDSTStart: number(f, "nextDSTStart"))
+            let read = try GarminCurrentTimeRequest.answered(GFDIResponse(payload: payload))
+            let extra = try GFDIResponse(payload: payload).extra
+            return (answer.payload, ["reference": Int(read.reference), "now": Int(read.now), "utcOffset": Int(read.utcOffset),
+                                     "nextDSTEnd": Int(UInt32(extra[12]) | UInt32(extra[13]) << 8 | UInt32(extra[14]) << 16 | UInt32(extra[15]) << 24),
+                                     "nextDSTStart": Int(UInt32(extra[16]) | UInt32(extra[17]) << 8 | UInt32(extra[18]) << 16 | UInt32(extra[19]) << 24)])
+        case "systemEvent":
+            let read = try GarminSystemEvent(payload: payload)
+            return (GarminSystemEvent(event: number(f, "event"), value: hexBytes(text(f, "value"))).payload,
+                    ["event": Int(read.event), "value": hexString(read.value)])
+        case "downloadRequest":
+            let read = try GarminDownloadRequest(payload: payload)
+            let request = GarminDownloadRequest(index: number(f, "index"), offset: number(f, "offset"), kind: number(f, "kind"),
+                                                crcSeed: number(f, "crcSeed"), size: number(f, "size"))
+            return (request.payload, ["index": Int(read.index), "offset": Int(read.offset), "kind": Int(read.kind), "crcSeed": Int(read.crcSeed),
+                                      "size": Int(read.size)])
+        case "downloadAnswer":
+            let read = try GarminDownloadRequest.answered(GFDIResponse(payload: payload))
+            return (GarminDownloadRequest(index: 0).answer(downloadStatus: number(f, "downloadStatus"), fileSize: number(f, "fileSize")).payload,
+                    ["downloadStatus": Int(read.downloadStatus), "fileSize": Int(read.fileSize)])
+        case "fileData":
+            let read = try GarminFileData(payload: payload)
+            return (GarminFileData(flags: number(f, "flags"), crc: number(f, "crc"), offset: number(f, "offset"), data: hexBytes(text(f, "data"))).payload,
+                    ["flags": Int(read.flags), "crc": Int(read.crc), "offset": Int(read.offset), "data": hexString(read.data)])
+        case "fileDataAnswer":
+            // The answer to a chunk at 0 of `nextOffset` bytes.
+            let chunk = GarminFileData(crc: 0, offset: 0, data: Array(repeating: 1, count: number(f, "nextOffset")))
+            let read = try GarminFileData.answered(GFDIResponse(payload: payload))
+            return (chunk.answer(try #require(GarminFileData.TransferStatus(rawValue: number(f, "status")))).payload,
+                    ["status": Int(read.status), "nextOffset": Int(read.nextOffset)])
+        case "directory":
+            let entries = (f["entries"] as? [[String: Any]] ?? []).map { e in
+                GarminDirectoryEntry(index: number(e, "index"), type: number(e, "type"), subtype: number(e, "subtype"), number: number(e, "number"),
+                                     specificFlags: number(e, "specificFlags"), flags: number(e, "flags"), size: number(e, "size"), time: number(e, "time"))
+            }
+            let read = try GarminDirectoryEntry.entries(payload)
+            #expect(read == entries)
+            let padding = payload.count - entries.count * GarminDirectoryEntry.size
+            return (entries.flatMap(\.bytes) + Array(repeating: 0, count: padding), ["entries": read.count])
+        case "setFileFlag":
+            let read = try GarminSetFileFlag(payload: payload)
+            return (GarminSetFileFlag(index: number(f, "index"), flags: number(f, "flags")).payload, ["index": Int(read.index), "flags": Int(read.flags)])
+        default:
+            Issue.record("no reader for \(kind)")
+            return ([], [:])
+        }
+    }
+
+    static func expected(_ kind: String, _ f: [String: Any]) -> [String: AnyHashable] {
+        if kind == "directory" { return ["entries": (f["entries"] as? [Any] ?? []).count] }
+        if kind == "configuration" { return ["capabilities": (f["capabilities"] as? [NSNumber] ?? []).map(\.intValue)] }
+        return f.mapValues { value -> AnyHashable in (value as? NSNumber).map { AnyHashable($0.intValue) } ?? AnyHashable(value as? String ?? "") }
+    }
+
+    @Test("each payload written from its fields, and read back to them", arguments: messages)
+    func message(_ vector: GarminVectors.Entry) throws {
+        let kind = vector.fields["kind"] as? String ?? ""
+        let (written, read) = try Self.roundTrip(kind, vector.object("fields"), payload: vector.bytes("payload"))
+        #expect(written == vector.bytes("payload"))
+        #expect(read == Self.expected(kind, vector.object("fields")))
+    }
+
+    @Test("a payload cut short names the message and the field it ends before")
+    func shortPayload() {
+        let error = #expect(throws: GarminError.self) { try GarminDeviceInformation(payload: [0x96, 0x00, 0x31]) }
+        #expect(error?.code == .payloadTooShort && error?.message.contains("the product") == true, "\(String(describing: error))")
+        #expect(throws: GarminError.self) { try GarminDirectoryEntry.entries(Array(repeating: 1, count: 17)) }
+    }
+
+    @Test("a file's chunks carry the running CRC, and each answer names the next offset")
+    func fileChunks() {
+        let file = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 13) }
+        let chunks = GarminFileData.chunks(of: file, chunkSize: 375)
+        #expect(chunks.map(\.offset) == [0, 375, 750])
+        #expect(chunks.last?.crc == GarminCRC.checksum(file))
+        #expect(chunks.flatMap(\.data) == file)
+        #expect(chunks.map { (try? GarminFileData.answered($0.answer(.ok)))?.nextOffset } == [375, 750, 1000])
+        // Resumed from an offset: the same CRCs as the whole run's.
+        #expect(GarminFileData.chunks(of: file, from: 375, chunkSize: 375) == Array(chunks[1...]))
+    }
+}
+
+func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
