@@ -29,6 +29,22 @@ struct DBusKeyTests {
         #expect(zone?.identifier == "Europe/Berlin" && rule == .withNap)
     }
 
+    @Test("Capabilities round-trip: every part of WatchCapabilities, a watch without alarms or sleep, and nothing before the watch was reached")
+    func capabilitiesRoundTrip() {
+        let full = WatchCapabilities(alarms: .init(maxCount: 10, labelMaxBytes: 32, remarkMaxBytes: 64, snooze: true, maxSmartWindow: 60),
+                                     monitorTypes: [.heartRate, .sleep], sleepSync: .init(selection: .watchCursor, paged: true, deletesSynced: true, acknowledges: true),
+                                     statisticsRule: .longestNight, naps: true, liveStages: true, ring: true, alarmAlerts: true, battery: true,
+                                     batteryNotifications: true, clock: true, heartRate: true, heartRateHistory: true)
+        let ring = WatchCapabilities(monitorTypes: [.heartRate], battery: true, clock: true, heartRate: true, heartRateHistory: true)
+        for capabilities in [full, ring] {
+            let values = GatewayBusAPI.capabilities(capabilities)
+            #expect(GatewayBusAPI.capabilities(values) == capabilities)
+            #expect(values.keys.allSatisfy(Self.isPascalCase))
+        }
+        #expect(GatewayBusAPI.capabilities(ring)["Alarms"] == nil && GatewayBusAPI.capabilities(ring)["SleepSync"] == nil)
+        #expect(GatewayBusAPI.capabilities([:]) == nil)
+    }
+
     @Test("a version-2 key is refused with the keys there are")
     func oldKeysAreRefused() {
         let sync = #expect(throws: BusError.self) { try GatewayBusAPI.syncRequest(["reconnects": .uint32(2)]) }
