@@ -2,8 +2,8 @@ import TSModels
 
 /// When a simulated device's answers to a write go out, relative to the write's acknowledgement
 /// (the ATT Write Response a central's WriteValue returns with). A central must take each answer
-/// whichever comes first and however long after its write it comes (issue 47: a Huami band
-/// nobody here wrote answered before the response, and the central missed it). `tsgateway
+/// whichever comes first and however long after its write it comes (issue 47: a band nobody
+/// here wrote answered before the response, and the central missed it). `tsgateway
 /// simulate --answer-timing` takes these words for every family.
 public enum AnswerTiming: Sendable, Hashable, CustomStringConvertible {
     /// From inside the write handler, at once. In-process the write returns once handled, so its

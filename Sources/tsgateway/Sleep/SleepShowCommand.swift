@@ -129,7 +129,7 @@ struct StoredWatchOptions: ParsableArguments {
     }
 }
 
-/// The other options of the command that synced (`sleep sync --simulate --dialect huami -v`),
+/// The other options of the command that synced (`sleep sync --simulate --dialect NAME -v`),
 /// which a command reading only the database takes too, so the sync's command line reads back
 /// what it stored (README's walk-through pattern). They change nothing of what is read.
 struct SyncedWithOptions: ParsableArguments {
