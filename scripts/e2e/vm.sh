@@ -32,14 +32,22 @@ e2e_kernel() {
 # depend on, loaded in that order by scripts/e2e/initramfs-init. One file per NAME, so a harness
 # running beside the other does not rewrite the initramfs the other is booting; made in a
 # directory of its own and renamed into place, as a run of the same harness may be booting it.
+# The aarch64 VM's (E2E_ARCH=arm64) takes its busybox and modules from its own root: E2E_BUSYBOX
+# (default this machine's /bin/busybox) and E2E_KROOT (default CACHE/kroot); a compressed module
+# (Debian 13's are .ko.xz) is put in uncompressed, for busybox's insmod.
 e2e_initramfs() {
-  local cache=$1 name=$2 ir; shift 2
+  local cache=$1 name=$2 ir kroot=${E2E_KROOT:-$1/kroot}; shift 2
   ir=$(mktemp -d "$cache/$name.XXXXXX.d")
   rm -rf "$ir"; mkdir -p "$ir"/{bin,dev,proc,sys,newroot,mods}
-  cp /bin/busybox "$ir/bin/busybox"; : > "$ir/mods/order"
+  cp "${E2E_BUSYBOX:-/bin/busybox}" "$ir/bin/busybox"; : > "$ir/mods/order"
   for m in "$@"; do
-    modprobe -d "$cache/kroot" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
-  done | awk '!seen[$0]++' | while read -r ko; do cp "$ko" "$ir/mods/"; basename "$ko" >> "$ir/mods/order"; done
+    modprobe -d "$kroot" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
+  done | awk '!seen[$0]++' | while read -r ko; do
+    case $ko in
+      *.ko.xz) xz -dc "$ko" > "$ir/mods/$(basename "$ko" .xz)"; basename "$ko" .xz >> "$ir/mods/order" ;;
+      *) cp "$ko" "$ir/mods/"; basename "$ko" >> "$ir/mods/order" ;;
+    esac
+  done
   cp "$E2E_HARNESS/initramfs-init" "$ir/init"
   (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) > "$ir.gz"
   mv "$ir.gz" "$cache/$name.gz"; rm -rf "$ir"
