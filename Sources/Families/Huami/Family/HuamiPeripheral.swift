@@ -23,6 +23,7 @@ extension SimulatedPeripheralFamily {
         let settings = session.settings
         var configuration = SimulatedHuamiBand.Configuration()
         configuration.answerTiming = try settings.parsedAnswerTiming()
+        configuration.pacing = .peripheral
         let history = HuamiBandHistory(seed: settings.seed, timeZone: .current, now: session.now, days: settings.days, format: configuration.sampleFormat)
         let records = history.sleepItems
         if let groundTruth = settings.groundTruth { try session.writeJSON(records, to: groundTruth) }

@@ -81,6 +81,8 @@ extension SimulatedHuamiBand {
                 return
             }
             guard notify != nil else { return }
+            if let pacing = configuration.pacing, index > 0, index % pacing.packets == 0 { await pause(pacing.pause) }
+            guard notify != nil else { return }
             statistics.dataPacketsSent += 1
             await send(.activityData, packet.bytes)
         }

@@ -86,6 +86,25 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
         public var measurementDelay: Duration = .milliseconds(300)
         /// When answers to a write go out, relative to the write's acknowledgement.
         public var answerTiming: AnswerTiming = .immediate
+        /// Data packets sent back to back before the band pauses; nil: it never pauses. A band
+        /// sends a few packets a connection event. The BlueZ peripheral sending its notifications
+        /// as fast as D-Bus takes them let EATT's bearers, each with credits of its own, carry a
+        /// packet 255 behind its turn, past what the one-byte counter can place (stop 49's CI,
+        /// huami eatt: "packet counter 183 came while 184 is missing"); a pause lets them drain.
+        public var pacing: Pacing?
+
+        public struct Pacing: Sendable, Hashable {
+            public var packets: Int
+            public var pause: Duration
+
+            public init(packets: Int, pause: Duration) {
+                self.packets = max(1, packets)
+                self.pause = pause
+            }
+
+            /// What `tsgateway simulate --dialect huami` uses: 32 packets, 10 ms.
+            public static let peripheral = Pacing(packets: 32, pause: .milliseconds(10))
+        }
 
         public init(model: HuamiModel = .miBand5, firmware: String? = nil) {
             self.model = model
@@ -179,6 +198,11 @@ public actor SimulatedHuamiBand: StandardServicesEndpoint {
     /// Subscribers to Heart Rate Measurement through the standard services (`hr watch` on a loopback link).
     var heartRateStreams: [AsyncStream<[UInt8]>.Continuation] = []
     private let now: @Sendable () -> Date
+    /// How the band waits out a pause of its pacing (tests count the pauses instead).
+    var pause: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+
+    /// Replaces how the band waits out its pacing's pauses.
+    public func pausing(with pause: @escaping @Sendable (Duration) async -> Void) { self.pause = pause }
 
     /// `alarms` and `monitors`: what the band holds to start with (a simulated watch's memory
     /// between runs); labels are not kept, as a band has none.

@@ -177,6 +177,25 @@ import TSModels
         #expect(try await central.fetch(since: history.start, format: format).activity == nil)
     }
 
+    /// The BlueZ peripheral's band paces its data (stop 49's CI: EATT carried a packet 255 behind
+    /// its turn when it flooded them); the transfer is the same, only paused between bursts.
+    @Test("a paced band pauses after every burst of data packets and sends the same transfer")
+    func pacedTransfer() async throws {
+        let band = Self.band(days: 1) { $0.maxMinutesPerFetch = 240; $0.pacing = .init(packets: 32, pause: .milliseconds(10)) }
+        let pauses = LossCounter()
+        await band.pausing { _ in await pauses.add() }
+        let central = await Central(band)
+        _ = try await central.auth(key: .simulatorDefault)
+        let fetched = try await central.fetch(since: band.history.start, format: band.history.format)
+        let packets = await band.statistics.dataPacketsSent
+        #expect(fetched.activity?.samples.count == 240)
+        #expect(await pauses.count == (packets - 1) / 32, "a pause after each full burst of 32 of the \(packets) packets but the last")
+        let unpaced = Self.band(days: 1) { $0.maxMinutesPerFetch = 240 }
+        let again = await Central(unpaced)
+        _ = try await again.auth(key: .simulatorDefault)
+        #expect(try await again.fetch(since: unpaced.history.start, format: unpaced.history.format).activity == fetched.activity)
+    }
+
     @Test func anUnacknowledgedTransferIsSentAgain() async throws {
         let band = Self.band(days: 1) { $0.maxMinutesPerFetch = 120 }
         let central = await Central(band)
