@@ -1,3 +1,5 @@
+import TSGATT
+
 /// The payloads of the GFDI messages the family exchanges (protocol-spec/garmin/garmin.md §3.2–§8),
 /// each both ways: read from a payload, and written to one.
 
@@ -74,11 +76,11 @@ public struct GarminDeviceInformation: Sendable, Hashable {
     }
 
     public func payload() throws(GarminError) -> [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u16(protocolVersion); writer.u16(product); writer.u32(unit); writer.u16(software); writer.u16(maxPacket)
-        try writer.string(bluetoothName, "the Bluetooth name")
-        try writer.string(deviceName, "the device name")
-        try writer.string(model, "the model")
+        try writer.gfdiString(bluetoothName, "the Bluetooth name")
+        try writer.gfdiString(deviceName, "the device name")
+        try writer.gfdiString(model, "the model")
         return writer.bytes + trailing
     }
 
@@ -106,7 +108,7 @@ public struct GarminAuthNegotiation: Sendable, Hashable {
     }
 
     public var payload: [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u8(unknown); writer.u32(flags)
         return writer.bytes
     }
@@ -154,7 +156,7 @@ public struct GarminCurrentTimeRequest: Sendable, Hashable {
     }
 
     public var payload: [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u32(reference)
         return writer.bytes
     }
@@ -162,7 +164,7 @@ public struct GarminCurrentTimeRequest: Sendable, Hashable {
     /// ACK with `reference now utc_offset next_dst_end next_dst_start`, times in Garmin seconds
     /// (0: no next change), the offset in seconds with daylight saving included.
     public func answer(now: UInt32, utcOffset: Int32, nextDSTEnd: UInt32 = 0, nextDSTStart: UInt32 = 0) -> GFDIResponse {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u32(reference); writer.u32(now); writer.u32(UInt32(bitPattern: utcOffset)); writer.u32(nextDSTEnd); writer.u32(nextDSTStart)
         return GFDIResponse(originalType: GFDIType.currentTimeRequest, status: .ack, extra: writer.bytes)
     }
@@ -230,14 +232,14 @@ public struct GarminDownloadRequest: Sendable, Hashable {
     }
 
     public var payload: [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u16(index); writer.u32(offset); writer.u8(kind); writer.u16(crcSeed); writer.u32(size)
         return writer.bytes
     }
 
     /// The watch's answer: its download status (0 ok, 5 not ready, 6 CRC, …) and the file's size.
     public func answer(downloadStatus: UInt8, fileSize: UInt32) -> GFDIResponse {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u8(downloadStatus); writer.u32(fileSize)
         return GFDIResponse(originalType: GFDIType.downloadRequest, status: .ack, extra: writer.bytes)
     }
@@ -276,7 +278,7 @@ public struct GarminFileData: Sendable, Hashable {
     }
 
     public var payload: [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u8(flags); writer.u16(crc); writer.u32(offset)
         return writer.bytes + data
     }
@@ -293,7 +295,7 @@ public struct GarminFileData: Sendable, Hashable {
 
     /// The host's answer: the status and, for ok, the offset it wants next.
     public func answer(_ status: TransferStatus) -> GFDIResponse {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u8(status.rawValue); writer.u32(offset &+ UInt32(data.count))
         return GFDIResponse(originalType: GFDIType.fileTransferData, status: .ack, extra: writer.bytes)
     }
@@ -333,7 +335,7 @@ public struct GarminDirectoryEntry: Sendable, Hashable {
     }
 
     public var bytes: [UInt8] {
-        var writer = GarminPayloadWriter()
+        var writer = ByteWriter()
         writer.u16(index); writer.u8(type); writer.u8(subtype); writer.u16(number); writer.u8(specificFlags); writer.u8(flags)
         writer.u32(size); writer.u32(time)
         return writer.bytes

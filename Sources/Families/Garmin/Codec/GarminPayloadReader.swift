@@ -1,3 +1,5 @@
+import TSGATT
+
 /// Reads a GFDI payload's fields in order, little-endian; running out is `payloadTooShort` naming
 /// the message and the field.
 struct GarminPayloadReader {
@@ -42,18 +44,13 @@ struct GarminPayloadReader {
     }
 }
 
-/// Writes a GFDI payload's fields, little-endian.
-struct GarminPayloadWriter {
-    var bytes: [UInt8] = []
-
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u16(_ value: UInt16) { bytes += le16(value) }
-    mutating func u32(_ value: UInt32) { bytes += (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
-
-    mutating func string(_ text: String, _ field: String) throws(GarminError) {
-        let raw = Array(text.utf8)
-        guard raw.count <= 255 else { throw GarminError(.stringTooLong, "\(field) of \(raw.count) bytes; a GFDI string holds at most 255") }
-        bytes.append(UInt8(raw.count))
-        bytes += raw
+extension ByteWriter {
+    /// A GFDI string: a u8 byte count and UTF-8, at most 255 bytes (TSGATT's writer, Garmin's error).
+    mutating func gfdiString(_ text: String, _ field: String) throws(GarminError) {
+        do {
+            try string(text, field, limit: 255)
+        } catch {
+            throw GarminError(.stringTooLong, "\(field) of \(text.utf8.count) bytes; a GFDI string holds at most 255")
+        }
     }
 }
