@@ -30,7 +30,8 @@ extension QRingWatch {
     public func monitorConfig(_ type: MonitorType) async throws -> MonitorConfig {
         if type == .heartRate {
             let packet = QRingRequest.heartRateLogSettingsRead
-            guard case let .heartRateLogSettings(config) = try await request(packet) else { throw unexpectedAnswer(to: packet) }
+            let answer = try await request(packet) { if case .heartRateLogSettings = $0 { true } else { false } }
+            guard case let .heartRateLogSettings(config) = answer else { throw unexpectedAnswer(to: packet) }
             return config
         }
         guard let monitor = SwitchedMonitorConfig.monitor(for: type), let config = SwitchedMonitorConfig.config(monitor, enabled: try await isSwitchedOn(monitor)) else {
@@ -48,23 +49,27 @@ extension QRingWatch {
         if let problem = config.problem { throw WatchError.invalidMonitorConfig(config.type, problem) }
         if config.type == .heartRate {
             let packet = try QRingRequest.heartRateLogSettingsWrite(config)
-            guard case .heartRateLogSettingsWritten = try await request(packet) else { throw unexpectedAnswer(to: packet) }
+            let answer = try await request(packet) { if case .heartRateLogSettingsWritten = $0 { true } else { false } }
+            guard case .heartRateLogSettingsWritten = answer else { throw unexpectedAnswer(to: packet) }
         } else {
             let packet = try SwitchedMonitorConfig.write(config)
-            guard case .monitorSwitchWritten = try await request(packet) else { throw unexpectedAnswer(to: packet) }
+            let answer = try await request(packet) { if case .monitorSwitchWritten = $0 { true } else { false } }
+            guard case .monitorSwitchWritten = answer else { throw unexpectedAnswer(to: packet) }
         }
     }
 
     /// An all-day switch, HRV included (which has no `MonitorType`).
     public func isSwitchedOn(_ monitor: SwitchedMonitor) async throws -> Bool {
         let packet = QRingRequest.switchRead(monitor)
-        guard case let .monitorSwitch(answered, enabled) = try await request(packet), answered == monitor else { throw unexpectedAnswer(to: packet) }
+        let answer = try await request(packet) { if case let .monitorSwitch(answered, _) = $0 { answered == monitor } else { false } }
+        guard case let .monitorSwitch(answered, enabled) = answer, answered == monitor else { throw unexpectedAnswer(to: packet) }
         return enabled
     }
 
     public func setSwitch(_ monitor: SwitchedMonitor, on enabled: Bool) async throws {
         let packet = QRingRequest.switchWrite(monitor, enabled: enabled)
-        guard case .monitorSwitchWritten(monitor) = try await request(packet) else { throw unexpectedAnswer(to: packet) }
+        let answer = try await request(packet) { if case .monitorSwitchWritten(monitor) = $0 { true } else { false } }
+        guard case .monitorSwitchWritten(monitor) = answer else { throw unexpectedAnswer(to: packet) }
     }
 
     func unexpectedAnswer(to packet: QRingPacket) -> WatchError {

@@ -205,8 +205,14 @@ public actor QRingWatch: LinkedCentral {
     }
 
     /// A request answered by one packet.
-    func request(_ packet: QRingPacket) async throws -> QRingAnswer {
-        try await exchange(packet) { bytes in try QRingAnswer(packet: bytes) }
+    /// The answer to `packet` that `accepts` takes; an answer of the same command it does not take
+    /// (a setting's write answer when its read was asked for) is an earlier request's copy and is
+    /// passed over: QRing's answers carry only their command byte (issue 47's answers twice).
+    func request(_ packet: QRingPacket, accepts: @escaping (QRingAnswer) -> Bool = { _ in true }) async throws -> QRingAnswer {
+        try await exchange(packet) { bytes in
+            let answer = try QRingAnswer(packet: bytes)
+            return accepts(answer) ? answer : nil
+        }
     }
 
     /// Writes without waiting for an answer (real-time measurement start and stop).
