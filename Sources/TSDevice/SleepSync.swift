@@ -80,6 +80,8 @@ public struct SleepSync: Sendable {
     /// any acknowledgement depends on them).
     public var willStore: (@Sendable ([SleepItem]) async throws -> Void)?
     public var progress: (@Sendable (SleepSyncProgress) -> Void)?
+    /// Called when the link is given up and the sync reconnects: the reconnect's number and why.
+    public var reconnecting: (@Sendable (_ attempt: Int, _ cause: WatchError) -> Void)?
     /// When set, the nights a sync completes become upload events in the store's outbox, in the
     /// same transaction as the cursor write that marks their range stored (see `OutboxPolicy`).
     public var outbox: OutboxPolicy?
@@ -119,6 +121,7 @@ public struct SleepSync: Sendable {
                 return report
             } catch let error as WatchError where error.isRecoverable && report.reconnects < maxReconnects {
                 report.reconnects += 1
+                reconnecting?(report.reconnects, error)
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, maxBackoff)
             } catch let error as StorageUnwritable {

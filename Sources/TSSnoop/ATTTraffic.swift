@@ -54,6 +54,12 @@ public struct ATTTraffic: Sendable {
         public var disconnectedAt: Int64?
         /// The HCI reason of the disconnection (0x16: the capturing host, the central, ended it).
         public var disconnectReason: UInt8?
+        /// The capturing host sent HCI Disconnect for the link: the central ended it, whatever
+        /// reason the controller reports back (a real one says 0x16; btvirt echoes the command's 0x13).
+        public var disconnectAskedByHost = false
+
+        /// The capturing host, the central, ended the link.
+        public var endedByHost: Bool { disconnectAskedByHost || disconnectReason == 0x16 }
     }
 
     public private(set) var operations: [Operation] = []
@@ -87,6 +93,7 @@ public struct ATTTraffic: Sendable {
     public mutating func add(_ packet: HCIPacket) {
         switch packet.kind {
         case .event: addEvent(packet)
+        case .command: addCommand(packet)
         case .aclTX: addACL(packet, sent: true)
         case .aclRX: addACL(packet, sent: false)
         case .deleteIndex:
@@ -116,6 +123,14 @@ public struct ATTTraffic: Sendable {
             forget(key)
         default: break
         }
+    }
+
+    /// HCI Disconnect (OGF 0x01, OCF 0x0006: handle, reason): the host ends the link.
+    private mutating func addCommand(_ packet: HCIPacket) {
+        let data = packet.data
+        guard data.count >= 6, data.littleEndianUInt16(at: 0) == 0x0406 else { return }
+        let key = linkKey(index: packet.index, handle: data.littleEndianUInt16(at: 3) & 0x0FFF)
+        if connections[key] != nil, connections[key]?.disconnectedAt == nil { connections[key]?.disconnectAskedByHost = true }
     }
 
     /// A handle is reused after a disconnection: drop what belonged to the old link.

@@ -153,8 +153,6 @@ public struct CapturedExchange: Sendable {
         return carried
     }
 
-    /// HCI reason "Connection Terminated By Local Host": the capturing computer, the central, ended the link.
-    static let localHostTerminated: UInt8 = 0x16
     static let errorResponse: UInt8 = 0x01
     static let readRequest: UInt8 = 0x0A
     static let readResponse: UInt8 = 0x0B
@@ -202,7 +200,7 @@ public struct CapturedExchange: Sendable {
             }
             if let end = traffic.connections[connection]?.disconnectedAt {
                 var ended = CaptureEntry(time: seconds(max(end, first)), direction: .disconnected, bytes: [])
-                if traffic.connections[connection]?.disconnectReason == CapturedExchange.localHostTerminated { ended.byCentral = true }
+                if traffic.connections[connection]?.endedByHost == true { ended.byCentral = true }
                 entries.append(ended)
             }
         }

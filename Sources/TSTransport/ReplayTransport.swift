@@ -10,12 +10,21 @@ import TSModels
 /// the notifications recorded up to the next write or read are delivered on the channel they came over.
 /// When the central asks for a connection the capture does not hold, the error names how the one
 /// before it left the recording: that, not the missing connection, is what went wrong.
+///
+/// A close the watch made (a lost link, a band that hangs up) comes after the notifications
+/// recorded before it have had `watchCloseGrace` to reach the central, or at its next request,
+/// which a closed link refuses: delivered at once it would race them, since a central reads its
+/// link's events and each characteristic's notifications in tasks of their own (CI at 7c9ea03
+/// lost a QRing sync's last big-data reply so and reconnected past the capture's end).
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
     private let clock: ReplayedClock
     /// The connection opened last, and how many were: only the last one's departure is said.
     private var lastPlayed: ReplayConnection?
     private var openedCount = 0
+
+    /// How long a recorded close of the watch's waits for the central to take what came before it.
+    public static let watchCloseGrace: Duration = .milliseconds(500)
 
     public init(capture: [CaptureEntry], centralTimes: (any CentralTimeReader)? = nil) {
         connections = CapturedConnections.split(capture)
@@ -28,6 +37,8 @@ public actor ReplayTransport: WatchTransport {
             var detail = "no recorded connection left to open"
             if let lastPlayed, let departure = await lastPlayed.departure() {
                 detail += " (connection \(openedCount) of \(openedCount) ended before the recording did: \(departure))"
+            } else if openedCount > 0 {
+                detail += " (connection \(openedCount) of \(openedCount) was played to its end and the central gave it up; -v says why)"
             }
             throw TransportError.captureExhausted(detail)
         }
@@ -113,7 +124,7 @@ actor ReplayConnection: TransportConnection {
     }
 
     func read(_ characteristic: StandardCharacteristic) async throws -> [UInt8] {
-        guard isOpen else { throw TransportError.notConnected }
+        try refuseIfClosed()
         guard let next = entries.first, next.direction == .read, next.characteristic == characteristic.rawValue else {
             throw leave(.captureDiffers("the central read \(characteristic.title) where the capture has \(Self.describe(entries.first))"))
         }
@@ -123,7 +134,7 @@ actor ReplayConnection: TransportConnection {
     }
 
     func read(_ characteristic: GATTCharacteristicID) async throws -> [UInt8] {
-        guard isOpen else { throw TransportError.notConnected }
+        try refuseIfClosed()
         let channel = CaptureChannel(characteristic)
         guard let next = entries.first, next.direction == .read, next.characteristic == nil, next.pair == channel else {
             throw leave(.captureDiffers("the central read the \(characteristic) where the capture has \(Self.describe(entries.first))"))
@@ -146,8 +157,18 @@ actor ReplayConnection: TransportConnection {
         return stream
     }
 
-    private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
+    /// A request on a closed link, or one the watch closed after the recorded traffic before it:
+    /// the recorded central's request never reached the watch either.
+    private func refuseIfClosed() throws {
+        if isOpen, let next = entries.first, next.direction == .disconnected, next.byCentral != true {
+            entries.removeFirst()
+            end(reason: "recorded disconnect")
+        }
         guard isOpen else { throw TransportError.notConnected }
+    }
+
+    private func expectWrite(_ chunk: [UInt8], channel: CaptureChannel, characteristic: StandardCharacteristic?) throws {
+        try refuseIfClosed()
         guard let next = entries.first, next.direction == .write, next.pair == channel, next.characteristic == characteristic?.rawValue else {
             throw leave(.captureDiffers("the central wrote \(chunk.count) bytes\(Self.where(channel, characteristic)) where the capture has \(Self.describe(entries.first))"))
         }
@@ -180,7 +201,12 @@ actor ReplayConnection: TransportConnection {
                     continuation.yield(.notification(entry.bytes))
                 }
             case .disconnected:
-                end(reason: "recorded disconnect")
+                // Put back: the close waits its grace (or the central's next request, `refuseIfClosed`).
+                entries.insert(entry, at: entries.startIndex)
+                Task { [weak self] in
+                    try? await Task.sleep(for: ReplayTransport.watchCloseGrace)
+                    await self?.watchClosed()
+                }
                 return
             case .open, .write, .read: break
             }
@@ -189,6 +215,13 @@ actor ReplayConnection: TransportConnection {
 
     func close() async {
         end(reason: "closed by the central")
+    }
+
+    /// The watch's recorded close, after its grace, if the link is still up.
+    private func watchClosed() {
+        guard isOpen, let next = entries.first, next.direction == .disconnected else { return }
+        entries.removeFirst()
+        end(reason: "recorded disconnect")
     }
 
     private func end(reason: String) {

@@ -211,6 +211,10 @@ public struct WatchOperations: Sendable {
             if step.received == step.total { PhaseLog.log("last page stored", to: logger) }
             progress?(step)
         }
+        let allowed = sync.maxReconnects
+        sync.reconnecting = { attempt, cause in
+            logger.info("the link was given up (\(cause)); reconnecting, \(attempt) of at most \(allowed)")
+        }
         if let uploads = try await store.uploadSetting() {
             sync.outbox = OutboxPolicy(timeZone: uploads.timeZone, statisticsRule: uploads.statisticsRule)
         }

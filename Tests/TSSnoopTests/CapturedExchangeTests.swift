@@ -125,6 +125,26 @@ import Testing
         #expect(exchange.captureEntries.last?.direction == .disconnected)
     }
 
+    /// Who closed the link, as the capture shows it: the host's HCI Disconnect makes the close the
+    /// central's whatever reason the controller completes it with (btvirt echoes the command's
+    /// 0x13, as CI's capture at 7c9ea03 showed; a real controller says 0x16); a completion with
+    /// no command before it is the watch's.
+    @Test(arguments: [(command: true, reason: UInt8(0x13), central: true), (command: false, reason: 0x16, central: true),
+                      (command: false, reason: 0x13, central: false), (command: false, reason: 0x08, central: false)])
+    func theCloseIsTheCentralsWhenTheHostAskedForIt(command: Bool, reason: UInt8, central: Bool) async throws {
+        let recorded = try await Self.recordSync()
+        var packets = Self.packets(for: recorded.entries, eatt: false, discovery: false)
+        let completion = try #require(packets.last)
+        packets.removeLast()
+        var link = HCIBuilder()
+        link.time = completion.unixMicroseconds
+        if command { link.disconnectCommand() }
+        link.disconnectionComplete(reason: reason)
+        let closed = try #require(Self.throughFile(packets + link.packets).captureEntries.last)
+        #expect(closed.direction == .disconnected)
+        #expect((closed.byCentral == true) == central)
+    }
+
     @Test func theCapturedExchangeReplaysTheSync() async throws {
         let recorded = try await Self.recordSync()
         #expect(recorded.records == recorded.groundTruth)

@@ -109,9 +109,10 @@ import TSTransport
                 link.att([0x09, 7] + entries, sent: false)
             }
         }
-        // A controller shows who closed the link: "local host terminated" when the recording's
-        // central closed it, which a replay leaves up until the central closes it again. Shown as
-        // the watch's, the close would race the second pair's last notifications (QRing's).
+        // The capture shows who closed the link: the host's HCI Disconnect when the recording's
+        // central closed it (its completion's reason is the command's under btvirt, as here, and
+        // "local host terminated" on a real controller), which a replay leaves up until the
+        // central closes it again; a close of the watch's comes after the notifications before it.
         var opens = 0
         for entry in recorded.entries where entry.characteristic == nil {
             let flow: CaptureFlow
@@ -126,7 +127,10 @@ import TSTransport
                 }
                 continue
             case .disconnected:
-                if connected { link.disconnectionComplete(reason: entry.byCentral == true ? 0x16 : 0x13) }
+                if connected {
+                    if entry.byCentral == true { link.disconnectCommand() }
+                    link.disconnectionComplete(reason: 0x13)
+                }
                 connected = false
                 continue
             case .read: continue

@@ -32,6 +32,11 @@ struct HCIBuilder {
     /// Reason 0x13: the peer ended the link; 0x16: this host (the central) did.
     mutating func disconnectionComplete(reason: UInt8 = 0x13) { event(0x05, [0x00] + le16(handle) + [reason]) }
 
+    /// HCI Disconnect from this host: a real controller then completes it with reason 0x16, btvirt with the command's.
+    mutating func disconnectCommand(reason: UInt8 = 0x13) {
+        packets.append(HCIPacket(index: index, opcode: .command, data: le16(0x0406) + [3] + le16(handle) + [reason], unixMicroseconds: tick()))
+    }
+
     /// One L2CAP PDU on `cid`, cut into ACL fragments.
     mutating func l2cap(cid: UInt16, _ payload: [UInt8], sent: Bool) {
         let pdu = le16(UInt16(payload.count)) + le16(cid) + payload

@@ -96,6 +96,29 @@ struct LoopbackAndReplayTests {
         }
     }
 
+    @Test("a close the watch made waits for the central to take the notifications before it: its next request meets it, or its grace ends")
+    func aWatchsCloseComesAfterWhatCameBeforeIt() async throws {
+        let watchClosed = [CaptureEntry(time: 0, direction: .open, bytes: [], mtu: 23),
+                           CaptureEntry(time: 0.1, direction: .write, bytes: [0x01]), CaptureEntry(time: 0.1, direction: .notification, bytes: [0x01]),
+                           CaptureEntry(time: 0.2, direction: .disconnected, bytes: [])]
+        // The central's next request: the recorded one never reached the watch either.
+        let asked = try await ReplayTransport(capture: watchClosed).open()
+        try await asked.write([0x01])
+        await #expect(throws: TransportError.notConnected) { try await asked.write([0x02]) }
+        #expect(await events(of: asked, count: 2) == [.notification([0x01]), .disconnected(reason: "recorded disconnect")])
+
+        // Waiting: the close comes by itself, after the notification.
+        let waited = try await ReplayTransport(capture: watchClosed).open()
+        try await waited.write([0x01])
+        #expect(await events(of: waited, count: 2) == [.notification([0x01]), .disconnected(reason: "recorded disconnect")])
+
+        // Not at once: a central that closes on the notification closes a link still up.
+        let quick = try await ReplayTransport(capture: watchClosed).open()
+        try await quick.write([0x01])
+        await quick.close()
+        #expect(await events(of: quick, count: 2) == [.notification([0x01]), .disconnected(reason: "closed by the central")])
+    }
+
     @Test("a central that asks for a connection the capture lacks is told how the one before left the recording")
     func exhaustedNamesTheDeparture() async throws {
         let recording = RecordingTransport(recording: LoopbackTransport(peripheral: EchoPeripheral(), mtu: .default))

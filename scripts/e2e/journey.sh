@@ -113,7 +113,7 @@ captured_sync() {
   grep -q "clock is not set at connect" "$sync_out" && time_set=(--no-time-set)
   step "$dialect: protocol replay plays the capture to the $dialect central, which syncs from it" \
     "$T" protocol replay "$replayable" --db "$replay_db" --from "$from" ${now_args[@]+"${now_args[@]}"} ${time_set[@]+"${time_set[@]}"} \
-    ${replay_args[@]+"${replay_args[@]}"} --json; ok
+    ${replay_args[@]+"${replay_args[@]}"} --json -v; ok
   [ "$(check field "$(out)" fetched)" = "$(check field "$sync_out" fetched)" ] \
     || fail "the replay fetched $(check field "$(out)" fetched) record(s), the live sync $(check field "$sync_out" fetched)"
   same_as_truth "$from" "$replay_db"

@@ -82,6 +82,9 @@ extension ProtocolCommand {
         @Flag(help: "Print the sync's result as JSON, the shape of `sleep sync --json`.")
         var json = false
 
+        @Flag(name: [.short, .long], help: "Log the replayed sync to standard error, as `sleep sync -v` does (-vv for protocol frames).")
+        var verbose: Int
+
         /// Where a replay's records are stored by default: an address of the documentation range (RFC 7042).
         static let replayedWatch = WatchID("00:00:5E:00:53:02")!
 
@@ -107,10 +110,12 @@ extension ProtocolCommand {
             configuration.syncTimeOnConnect = !noTimeSet
             if let clock { configuration.now = { clock } }
             configuration.pairingSecret = try secret(for: chosen)
+            let logger = Logging.logger("tsgateway", verbose: verbose, quiet: .warning)
+            configuration.traffic = Logging.traffic(to: logger)
             let store: GatewayStore
             do { store = try GatewayStore(path: db) } catch { throw CLIFailure("\(error) (choose another file with --db PATH)", status: .ioError) }
             let central = WatchOpener.open(.replay(played), dialect: chosen, configuration: configuration).central
-            let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone))
+            let operations = WatchOperations(watch: central, store: store, watchId: device, policy: WatchPolicy(timeZone: zone), logger: logger)
             let report: SleepSyncReport
             do {
                 try await operations.connect()
