@@ -90,6 +90,8 @@ let package = Package(
         .target(name: "TSQRingSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSQRing"], path: "Sources/Families/QRing/Simulator"),
         // A Huami band, in-process, one characteristic at a time: auth key, clock, battery, alarms, heart-rate settings and
         // measurement, the activity fetch of deterministic per-minute nights, faults, and its ground truth.
+        // The Garmin family's simulated watch, in-process: multi-link, the GFDI handshake it leads, its directory and FIT files.
+        .target(name: "TSGarminSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSGarmin", "TSSimulatedHistory"], path: "Sources/Families/Garmin/Simulator"),
         .target(name: "TSHuamiSimulator", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSHuami", "TSSimulatedHistory"], path: "Sources/Families/Huami/Simulator"),
         // What every family's simulated BlueZ peripheral shares: PeripheralLink (the link as the peripheral sees it,
         // bluetoothd's restarts) and TimedNotifications (`simulate --answer-timing`).
@@ -297,6 +299,11 @@ let package = Package(
             name: "TSGarminTests",
             dependencies: ["TSModels", "TSGarmin"],
             path: "Tests/Families/Garmin/CodecTests"
+        ),
+        .testTarget(
+            name: "TSGarminSimulatorTests",
+            dependencies: ["TSModels", "TSTransport", "TSGarmin", "TSGarminSimulator"],
+            path: "Tests/Families/Garmin/SimulatorTests"
         ),
         .testTarget(
             name: "TSHuamiTests",

@@ -1,0 +1,211 @@
+import Foundation
+import TSGarmin
+import TSModels
+import TSGATT
+import TSTransport
+
+/// A Garmin watch's side of the link, in-process (protocol-spec/garmin/garmin.md): multi-link
+/// control on handle 0, GFDI on the handle it gives the GFDI service, the handshake it leads
+/// (DEVICE_INFORMATION, AUTH_NEGOTIATION, CONFIGURATION, then its time request), downloads of its
+/// directory and FIT files chunk by chunk with the running CRC, and the archive flag. It echoes
+/// the client ID it was sent and hands out handles below 0x80, so that every client's framing
+/// (§2.1) is served.
+public actor SimulatedGarminWatch: PeripheralEndpoint {
+    public struct Configuration: Sendable {
+        public var deviceInformation = GarminDeviceInformation(protocolVersion: 150, product: 3889, unit: 0x5157_0001, software: 1412, maxPacket: 520,
+                                                               bluetoothName: "Instinct 2S", deviceName: "Instinct", model: "2S")
+        public var capabilities = GarminConfiguration(capabilities: [GarminConfiguration.explicitArchive, GarminConfiguration.multiLinkService])
+        /// Data bytes of one FILE_TRANSFER_DATA (the maximum packet less its overhead).
+        public var chunkSize = 507
+
+        public init() {}
+    }
+
+    public struct Statistics: Sendable, Hashable {
+        public var connections = 0
+        public var framesReceived = 0
+        public var handshakesCompleted = 0
+        public var timeAnswers = 0
+        public var downloads = 0
+        public var chunksSent = 0
+        public var refused = 0
+    }
+
+    public nonisolated let history: GarminWatchHistory
+    public nonisolated let configuration: Configuration
+    public private(set) var statistics = Statistics()
+    /// Files the host marked archived (SET_FILE_FLAG).
+    public private(set) var archived: Set<UInt16> = []
+    /// The time the host's last answer to CURRENT_TIME_REQUEST gave: Garmin seconds and the UTC offset.
+    public private(set) var hostTime: (now: UInt32, utcOffset: Int32)?
+
+    var send: (@Sendable ([UInt8]) async -> Void)?
+    var slice = 19
+    var handles: [UInt16: UInt8] = [:]
+    var gfdiHandle: UInt8?
+    var splitter = COBSFrameSplitter()
+    var timeReference: UInt32 = 0
+    /// The file being downloaded.
+    var download: (index: UInt16, bytes: [UInt8])?
+
+    public init(history: GarminWatchHistory, configuration: Configuration = Configuration()) {
+        self.history = history
+        self.configuration = configuration
+    }
+
+    // MARK: The link
+
+    public func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async {
+        statistics.connections += 1
+        self.send = send
+        slice = max(1, mtu.chunkSize - 1)
+        handles = [:]
+        gfdiHandle = nil
+        splitter.reset()
+        download = nil
+    }
+
+    public func centralDisconnected() async {
+        send = nil
+        handles = [:]
+        gfdiHandle = nil
+        download = nil
+    }
+
+    public func centralWrote(_ chunk: [UInt8]) async {
+        guard let handle = chunk.first else { return }
+        if handle == MultiLinkControl.controlHandle {
+            guard let control = try? MultiLinkControl(bytes: chunk) else { statistics.refused += 1; return }
+            await answer(control)
+        } else if handle == gfdiHandle {
+            for found in splitter.append(chunk.dropFirst()) {
+                guard let form = try? found.get(), let bytes = try? COBS.decode(form), let frame = try? GFDIFrame(bytes: bytes) else {
+                    statistics.refused += 1
+                    continue
+                }
+                statistics.framesReceived += 1
+                await received(frame)
+            }
+        }
+    }
+
+    /// Multi-link control (§2.1): the answers carry the client the host sent.
+    func answer(_ control: MultiLinkControl) async {
+        switch control {
+        case let .closeAllRequest(client):
+            handles = [:]
+            gfdiHandle = nil
+            await notify(MultiLinkControl.closeAllResponse(client: client).bytes)
+        case let .registerRequest(client, service, _):
+            let handle = handles[service] ?? UInt8(handles.count + 1)
+            handles[service] = handle
+            await notify(MultiLinkControl.registerResponse(client: client, service: service, status: 0, handle: handle, reliable: 0).bytes)
+            if service == MultiLinkControl.Service.gfdi {
+                gfdiHandle = handle
+                splitter.reset()
+                // The watch leads: its device information first (§4).
+                await sendFrame(GFDIFrame(type: GFDIType.deviceInformation, payload: (try? configuration.deviceInformation.payload()) ?? []))
+            }
+        case let .closeHandleRequest(client, service, handle):
+            handles[service] = nil
+            if handle == gfdiHandle { gfdiHandle = nil }
+            await notify(MultiLinkControl.closeHandleResponse(client: client, service: service, handle: handle, status: 0).bytes)
+        case .registerResponse, .closeHandleResponse, .closeAllResponse:
+            statistics.refused += 1
+        }
+    }
+
+    // MARK: GFDI
+
+    func received(_ frame: GFDIFrame) async {
+        switch frame.type {
+        case GFDIType.response:
+            guard let response = try? GFDIResponse(payload: frame.payload) else { statistics.refused += 1; return }
+            await answered(response)
+        case GFDIType.configuration:
+            await acknowledge(frame.type)
+        case GFDIType.systemEvent:
+            await acknowledge(frame.type)
+            if let event = try? GarminSystemEvent(payload: frame.payload), event.event == GarminSystemEvent.timeUpdated { await askTime() }
+        case GFDIType.downloadRequest:
+            guard let request = try? GarminDownloadRequest(payload: frame.payload) else { statistics.refused += 1; return }
+            await startDownload(request)
+        case GFDIType.setFileFlag:
+            guard let flag = try? GarminSetFileFlag(payload: frame.payload) else { statistics.refused += 1; return }
+            if flag.flags & GarminSetFileFlag.archive != 0 { archived.insert(flag.index) }
+            await sendFrame(GFDIResponse(originalType: frame.type, status: .ack, extra: [1] + flag.payload).frame)
+        default:
+            // A type it does not take (§3.2).
+            await sendFrame(GFDIResponse(originalType: frame.type, status: .unsupported).frame)
+        }
+    }
+
+    /// The host's answers to the watch's messages move the handshake and the downloads on.
+    func answered(_ response: GFDIResponse) async {
+        switch response.originalType {
+        case GFDIType.deviceInformation:
+            await sendFrame(GFDIFrame(type: GFDIType.authNegotiation, payload: GarminAuthNegotiation(unknown: 1, flags: 0).payload))
+        case GFDIType.authNegotiation:
+            await sendFrame(GFDIFrame(type: GFDIType.configuration, payload: configuration.capabilities.payload))
+        case GFDIType.configuration:
+            statistics.handshakesCompleted += 1
+            await askTime()
+        case GFDIType.currentTimeRequest:
+            if let time = try? GarminCurrentTimeRequest.answered(response), time.reference == timeReference {
+                hostTime = (time.now, time.utcOffset)
+                statistics.timeAnswers += 1
+            }
+        case GFDIType.fileTransferData:
+            guard let (status, next) = try? GarminFileData.answered(response), status == GarminFileData.TransferStatus.ok.rawValue else {
+                download = nil
+                return
+            }
+            await sendChunk(from: Int(next))
+        default:
+            break
+        }
+    }
+
+    func askTime() async {
+        timeReference &+= 1
+        await sendFrame(GFDIFrame(type: GFDIType.currentTimeRequest, payload: GarminCurrentTimeRequest(reference: timeReference).payload))
+    }
+
+    func startDownload(_ request: GarminDownloadRequest) async {
+        let bytes = request.index == 0 ? history.directoryFile : history.files[request.index]
+        guard let bytes else {
+            // No such file: the download status says so (not a GFDI refusal).
+            await sendFrame(request.answer(downloadStatus: 3, fileSize: 0).frame)
+            return
+        }
+        statistics.downloads += 1
+        download = (request.index, bytes)
+        await sendFrame(request.answer(downloadStatus: 0, fileSize: UInt32(bytes.count)).frame)
+        await sendChunk(from: Int(request.offset))
+    }
+
+    func sendChunk(from offset: Int) async {
+        guard let download, offset < download.bytes.count else {
+            self.download = nil
+            return
+        }
+        let chunk = GarminFileData.chunks(of: download.bytes, from: offset, chunkSize: configuration.chunkSize)[0]
+        statistics.chunksSent += 1
+        await sendFrame(GFDIFrame(type: GFDIType.fileTransferData, payload: chunk.payload))
+    }
+
+    func acknowledge(_ type: UInt16) async { await sendFrame(GFDIResponse(originalType: type, status: .ack).frame) }
+
+    /// A frame as notifications on the GFDI handle: its delimited COBS form in slices, each after the handle byte.
+    func sendFrame(_ frame: GFDIFrame) async {
+        guard let handle = gfdiHandle, let bytes = try? frame.delimited() else { return }
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + slice, bytes.count)
+            await notify([handle] + bytes[start..<end])
+            start = end
+        }
+    }
+
+    func notify(_ bytes: [UInt8]) async { await send?(bytes) }
+}
