@@ -287,10 +287,20 @@ public struct GarminFileData: Sendable, Hashable {
     public static func chunks(of file: [UInt8], from offset: Int = 0, chunkSize: Int) -> [GarminFileData] {
         var crc = GarminCRC.checksum(file[..<min(offset, file.count)])
         return stride(from: offset, to: file.count, by: max(1, chunkSize)).map { start in
-            let piece = Array(file[start..<min(start + max(1, chunkSize), file.count)])
-            crc = GarminCRC.checksum(piece, seed: crc)
-            return GarminFileData(crc: crc, offset: UInt32(start), data: piece)
+            let next = chunk(of: file, at: start, chunkSize: chunkSize, crcBefore: crc)
+            crc = next.crc
+            return next
         }
+    }
+
+    /// The one chunk of `file` at `offset` (at most `chunkSize` bytes); `crcBefore` is the running
+    /// CRC of the bytes before it, computed when not given. A sender that keeps the CRC of the
+    /// last chunk sends a file in one pass.
+    public static func chunk(of file: [UInt8], at offset: Int, chunkSize: Int, crcBefore: UInt16? = nil) -> GarminFileData {
+        let start = min(max(0, offset), file.count)
+        let piece = Array(file[start..<min(start + max(1, chunkSize), file.count)])
+        let seed = crcBefore ?? GarminCRC.checksum(file[..<start])
+        return GarminFileData(crc: GarminCRC.checksum(piece, seed: seed), offset: UInt32(start), data: piece)
     }
 
     /// The host's answer: the status and, for ok, the offset it wants next.

@@ -45,8 +45,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     var gfdiHandle: UInt8?
     var splitter = COBSFrameSplitter()
     var timeReference: UInt32 = 0
-    /// The file being downloaded.
-    var download: (index: UInt16, bytes: [UInt8])?
+    /// The file being downloaded, and where its last chunk ended with the running CRC there.
+    var download: (index: UInt16, bytes: [UInt8], sentTo: Int, crc: UInt16)?
 
     public init(history: GarminWatchHistory, configuration: Configuration = Configuration()) {
         self.history = history
@@ -179,7 +179,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             return
         }
         statistics.downloads += 1
-        download = (request.index, bytes)
+        download = (request.index, bytes, 0, 0)
         await sendFrame(request.answer(downloadStatus: 0, fileSize: UInt32(bytes.count)).frame)
         await sendChunk(from: Int(request.offset))
     }
@@ -189,7 +189,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             self.download = nil
             return
         }
-        let chunk = GarminFileData.chunks(of: download.bytes, from: offset, chunkSize: configuration.chunkSize)[0]
+        // The host asks for the offset after the last chunk, whose CRC is kept; another offset is computed afresh.
+        let chunk = GarminFileData.chunk(of: download.bytes, at: offset, chunkSize: configuration.chunkSize,
+                                         crcBefore: offset == download.sentTo ? download.crc : nil)
+        self.download = (download.index, download.bytes, offset + chunk.data.count, chunk.crc)
         statistics.chunksSent += 1
         await sendFrame(GFDIFrame(type: GFDIType.fileTransferData, payload: chunk.payload))
     }

@@ -122,6 +122,10 @@ import TSGarmin
         #expect(chunks.map { (try? GarminFileData.answered($0.answer(.ok)))?.nextOffset } == [375, 750, 1000])
         // Resumed from an offset: the same CRCs as the whole run's.
         #expect(GarminFileData.chunks(of: file, from: 375, chunkSize: 375) == Array(chunks[1...]))
+        // One chunk at a time: with the CRC before it kept, or computed from the file.
+        #expect(GarminFileData.chunk(of: file, at: 750, chunkSize: 375, crcBefore: chunks[1].crc) == chunks[2])
+        #expect(GarminFileData.chunk(of: file, at: 375, chunkSize: 375) == chunks[1])
+        #expect(GarminFileData.chunk(of: file, at: 0, chunkSize: 375, crcBefore: 0) == chunks[0])
     }
 }
 
