@@ -128,6 +128,8 @@ let package = Package(
         // The QRing dialect's central (QRingWatch: device information, clock, battery, monitors and switches, real-time heart rate,
         // sleep by big data, the heart-rate log) and its registration terms (dialect, identification), over any transport.
         .target(name: "TSQRingWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSQRing"], path: "Sources/Families/QRing/Central"),
+        // The Garmin family's central: multi-link, the GFDI session the watch leads, FIT files downloaded and archived after the commit.
+        .target(name: "TSGarminWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSGarmin"], path: "Sources/Families/Garmin/Central"),
         // The Huami dialect's central (HuamiWatch) and its registration terms (dialect, GATT profile, auth-key credential),
         // over any transport: the auth exchange, clock, battery, alarms, heart-rate settings, the activity fetch into sleep and heart rate.
         .target(name: "TSHuamiWatch", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSHuami"], path: "Sources/Families/Huami/Central"),
@@ -299,6 +301,11 @@ let package = Package(
             name: "TSGarminTests",
             dependencies: ["TSModels", "TSGarmin"],
             path: "Tests/Families/Garmin/CodecTests"
+        ),
+        .testTarget(
+            name: "TSGarminWatchTests",
+            dependencies: ["TSModels", "TSGATT", "TSTransport", "TSDevice", "TSStore", "TSGarmin", "TSGarminWatch", "TSGarminSimulator"],
+            path: "Tests/Families/Garmin/CentralTests"
         ),
         .testTarget(
             name: "TSGarminSimulatorTests",

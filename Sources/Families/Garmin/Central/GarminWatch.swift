@@ -1,0 +1,355 @@
+import Foundation
+import TSDevice
+import TSGATT
+import TSGarmin
+import TSModels
+import TSTransport
+
+/// What a Garmin central passed over instead of delivering, since it was made.
+public struct GarminDropCounts: Sendable, Hashable {
+    /// COBS frames that did not decode, or whose GFDI length or CRC was wrong.
+    public var frames = 0
+    /// Control messages that did not parse, or were for another client.
+    public var controls = 0
+    /// Bytes on a handle this central did not register.
+    public var otherHandles = 0
+    /// File chunks no download waited for (answered "abort").
+    public var strayChunks = 0
+
+    public init() {}
+}
+
+/// Garmin watches behind the seam (protocol-spec/garmin/garmin.md): every packet starts with a
+/// multi-link handle; on handle 0 the host closes what a phone left open and registers GFDI,
+/// and on the handle the watch gives it, COBS-framed GFDI messages flow. The watch leads the
+/// session (§4): its device information, auth negotiation and configuration are answered as
+/// they come, and so is every time request it makes (§5); the central's own requests (a
+/// download, a file flag, a system event) wait for their answer one at a time.
+public actor GarminWatch: LinkedCentral {
+    public let transport: any WatchTransport
+    public nonisolated let configuration: WatchConfiguration
+    public private(set) var info: DeviceInfo?
+    public package(set) var connectTimings = ConnectTimings()
+    /// The watch's DEVICE_INFORMATION and CONFIGURATION on the current or last link.
+    public private(set) var watchInformation: GarminDeviceInformation?
+    public private(set) var watchConfiguration: GarminConfiguration?
+    /// Time requests the central answered with its clock, since it was made.
+    public private(set) var timeAnswers = 0
+    var dropped = GarminDropCounts()
+
+    package var connection: (any TransportConnection)?
+    package var connectionGeneration = 0
+    package var requestTurns = RequestTurns()
+    let fanOut = EventFanOut<WatchEvent>(buffer: 64)
+
+    /// The handle the watch gave GFDI on the current link, and the COBS stream on it.
+    var gfdiHandle: UInt8?
+    var splitter = COBSFrameSplitter()
+    /// The watch's CONFIGURATION came and was answered on the current link: the session is open.
+    var handshakeDone = false
+    /// Whether a time request is answered with this central's clock: when the configuration sets
+    /// the clock at connect, or once `syncTime` asked; else it is refused (NAK), as a clock the
+    /// gateway does not trust is not handed on.
+    var givesTime = false
+    /// What waits for the watch: one request at a time.
+    var sink: AsyncStream<Delivery>.Continuation?
+    /// Files read whole on the last transfers, archived once the store holds what they gave.
+    var sleepFilesRead: [UInt16] = []
+    var monitoringFilesRead: [UInt16] = []
+
+    /// What reaches a waiting request.
+    enum Delivery: Sendable {
+        case control(MultiLinkControl)
+        case frame(GFDIFrame)
+        case handshakeDone
+        case timedOut(afterDeliveries: Int)
+        case linkLost(String)
+    }
+
+    /// This host's DEVICE_INFORMATION, in the layout of the watch's (§4).
+    static let hostInformation = GarminDeviceInformation(protocolVersion: 150, product: 0xFFFF, unit: 0xFFFF_FFFF, software: 100, maxPacket: 0xFFFF,
+                                                         bluetoothName: "tsgateway", deviceName: "tsgateway", model: "tsgateway", trailing: [1])
+
+    public init(transport: any WatchTransport, configuration: WatchConfiguration = WatchConfiguration()) {
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    public nonisolated var dialect: Dialect { .garmin }
+    public nonisolated func events() -> AsyncStream<WatchEvent> { fanOut.subscribe() }
+    public var isConnected: Bool { connection != nil }
+    public var linkMTU: Int? { connection?.mtu.value }
+    public var drops: GarminDropCounts { dropped }
+    public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
+
+    /// Sleep and heart rate from FIT files, archived after the commit; the clock given when the
+    /// watch asks. No alarms to read back (§10), no battery yet (protobuf, §7).
+    static let capabilities = WatchCapabilities(
+        sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: true),
+        clock: true, heartRateHistory: true)
+
+    // MARK: Connecting
+
+    @discardableResult
+    public func connect() async throws -> DeviceInfo {
+        if connection != nil, let info { return info }
+        _ = try await openLink()
+        gfdiHandle = nil
+        splitter.reset()
+        handshakeDone = false
+        givesTime = configuration.syncTimeOnConnect
+        return try await describing {
+            // What a phone before left open is closed; then GFDI, whose registration the watch
+            // answers with a handle and at once its handshake (§4), which `received` answers.
+            _ = try await exchange(control: .closeAllRequest(client: MultiLinkControl.hostClient), what: "CLOSE_ALL") { delivery in
+                if case let .control(.closeAllResponse(client)) = delivery, client == MultiLinkControl.hostClient { return () }
+                return nil
+            }
+            _ = try await exchange(control: .registerRequest(client: MultiLinkControl.hostClient, service: MultiLinkControl.Service.gfdi, reliable: 0),
+                                   what: "the GFDI registration and the watch's handshake") { delivery in
+                if case .handshakeDone = delivery { return () }
+                return nil
+            }
+            try await sendSystemEvent(GarminSystemEvent.syncReady)
+            let described = describe()
+            info = described
+            if configuration.syncTimeOnConnect { try await syncTime() }
+            return described
+        }
+    }
+
+    private func describe() -> DeviceInfo {
+        let watch = watchInformation
+        return DeviceInfo(model: watch.map { $0.deviceName.isEmpty ? $0.bluetoothName : "\($0.deviceName) \($0.model)".trimmingCharacters(in: .whitespaces) } ?? "Garmin watch",
+                          firmware: watch?.softwareVersion ?? "unknown", capabilities: Self.capabilities,
+                          standard: StandardDeviceInformation(manufacturer: "Garmin", model: watch?.model,
+                                                              serialNumber: watch.map { String($0.unit) }, softwareRevision: watch?.softwareVersion),
+                          dialect: .garmin)
+    }
+
+    public func disconnect() async { await closeLink() }
+
+    package func releaseLink(reason: String) {
+        sink?.yield(.linkLost(reason))
+        gfdiHandle = nil
+        handshakeDone = false
+        fanOut.send(.linkLost(reason: reason))
+    }
+
+    // MARK: Time
+
+    /// Says the time changed (5030 TIME_UPDATED) and answers the watch's request for it (5052)
+    /// with this central's clock: no message sets a Garmin watch's clock (§5).
+    public func syncTime() async throws {
+        givesTime = true
+        let before = timeAnswers
+        _ = try await exchange(frames: [GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: GarminSystemEvent.timeUpdated).payload)],
+                               what: "the watch's time request after TIME_UPDATED") { [self] delivery in
+            if case let .frame(frame) = delivery, frame.type == GFDIType.currentTimeRequest, timeAnswers > before { return () }
+            return nil
+        }
+    }
+
+    /// The answer to a time request (§5): now in Garmin seconds, the zone's offset with daylight
+    /// saving, and its next transitions where the zone has them.
+    func timeAnswer(_ request: GarminCurrentTimeRequest) -> GFDIResponse {
+        let now = configuration.now()
+        let zone = configuration.timeZone
+        let garmin = GarminTime.garmin(Int64(now.timeIntervalSince1970)) ?? 0
+        var transitions: [UInt32] = []
+        var after = now
+        for _ in 0..<2 {
+            guard let next = zone.nextDaylightSavingTimeTransition(after: after) else { break }
+            transitions.append(GarminTime.garmin(Int64(next.timeIntervalSince1970)) ?? 0)
+            after = next
+        }
+        // Which of the two ends daylight saving: the one after which the zone is not in it.
+        var end: UInt32 = 0, start: UInt32 = 0
+        for transition in transitions {
+            let instant = Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(transition)))
+            if zone.isDaylightSavingTime(for: instant) { start = transition } else { end = transition }
+        }
+        return request.answer(now: garmin, utcOffset: Int32(zone.secondsFromGMT(for: now)), nextDSTEnd: end, nextDSTStart: start)
+    }
+
+    // MARK: Requests
+
+    /// Sends a control message and hands what comes to `collect` until it returns a result.
+    func exchange<Result: Sendable>(control: MultiLinkControl, what: String,
+                                    collect: (Delivery) throws -> Result?) async throws -> Result {
+        try await exchange(sending: { link in try await link.write(control.bytes) }, what: what, collect: collect)
+    }
+
+    /// Sends GFDI frames and hands what comes to `collect` until it returns a result.
+    func exchange<Result: Sendable>(frames: [GFDIFrame], what: String,
+                                    collect: (Delivery) async throws -> Result?) async throws -> Result {
+        try await exchange(sending: { link in for frame in frames { try await self.write(frame, on: link) } }, what: what, collect: collect)
+    }
+
+    /// One request in flight: `send` writes it, and each delivery goes to `collect` until it
+    /// returns a result. The first delivery is waited for `singleAttemptTimeout`, each next one
+    /// `pageIdleTimeout` (a file's chunks come one after another).
+    func exchange<Result: Sendable>(sending send: (any TransportConnection) async throws -> Void, what: String,
+                                    collect: (Delivery) async throws -> Result?) async throws -> Result {
+        await takeTurn()
+        defer { endTurn() }
+        guard let link = connection else { throw WatchError.notConnected }
+        let (deliveries, continuation) = AsyncStream.makeStream(of: Delivery.self)
+        sink = continuation
+        defer {
+            sink = nil
+            continuation.finish()
+        }
+        func startTimer(_ wait: Duration, deliveries: Int) -> Task<Void, Never> {
+            Task {
+                try? await Task.sleep(for: wait)
+                if !Task.isCancelled { continuation.yield(.timedOut(afterDeliveries: deliveries)) }
+            }
+        }
+        var count = 0
+        var timer = startTimer(configuration.singleAttemptTimeout, deliveries: count)
+        defer { timer.cancel() }
+        do {
+            try await send(link)
+        } catch let error as TransportError {
+            throw error.category == .unavailable ? WatchError.disconnected(error.description) : error
+        }
+        for await delivery in deliveries {
+            switch delivery {
+            case let .timedOut(after):
+                guard after == count else { continue }
+                throw WatchError.timeout(command: count == 0 ? what : "\(what) (its answers stopped after \(count))", attempts: 1)
+            case let .linkLost(reason):
+                throw WatchError.disconnected(reason)
+            default:
+                if let result = try await collect(delivery) { return result }
+                count += 1
+                timer.cancel()
+                timer = startTimer(configuration.pageIdleTimeout, deliveries: count)
+            }
+        }
+        throw WatchError.disconnected("the link ended while waiting for \(what)")
+    }
+
+    /// A GFDI frame on the GFDI handle: its delimited COBS form in slices of the link's MTU.
+    func write(_ frame: GFDIFrame, on link: any TransportConnection) async throws {
+        guard let handle = gfdiHandle else { throw WatchError.protocolViolation("GFDI is not registered on this link") }
+        let bytes = try frame.delimited()
+        configuration.traffic?("writing GFDI \(frame.type) (\(frame.payload.count) payload bytes)")
+        let slice = max(1, link.mtu.chunkSize - 1)
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + slice, bytes.count)
+            try await link.write([handle] + bytes[start..<end])
+            start = end
+        }
+    }
+
+    /// A frame sent outside any request (an answer to the watch), on the current link if any.
+    func send(_ frame: GFDIFrame) async {
+        guard let link = connection else { return }
+        do { try await write(frame, on: link) } catch {
+            configuration.traffic?("could not answer the watch's \(frame.type): \(error)")
+        }
+    }
+
+    func sendSystemEvent(_ event: UInt8) async throws {
+        _ = try await exchange(frames: [GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: event).payload)],
+                               what: "SYSTEM_EVENT \(event)") { delivery in
+            if case let .frame(frame) = delivery, frame.type == GFDIType.response,
+               (try? GFDIResponse(payload: frame.payload))?.originalType == GFDIType.systemEvent { return () }
+            return nil
+        }
+    }
+
+    // MARK: Receiving
+
+    package func received(_ bytes: [UInt8]) async {
+        guard let handle = bytes.first else { return }
+        if handle == MultiLinkControl.controlHandle {
+            guard let control = try? MultiLinkControl(bytes: bytes), control.client == MultiLinkControl.hostClient else {
+                dropped.controls += 1
+                return
+            }
+            if case let .registerResponse(_, service, status, given, _) = control, service == MultiLinkControl.Service.gfdi, status == 0 {
+                gfdiHandle = given
+                splitter.reset()
+            }
+            configuration.traffic?("control \(bytes.prefix(2).map { String(format: "%02x", $0) }.joined(separator: " ")) …")
+            sink?.yield(.control(control))
+            return
+        }
+        guard handle == gfdiHandle else {
+            dropped.otherHandles += 1
+            return
+        }
+        for found in splitter.append(bytes.dropFirst()) {
+            guard let form = try? found.get(), let decoded = try? COBS.decode(form), let frame = try? GFDIFrame(bytes: decoded) else {
+                dropped.frames += 1
+                continue
+            }
+            await received(frame)
+        }
+    }
+
+    /// The watch's messages: the handshake and time requests answered here, the rest to the
+    /// request that waits; a type nobody takes is answered "unsupported" (§3.2).
+    func received(_ frame: GFDIFrame) async {
+        configuration.traffic?("GFDI \(frame.type) (\(frame.payload.count) payload bytes)")
+        switch frame.type {
+        case GFDIType.deviceInformation:
+            guard let watch = try? GarminDeviceInformation(payload: frame.payload) else {
+                await send(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+                return
+            }
+            watchInformation = watch
+            let host = (try? Self.hostInformation.payload()) ?? []
+            await send(GFDIResponse(originalType: frame.type, status: .ack, extra: host).frame)
+        case GFDIType.authNegotiation:
+            guard let negotiation = try? GarminAuthNegotiation(payload: frame.payload) else {
+                await send(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+                return
+            }
+            await send(negotiation.answer.frame)
+        case GFDIType.configuration:
+            guard let configuration = try? GarminConfiguration(payload: frame.payload) else {
+                await send(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+                return
+            }
+            watchConfiguration = configuration
+            await send(GFDIResponse(originalType: frame.type, status: .ack).frame)
+            // The host's own configuration: the watch's echoed, as garmin-bridge does.
+            await send(GFDIFrame(type: GFDIType.configuration, payload: configuration.payload))
+            if !handshakeDone {
+                handshakeDone = true
+                sink?.yield(.handshakeDone)
+            }
+        case GFDIType.currentTimeRequest:
+            guard let request = try? GarminCurrentTimeRequest(payload: frame.payload) else {
+                await send(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+                return
+            }
+            if givesTime {
+                await send(timeAnswer(request).frame)
+                timeAnswers += 1
+            } else {
+                await send(GFDIResponse(originalType: frame.type, status: .nak).frame)
+            }
+            sink?.yield(.frame(frame))
+        case GFDIType.synchronization:
+            await send(GFDIResponse(originalType: frame.type, status: .ack).frame)
+        case GFDIType.response:
+            sink?.yield(.frame(frame))
+        case GFDIType.fileTransferData:
+            if let sink {
+                sink.yield(.frame(frame))
+            } else {
+                dropped.strayChunks += 1
+                let offset = (try? GarminFileData(payload: frame.payload)).map(\.offset) ?? 0
+                await send(GarminFileData(crc: 0, offset: offset, data: []).answer(.abort).frame)
+            }
+        default:
+            await send(GFDIResponse(originalType: frame.type, status: .unsupported).frame)
+        }
+    }
+}

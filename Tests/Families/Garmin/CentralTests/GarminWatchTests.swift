@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import TSDevice
+import TSGarmin
+import TSGarminSimulator
+import TSGarminWatch
+import TSGATT
+import TSModels
+import TSStore
+import TSTransport
+
+/// The Garmin central against the simulated watch on a loopback link: the session the watch
+/// leads, the time it asks for, and a sync of its FIT files into a store, archived only after the
+/// commit (protocol-spec/garmin/garmin.md §4, §5, §8).
+@Suite("the Garmin central and the simulated watch")
+struct GarminWatchTests {
+    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+    /// 2025-11-23 07:30:00 UTC.
+    static let now = Date(timeIntervalSince1970: 1_763_883_000)
+    static let watchId = WatchID("00:AA:01:01:00:07")!
+
+    static func rig(days: Int = 7, syncTimeOnConnect: Bool = true) throws -> (SimulatedGarminWatch, GarminWatch) {
+        let simulated = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: berlin, now: now, days: days))
+        var configuration = WatchConfiguration()
+        configuration.timeZone = berlin
+        configuration.now = { now }
+        configuration.syncTimeOnConnect = syncTimeOnConnect
+        let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(247)), configuration: configuration)
+        return (simulated, central)
+    }
+
+    @Test("connect: the watch's handshake answered, its device information read, its time request given the gateway's clock")
+    func connectLearnsTheWatchAndGivesItTheTime() async throws {
+        let (simulated, central) = try Self.rig()
+        let info = try await central.connect()
+        #expect(info.model == "Instinct 2S")
+        #expect(info.firmware == "14.12")
+        #expect(info.standard?.serialNumber == String(0x5157_0001))
+        #expect(info.dialect == .garmin)
+        #expect(info.capabilities.sleepSync?.acknowledges == true && info.capabilities.heartRateHistory && info.capabilities.alarms == nil)
+        let statistics = await simulated.statistics
+        #expect(statistics.handshakesCompleted == 1)
+        #expect(statistics.refused == 0)
+        let given = try #require(await simulated.hostTime)
+        #expect(GarminTime.unix(given.now) == Int64(Self.now.timeIntervalSince1970))
+        #expect(given.utcOffset == 3600)
+        #expect(await central.drops == GarminDropCounts())
+        await central.disconnect()
+    }
+
+    @Test("a clock not trusted is not handed on: the watch's own time request is refused until time sync")
+    func anUntrustedClockIsGivenOnlyWhenAsked() async throws {
+        let (simulated, central) = try Self.rig(syncTimeOnConnect: false)
+        try await central.connect()
+        #expect(await simulated.hostTime == nil)
+        try await central.syncTime()
+        #expect(await simulated.hostTime.map { GarminTime.unix($0.now) } == Int64(Self.now.timeIntervalSince1970))
+        #expect(await central.timeAnswers == 1)
+        await central.disconnect()
+    }
+
+    @Test("a week's sync stores exactly the watch's nights and heart rate, and archives the files read only after the commit")
+    func aWeeksSyncIsTheGroundTruthAndArchivesAfterTheCommit() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-garmin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (simulated, central) = try Self.rig()
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let from = Int64(Self.now.timeIntervalSince1970) - 7 * 86_400
+        let archivedWhileStoring = ArchivedSeen()
+        var sync = SleepSync(watch: central, store: store, watchId: Self.watchId)
+        sync.willStore = { _ in await archivedWhileStoring.note(await simulated.archived) }
+        let report = try await sync.run(from: from)
+        await central.disconnect()
+
+        let history = simulated.history
+        let truth = history.sleepItems.filter { $0.start >= from }
+        #expect(try await store.sleepRecords(watch: Self.watchId) == truth)
+        #expect(report.fetched == truth.count && report.stored == truth.count)
+        let heartRate = history.heartRates.filter { Int64($0.time.timeIntervalSince1970) >= from }
+        #expect(report.heartRateFetched == heartRate.count && report.heartRateStored == heartRate.count)
+        #expect(report.reconnects == 0)
+        // Every file read is archived, and none while its records were still to be stored.
+        #expect(await simulated.archived == Set(history.directory.map(\.index)))
+        #expect(await archivedWhileStoring.seen.allSatisfy(\.isEmpty))
+
+        // The next sync stores nothing new.
+        let again = try await SleepSync(watch: central, store: store, watchId: Self.watchId).run(from: from)
+        #expect(again.stored == 0 && again.heartRateStored == 0)
+    }
+
+    actor ArchivedSeen {
+        var seen: [Set<UInt16>] = []
+        func note(_ archived: Set<UInt16>) { seen.append(archived) }
+    }
+}
