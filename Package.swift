@@ -152,12 +152,15 @@ let package = Package(
         .target(name: "TSQRingFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSQRing", "TSQRingWatch",
                                                       "TSQRingSimulator", "TSSimulatorPeripheral", "TSQRingPeripheral"],
                 path: "Sources/Families/QRing/Family"),
+        .target(name: "TSGarminFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSGarmin", "TSGarminWatch",
+                                                       "TSGarminSimulator"],
+                path: "Sources/Families/Garmin/Family"),
         .target(name: "TSHuamiFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSHuami", "TSHuamiWatch",
                                                       "TSHuamiSimulator", "TSSimulatorPeripheral", "TSHuamiPeripheral"],
                 path: "Sources/Families/Huami/Family"),
         // The registry: one line per family (WatchFamilies.builtIn). The front doors read it; the watch service below links no simulator.
         .target(name: "TSFamilies", dependencies: ["TSFamilyKit", "TSModels", "TSDevice", "TSWatchService",
-                                                   "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily"]),
+                                                   "TSProtocolV1Family", "TSNpkFamily", "TSQRingFamily", "TSHuamiFamily", "TSGarminFamily"]),
         // The `org.tsgateway` D-Bus API as both sides see it: bus, interface, member and signal names, typed
         // encodings of its values, the event and night vocabularies, and `GatewayClient`, the CLI's client of a running daemon.
         .target(name: "TSGatewayAPI", dependencies: ["TSModels", "TSSleep", "TSStore", "TSDevice", "TSWatchService", "TSDBus"]),

@@ -1,6 +1,7 @@
 import Synchronization
 import TSDevice
 import TSFamilyKit
+import TSGarminFamily
 import TSHuamiFamily
 import TSNpkFamily
 import TSProtocolV1Family
@@ -11,7 +12,7 @@ import TSWatchService
 /// The families this build knows.
 public enum WatchFamilies {
     /// One line per family: its registration.
-    public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring, .huami]
+    public static let builtIn: [WatchFamily] = [.protocolV1, .standardServices, .npk, .qring, .huami, .garmin]
 
     private static let registered = Mutex<[WatchFamily]>(builtIn)
 

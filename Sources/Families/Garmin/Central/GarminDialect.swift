@@ -14,8 +14,9 @@ extension WatchDialect {
     public static let garmin: WatchDialect = {
         var dialect = WatchDialect(
             name: .garmin, summary: "Garmin watches (Forerunner, Fenix, Venu, Instinct…): GFDI over Multi-Link, sleep and heart rate as FIT files",
-            gatt: .garmin, makeCentral: { GarminWatch(transport: $0, configuration: $1) })
+            gatt: .garmin, captureDecoder: GarminCaptureDecoder(), makeCentral: { GarminWatch(transport: $0, configuration: $1) })
         dialect.identification = .garmin
+        dialect.centralTimes = GarminCentralTimes()
         return dialect
     }()
 }

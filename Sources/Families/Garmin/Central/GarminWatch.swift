@@ -45,8 +45,12 @@ public actor GarminWatch: LinkedCentral {
     /// The handle the watch gave GFDI on the current link, and the COBS stream on it.
     var gfdiHandle: UInt8?
     var splitter = COBSFrameSplitter()
-    /// The watch's CONFIGURATION came and was answered on the current link: the session is open.
+    /// The watch's CONFIGURATION came and was answered on the current link (the host's own and
+    /// SYNC_READY sent), the watch acknowledged SYNC_READY, and time requests it made: the session
+    /// is open once all three are in.
     var handshakeDone = false
+    var syncReadyAcknowledged = false
+    var timeRequests = 0
     /// Whether a time request is answered with this central's clock: when the configuration sets
     /// the clock at connect, or once `syncTime` asked; else it is refused (NAK), as a clock the
     /// gateway does not trust is not handed on.
@@ -97,26 +101,35 @@ public actor GarminWatch: LinkedCentral {
         gfdiHandle = nil
         splitter.reset()
         handshakeDone = false
+        syncReadyAcknowledged = false
+        timeRequests = 0
         givesTime = configuration.syncTimeOnConnect
         return try await describing {
             // What a phone before left open is closed; then GFDI, whose registration the watch
-            // answers with a handle and at once its handshake (§4), which `received` answers.
+            // answers with a handle and at once its handshake (§4), which `received` answers in
+            // the order it comes, SYNC_READY included.
             _ = try await exchange(control: .closeAllRequest(client: MultiLinkControl.hostClient), what: "CLOSE_ALL") { delivery in
                 if case let .control(.closeAllResponse(client)) = delivery, client == MultiLinkControl.hostClient { return () }
                 return nil
             }
-            _ = try await exchange(control: .registerRequest(client: MultiLinkControl.hostClient, service: MultiLinkControl.Service.gfdi, reliable: 0),
-                                   what: "the GFDI registration and the watch's handshake") { delivery in
-                if case .handshakeDone = delivery { return () }
-                return nil
+            do {
+                _ = try await exchange(control: .registerRequest(client: MultiLinkControl.hostClient, service: MultiLinkControl.Service.gfdi, reliable: 0),
+                                       what: "the GFDI registration and the watch's handshake") { [self] _ in sessionOpen ? () : nil }
+            } catch WatchError.timeout where handshakeDone && syncReadyAcknowledged && timeRequests == 0 {
+                // A watch that does not ask the time by itself is told it changed.
+                try await promptTimeRequest()
             }
-            try await sendSystemEvent(GarminSystemEvent.syncReady)
             let described = describe()
             info = described
-            if configuration.syncTimeOnConnect { try await syncTime() }
             return described
         }
     }
+
+    /// The watch's handshake answered, SYNC_READY acknowledged, and its time request (§4 step 6)
+    /// answered or refused. Waiting for the last too leaves no message of the watch's session
+    /// start to cross the central's next request: what the central writes follows only what the
+    /// watch sent, in its order, so a recorded session replays write for write.
+    var sessionOpen: Bool { handshakeDone && syncReadyAcknowledged && timeRequests > 0 }
 
     private func describe() -> DeviceInfo {
         let watch = watchInformation
@@ -142,12 +155,14 @@ public actor GarminWatch: LinkedCentral {
     /// with this central's clock: no message sets a Garmin watch's clock (§5).
     public func syncTime() async throws {
         givesTime = true
-        let before = timeAnswers
+        try await promptTimeRequest()
+    }
+
+    /// 5030 TIME_UPDATED, then the watch's time request, answered or refused by `received`.
+    func promptTimeRequest() async throws {
+        let before = timeRequests
         _ = try await exchange(frames: [GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: GarminSystemEvent.timeUpdated).payload)],
-                               what: "the watch's time request after TIME_UPDATED") { [self] delivery in
-            if case let .frame(frame) = delivery, frame.type == GFDIType.currentTimeRequest, timeAnswers > before { return () }
-            return nil
-        }
+                               what: "the watch's time request after TIME_UPDATED") { [self] _ in timeRequests > before ? () : nil }
     }
 
     /// The answer to a time request (§5): now in Garmin seconds, the zone's offset with daylight
@@ -253,15 +268,6 @@ public actor GarminWatch: LinkedCentral {
         }
     }
 
-    func sendSystemEvent(_ event: UInt8) async throws {
-        _ = try await exchange(frames: [GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: event).payload)],
-                               what: "SYSTEM_EVENT \(event)") { delivery in
-            if case let .frame(frame) = delivery, frame.type == GFDIType.response,
-               (try? GFDIResponse(payload: frame.payload))?.originalType == GFDIType.systemEvent { return () }
-            return nil
-        }
-    }
-
     // MARK: Receiving
 
     package func received(_ bytes: [UInt8]) async {
@@ -318,9 +324,10 @@ public actor GarminWatch: LinkedCentral {
             }
             watchConfiguration = configuration
             await send(GFDIResponse(originalType: frame.type, status: .ack).frame)
-            // The host's own configuration: the watch's echoed, as garmin-bridge does.
+            // The host's own configuration: the watch's echoed, as garmin-bridge does; then SYNC_READY.
             await send(GFDIFrame(type: GFDIType.configuration, payload: configuration.payload))
             if !handshakeDone {
+                await send(GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: GarminSystemEvent.syncReady).payload))
                 handshakeDone = true
                 sink?.yield(.handshakeDone)
             }
@@ -335,10 +342,14 @@ public actor GarminWatch: LinkedCentral {
             } else {
                 await send(GFDIResponse(originalType: frame.type, status: .nak).frame)
             }
+            timeRequests += 1
             sink?.yield(.frame(frame))
         case GFDIType.synchronization:
             await send(GFDIResponse(originalType: frame.type, status: .ack).frame)
         case GFDIType.response:
+            if handshakeDone, !syncReadyAcknowledged, (try? GFDIResponse(payload: frame.payload))?.originalType == GFDIType.systemEvent {
+                syncReadyAcknowledged = true
+            }
             sink?.yield(.frame(frame))
         case GFDIType.fileTransferData:
             if let sink {

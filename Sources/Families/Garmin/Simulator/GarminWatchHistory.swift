@@ -17,7 +17,8 @@ public struct GarminWatchHistory: Sendable {
         let end = Int64(now.timeIntervalSince1970)
         let start = end - Int64(days) * 86_400
         let samples = HeartRateHistoryGenerator(seed: seed).samples(start: start, end: end, records: items)
-        sleepItems = items
+        // What it holds: the nights that end in one of its days (an earlier night's file is gone).
+        sleepItems = items.filter { $0.end > start }
         heartRates = samples
         var files: [UInt16: [UInt8]] = [:]
         var directory: [GarminDirectoryEntry] = []
