@@ -15,10 +15,11 @@ struct TSGateway: AsyncParsableCommand {
             project's open protocol (the built-in simulator speaks it; no retail watch does yet); \
             TopStep's NPK protocol (`--dialect npk`, reconstructed from TopStep's SDK); QRing \
             smart rings (`--dialect qring`, Colmi and Yawell); Huami bands (`--dialect huami`, \
-            Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2, with the band's auth key); and the standard \
-            services of any band (Device Information, Battery, Current Time, Heart Rate). NPK, \
-            QRing and Huami work against the project's simulated devices and have not been \
-            tried on physical ones yet.
+            Mi Band 3–6, Amazfit Bip/GTS/GTR 1–2, with the band's auth key); Garmin watches \
+            (`--dialect garmin`, Forerunner, Fenix, Venu, Instinct: sleep and heart rate from \
+            their FIT files); and the standard services of any band (Device Information, \
+            Battery, Current Time, Heart Rate). NPK, QRing, Huami and Garmin work against the \
+            project's simulated devices and have not been tried on physical ones yet.
             """,
         version: GatewayVersion.current,
         subcommands: [

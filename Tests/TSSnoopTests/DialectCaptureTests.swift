@@ -23,7 +23,10 @@ import TSTransport
     // The zone the central sets a ring's clock in and the capture decoder reads it in: this machine's.
     static let zone = TimeZone.current
     static let watchAddress = BluetoothAddress("C0:FF:EE:00:00:01")!
-    static let dialects: [Dialect] = [.protocolV1, .npk, .qring]
+    /// Every family with a simulated device whose exchange goes over its pairs only (a band's
+    /// characteristics are HuamiCaptureTests').
+    static let dialects: [Dialect] = WatchFamilies.builtIn
+        .filter { $0.simulated != nil && $0.dialect.capturable?.profile.characteristics.isEmpty == true }.map(\.name)
     static let from = Int64(now.timeIntervalSince1970) - 3 * 86400
 
     struct Recorded {

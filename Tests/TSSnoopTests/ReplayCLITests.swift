@@ -22,7 +22,8 @@ import TSWatchService
     static let zone = TimeZone(identifier: "Europe/Berlin")!
     static let from = Int64(now.timeIntervalSince1970) - 3 * 86_400
     static let watch = WatchID("00:00:5E:00:53:02")!
-    static let dialects: [Dialect] = [.protocolV1, .npk, .qring, Dialect(rawValue: "huami")]
+    /// Every family with a simulated device whose exchange a capture can hold.
+    static let dialects: [Dialect] = WatchFamilies.builtIn.filter { $0.simulated != nil && $0.dialect.capturable != nil }.map(\.name)
 
     struct Recorded {
         var entries: [CaptureEntry]

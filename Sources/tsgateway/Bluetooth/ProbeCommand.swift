@@ -7,15 +7,19 @@ import TSModels
 import TSWatchService
 
 struct ProbeCommand: AsyncParsableCommand {
+    /// Each known dialect's identification exchange, from its registration: "v1: …; npk: …".
+    static var identifications: String {
+        WatchFamilies.dialects.compactMap { dialect in dialect.identification.map { "\(dialect.name): \($0.asks)" } }.joined(separator: "; ")
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "probe",
         abstract: "Ask a device which dialect it speaks, without changing anything on it.",
         discussion: """
             Connects through BlueZ, lists the GATT table (services, characteristics and their \
             properties), reads Device Information, then runs the identification exchange of \
-            every dialect whose service the device offers: protocol v1's HELLO and DEVICE_INFO, \
-            NPK's device information (without logging in), QRing's battery request. None of \
-            them sets the clock, pairs, binds or changes a setting. Says which dialect answered \
+            every dialect whose service the device offers (\(identifications)). None of them \
+            sets the clock, pairs, binds or changes a setting. Says which dialect answered \
             and what to type next (`tsgateway pair ADDRESS --dialect NAME`); a device that \
             answers none is "standard services only" when it has them, else unknown: see \
             README's "Reporting a problem / adding a watch".

@@ -21,6 +21,9 @@ struct ProtocolCommand: ParsableCommand {
 
 extension ProtocolCommand {
     struct Decode: ParsableCommand {
+        /// The dialects whose exchange a capture can hold: "v1, npk, qring, huami, garmin".
+        static var decodable: String { WatchFamilies.dialects.filter { $0.capturable != nil }.map(\.name.rawValue).joined(separator: ", ") }
+
         static let configuration = CommandConfiguration(
             abstract: "Decode a captured byte stream or HCI capture into frames and their meaning, in any dialect.",
             discussion: """
@@ -33,8 +36,8 @@ extension ProtocolCommand {
                 --time-zone (default: this machine's zone).
 
                 With --btsnoop, the watch exchange of an HCI capture (tsgateway capture, btmon -w, \
-                Android's HCI snoop log) is decoded in whichever dialect it carries (v1, npk, qring, \
-                huami): the dialect whose service the capture's GATT discovery found, else the one \
+                Android's HCI snoop log) is decoded in whichever dialect it carries \
+                (\(Self.decodable)): the dialect whose service the capture's GATT discovery found, else the one \
                 whose frames its handles carry, or the one --dialect names. ATT writes to the \
                 dialect's write characteristics, notifications of its notify characteristics and, \
                 for a dialect that speaks over more characteristics (huami), reads of them are \

@@ -119,7 +119,7 @@ public actor GarminWatch: LinkedCentral {
                 // A watch that does not ask the time by itself is told it changed.
                 try await promptTimeRequest()
             }
-            let described = describe()
+            let described = describe(services: connection?.services)
             info = described
             return described
         }
@@ -131,10 +131,12 @@ public actor GarminWatch: LinkedCentral {
     /// watch sent, in its order, so a recorded session replays write for write.
     var sessionOpen: Bool { handshakeDone && syncReadyAcknowledged && timeRequests > 0 }
 
-    private func describe() -> DeviceInfo {
+    private func describe(services: ServiceSet?) -> DeviceInfo {
         let watch = watchInformation
         return DeviceInfo(model: watch.map { $0.deviceName.isEmpty ? $0.bluetoothName : "\($0.deviceName) \($0.model)".trimmingCharacters(in: .whitespaces) } ?? "Garmin watch",
                           firmware: watch?.softwareVersion ?? "unknown", capabilities: Self.capabilities,
+                          // The transport counts the dialect's own service as `.protocolV1`; the watch's is not v1's.
+                          services: services.map { ServiceSet($0.sorted.filter { $0 != .protocolV1 }) },
                           standard: StandardDeviceInformation(manufacturer: "Garmin", model: watch?.model,
                                                               serialNumber: watch.map { String($0.unit) }, softwareRevision: watch?.softwareVersion),
                           dialect: .garmin)
@@ -147,6 +149,15 @@ public actor GarminWatch: LinkedCentral {
         gfdiHandle = nil
         handshakeDone = false
         fanOut.send(.linkLost(reason: reason))
+    }
+
+    /// A Garmin watch takes alarms only in a settings file it cannot hand back (§10): none are read or written.
+    public func alarms() async throws -> [Alarm] {
+        throw WatchError.unsupported("reading its alarms back (a Garmin watch takes alarms in a settings file no client reads back; set them on the watch)")
+    }
+
+    public func setAlarms(_ alarms: [Alarm]) async throws {
+        throw WatchError.unsupported("alarms from the gateway yet (a Garmin watch takes them in a settings file; set them on the watch)")
     }
 
     // MARK: Time
