@@ -104,6 +104,8 @@ let package = Package(
         .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
                 path: "Sources/Families/Npk/Peripheral"),
         // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
+        .target(name: "TSGarminPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSGarmin", "TSGarminSimulator"],
+                path: "Sources/Families/Garmin/Peripheral"),
         .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
                 path: "Sources/Families/QRing/Peripheral"),
         // The simulated Huami band as a BlueZ peripheral: the band's services and characteristics, its auth, the advertisement.
@@ -152,8 +154,8 @@ let package = Package(
         .target(name: "TSQRingFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSQRing", "TSQRingWatch",
                                                       "TSQRingSimulator", "TSSimulatorPeripheral", "TSQRingPeripheral"],
                 path: "Sources/Families/QRing/Family"),
-        .target(name: "TSGarminFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSGarmin", "TSGarminWatch",
-                                                       "TSGarminSimulator"],
+        .target(name: "TSGarminFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSGarmin", "TSGarminWatch",
+                                                       "TSGarminSimulator", "TSSimulatorPeripheral", "TSGarminPeripheral"],
                 path: "Sources/Families/Garmin/Family"),
         .target(name: "TSHuamiFamily", dependencies: ["TSFamilyKit", "TSModels", "TSGATT", "TSTransport", "TSDevice", "TSBlueZ", "TSHuami", "TSHuamiWatch",
                                                       "TSHuamiSimulator", "TSSimulatorPeripheral", "TSHuamiPeripheral"],

@@ -107,6 +107,9 @@ public struct SimulatedWatchOptions: Sendable {
     /// Device Information, Battery, Current Time and Heart Rate beside protocol v1.
     public var standardServices = true
     public var packetDelay: Duration = .zero
+    /// A test's hold on the link: after this many notifications, the next wait until `resumeFile` exists.
+    public var pauseAfterNotifications: Int?
+    public var resumeFile: String?
     public var disconnectEvery: Int?
     /// Each answer reaches the central this long after the watch sent it, after its write returned
     /// (`FaultInjection.answerLateness`); zero: at once.
@@ -120,7 +123,10 @@ public struct SimulatedWatchOptions: Sendable {
     public init() {}
 
     /// The link's faults.
-    public var faults: FaultInjection { FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery, answerLateness: answerLateness) }
+    public var faults: FaultInjection {
+        FaultInjection(delay: packetDelay, disconnectEvery: disconnectEvery, answerLateness: answerLateness,
+                       pauseAfterNotifications: pauseAfterNotifications, resumeFile: resumeFile)
+    }
 
     /// The sleep history every family's simulated device starts from (a ring stages its own).
     public var sleepRecords: [SleepItem] {

@@ -301,7 +301,7 @@ private struct Reader {
             throw fail(node, "each watch must be a mapping such as `- address: AA:BB:CC:DD:EE:FF`")
         }
         let secretKeys = Array(Set(dialects.compactMap(\.credential?.key))).sorted()
-        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"] + secretKeys, what: "a watch")
+        let entries = try pairs(mapping, allowed: ["address", "name", "adapter", "simulated", "seed", "history-days", "packet-delay", "pause-after-packets", "resume-file", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "smart-wake", "dialect", "ground-truth"] + secretKeys, what: "a watch")
         let simulated = try entries["simulated"].map { (pair) throws(ConfigurationError) in try bool(pair.value, "simulated") } ?? false
         let address: WatchID
         if let node = entries["address"]?.value {
@@ -332,12 +332,21 @@ private struct Reader {
             guard adapter.hasPrefix("hci"), Int(adapter.dropFirst(3)) != nil else { throw fail(node, "adapter must look like hci0, got \"\(adapter)\"") }
             watch.adapter = adapter
         }
-        for key in ["seed", "history-days", "packet-delay", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "ground-truth"] where entries[key] != nil && !simulated {
+        for key in ["seed", "history-days", "packet-delay", "pause-after-packets", "resume-file", "disconnect-every", "live-stage-interval", "heart-rate-interval", "standard-services", "protocol-v1", "protocol", "ground-truth"] where entries[key] != nil && !simulated {
             throw fail(entries[key]?.key, "\(key) applies only to a simulated watch (`simulated: true`)")
         }
         if let node = entries["seed"]?.value { watch.seed = UInt64(try integer(node, "seed", 0...Int.max)) }
         if let node = entries["history-days"]?.value { watch.historyDays = try integer(node, "history-days", 1...365) }
         if let node = entries["packet-delay"]?.value { watch.packetDelay = try duration(node, "packet-delay", minimum: .zero, allowZero: true) }
+        if let node = entries["pause-after-packets"]?.value { watch.pauseAfterPackets = try integer(node, "pause-after-packets", 0...10_000_000) }
+        if let node = entries["resume-file"]?.value {
+            let path = try string(node, "resume-file")
+            guard path.hasPrefix("/") else { throw fail(node, "resume-file must be an absolute path, got \"\(path)\"") }
+            watch.resumeFile = path
+        }
+        if (watch.pauseAfterPackets == nil) != (watch.resumeFile == nil) {
+            throw fail((entries["pause-after-packets"] ?? entries["resume-file"])?.key, "pause-after-packets and resume-file go together: the link pauses after that many packets until the file exists")
+        }
         if let node = entries["disconnect-every"]?.value { watch.disconnectEvery = try integer(node, "disconnect-every", 10...10_000_000) }
         if let node = entries["live-stage-interval"]?.value { watch.liveStageInterval = try duration(node, "live-stage-interval", minimum: .milliseconds(10)) }
         if let node = entries["heart-rate-interval"]?.value { watch.heartRateInterval = try duration(node, "heart-rate-interval", minimum: .milliseconds(10)) }

@@ -21,6 +21,10 @@ public struct GatewayConfiguration: Sendable {
         public var historyDays = 30
         /// Simulated link slowness: a pause before each packet on the link.
         public var packetDelay: Duration = .zero
+        /// A test's hold on the simulated link (`pause-after-packets`, `resume-file`): after that many
+        /// notifications, the next wait until the file exists.
+        public var pauseAfterPackets: Int?
+        public var resumeFile: String?
         /// Simulated link loss: the link drops after this many packets.
         public var disconnectEvery: Int?
         /// Simulated live night: stage events this far apart while the daemon is connected.

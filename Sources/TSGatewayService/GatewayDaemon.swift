@@ -204,6 +204,8 @@ extension GatewayConfiguration.WatchEntry {
         options.servesProtocolV1 = servesProtocolV1
         options.standardServices = standardServices
         options.packetDelay = packetDelay
+        options.pauseAfterNotifications = pauseAfterPackets
+        options.resumeFile = resumeFile
         options.disconnectEvery = disconnectEvery
         options.liveStageInterval = liveStageInterval
         options.heartRateInterval = heartRateInterval

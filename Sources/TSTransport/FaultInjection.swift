@@ -18,10 +18,17 @@ public struct FaultInjection: Sendable, Hashable {
     /// returned long before (a band whose answer comes after the write's response, late). Zero:
     /// delivered as sent, before the write returns.
     public var answerLateness: Duration
+    /// After this many notifications on a link, each next one waits until `resumeFile` exists:
+    /// a test holds a sync at a point it chooses (a disk filled mid-sync) instead of racing it.
+    public var pauseAfterNotifications: Int?
+    public var resumeFile: String?
 
     public init(dropRate: Double = 0, duplicateRate: Double = 0, corruptRate: Double = 0, reorderRate: Double = 0,
-                delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1, answerLateness: Duration = .zero) {
+                delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1, answerLateness: Duration = .zero,
+                pauseAfterNotifications: Int? = nil, resumeFile: String? = nil) {
         self.answerLateness = answerLateness
+        self.pauseAfterNotifications = pauseAfterNotifications
+        self.resumeFile = resumeFile
         self.dropRate = dropRate
         self.duplicateRate = duplicateRate
         self.corruptRate = corruptRate

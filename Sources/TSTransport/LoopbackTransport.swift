@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TSModels
 import TSGATT
 
@@ -64,6 +67,7 @@ actor LoopbackConnection: TransportConnection {
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let peripheral: any PeripheralEndpoint
     private let faults: FaultInjection
+    private var notificationsDelivered = 0
     private var dice: FaultDice
     private var heldBackWrite: [UInt8]?
     private var heldBackNotification: [UInt8]?
@@ -150,10 +154,19 @@ actor LoopbackConnection: TransportConnection {
         guard isOpen else { return }
         for packet in applyFaults(chunk, heldBack: &heldBackNotification) {
             if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            await pauseIfAsked()
             guard isOpen else { return }
             continuation.yield(.notification(packet))
             await countPacket()
         }
+    }
+
+    /// `FaultInjection.pauseAfterNotifications`: past that count, waits for its resume file (or the link's end).
+    private func pauseIfAsked() async {
+        guard let after = faults.pauseAfterNotifications, let file = faults.resumeFile else { return }
+        notificationsDelivered += 1
+        guard notificationsDelivered > after else { return }
+        while isOpen, access(file, F_OK) != 0 { try? await Task.sleep(for: .milliseconds(50)) }
     }
 
     func writeSecondChannel(_ chunk: [UInt8]) async throws {
@@ -172,6 +185,7 @@ actor LoopbackConnection: TransportConnection {
         guard isOpen, let secondChannelContinuation else { return }
         for packet in applyFaults(chunk, heldBack: &heldBackSecondNotification) {
             if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            await pauseIfAsked()
             guard isOpen else { return }
             secondChannelContinuation.yield(packet)
             await countPacket()
@@ -221,6 +235,7 @@ actor LoopbackConnection: TransportConnection {
         heldBackCharacteristicNotifications[characteristic] = held
         for packet in packets {
             if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
+            await pauseIfAsked()
             guard isOpen else { return }
             // Nobody subscribed: the notification is lost, as on a real link.
             characteristicStreams[characteristic]?.forEach { $0.yield(packet) }

@@ -70,6 +70,8 @@ struct ConfigurationTests {
                 seed: 3
                 history-days: 5
                 packet-delay: 20ms
+                pause-after-packets: 40
+                resume-file: /tmp/soak/resume
                 disconnect-every: 500
                 live-stage-interval: 2s
                 heart-rate-interval: 250ms
@@ -97,6 +99,7 @@ struct ConfigurationTests {
         #expect(simulated.packetDelay == .milliseconds(20) && simulated.disconnectEvery == 500 && simulated.liveStageInterval == .seconds(2))
         #expect(simulated.heartRateInterval == .milliseconds(250) && !simulated.standardServices)
         #expect(simulated.simulatedProtocol == .version1)
+        #expect(simulated.pauseAfterPackets == 40 && simulated.resumeFile == "/tmp/soak/resume" && real.pauseAfterPackets == nil)
         #expect(simulated.groundTruth == "/tmp/soak/demo.json" && real.groundTruth == nil)
         #expect(real.heartRateInterval == .seconds(1) && real.standardServices && real.simulatedProtocol == .version1_1)
         #expect(real.smartWake == [0: 30, 3: 0] && simulated.smartWake == nil)
@@ -116,6 +119,8 @@ struct ConfigurationTests {
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n  - address: aa:bb:cc:dd:ee:ff", 3, "the watch AA:BB:CC:DD:EE:FF is listed twice"),
         ("watches:\n  - name: a\n    adapter: hci0", 2, "this watch has no address"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    seed: 3", 3, "seed applies only to a simulated watch"),
+        ("watches:\n  - simulated: true\n    pause-after-packets: 10", 3, "pause-after-packets and resume-file go together"),
+        ("watches:\n  - simulated: true\n    pause-after-packets: 10\n    resume-file: go", 4, "resume-file must be an absolute path"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    heart-rate-interval: 1s", 3, "heart-rate-interval applies only to a simulated watch"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: {0: 300}", 3, "smart-wake window must be 0…255, got 300"),
         ("watches:\n  - address: AA:BB:CC:DD:EE:FF\n    smart-wake: {first: 30}", 3, "smart-wake: \"first\" is not an alarm slot"),

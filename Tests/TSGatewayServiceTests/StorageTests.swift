@@ -13,12 +13,20 @@ import Testing
 @Suite("serve on a full or read-only disk", .enabled(if: ScratchDisk.unavailableReason == nil, "\(ScratchDisk.unavailableReason ?? "")"))
 struct StorageTests {
     static let watchId = WatchID("00:00:5E:00:54:01")!
-    /// Slow, so that the disk fails while the first sync is under way (serve's first sync reaches
-    /// back 30 days): with 300 ms a packet and the disk filled after 60 records, the sync once
-    /// ended before the full disk was noticed, beside the other suites in CI.
+    /// Held mid-sync: the link pauses after `pausedAfter` notifications until the test creates
+    /// the resume file, so the disk fails while the first sync (30 days back) is under way,
+    /// however slow the test process is. Pacing alone raced: 300 ms a packet once let the sync
+    /// end before the disk was filled beside the other suites in CI, and 500 ms did in a full
+    /// parallel run on 2 cores (the disk filled after all 766 records were stored).
     static let historyDays = 30
-    static func slowWatch(truth: String) -> String {
-        "simulated: true\nname: slow\nseed: 11\nhistory-days: \(historyDays)\npacket-delay: 500ms\nground-truth: \(truth)"
+    static let pausedAfter = 60
+    static func slowWatch(truth: String, resume: String) -> String {
+        "simulated: true\nname: slow\nseed: 11\nhistory-days: \(historyDays)\npacket-delay: 100ms\npause-after-packets: \(pausedAfter)\n"
+            + "resume-file: \(resume)\nground-truth: \(truth)"
+    }
+
+    static func resumePath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-resume-\(UUID().uuidString.prefix(8))").path
     }
 
     static func storageProperty(_ daemon: DaemonProcess) async throws -> String? {
@@ -57,7 +65,9 @@ struct StorageTests {
         defer { disk.remove() }
         let truthPath = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-truth-\(UUID().uuidString.prefix(8)).json").path
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
-        let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath)], disk: disk)
+        let resume = Self.resumePath()
+        defer { try? FileManager.default.removeItem(atPath: resume) }
+        let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath, resume: resume)], disk: disk)
         let truth = daemon.groundTruth(seed: 11, days: Self.historyDays)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "2"], timeout: .seconds(240))
@@ -65,9 +75,10 @@ struct StorageTests {
         #expect(try await Self.storageProperty(daemon) == "ok")
 
         try disk.fill()
+        FileManager.default.createFile(atPath: resume, contents: nil)
         #expect(try await eventually { try await Self.storageProperty(daemon) == "full" }, "\(daemon.log())")
         let storedWhileFull = try Self.records(daemon, disk).count
-        #expect(storedWhileFull < truth.count, "the sync ended before the disk was full; slow the watch down")
+        #expect(storedWhileFull < truth.count, "the sync ended before the disk was full, although its link was held")
         // An edit on the wrist while the disk refuses it.
         daemon.signal(SIGUSR1)
         try await Task.sleep(for: .seconds(3))
@@ -116,13 +127,16 @@ struct StorageTests {
         defer { disk.remove() }
         let truthPath = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-truth-\(UUID().uuidString.prefix(8)).json").path
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
-        let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath)], disk: disk)
+        let resume = Self.resumePath()
+        defer { try? FileManager.default.removeItem(atPath: resume) }
+        let daemon = try DaemonProcess(watches: [Self.slowWatch(truth: truthPath, resume: resume)], disk: disk)
         let truth = daemon.groundTruth(seed: 11, days: Self.historyDays)
         try await daemon.start()
         async let events = daemon.cli(["events", "--type", "storage", "--count", "1"], timeout: .seconds(240))
         #expect(try await eventually { try Self.records(daemon, disk).count >= 20 }, "\(daemon.log())")
 
         try disk.failLikeAnSDCard()
+        FileManager.default.createFile(atPath: resume, contents: nil)
         #expect(try await eventually { try await Self.storageProperty(daemon) == "read-only" }, "\(daemon.log())")
         try await Task.sleep(for: .seconds(3))
         #expect(daemon.process?.isRunning == true)

@@ -66,7 +66,7 @@ private let builtIn = WatchFamilies.builtIn.map(\.dialect)
     }
 
     @Test func anUnknownDialectAskedForIsAnErrorButAForgottenRememberedOneIsPassedOver() throws {
-        #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "garmin"), remembered: nil, serviceUUIDs: [], among: builtIn) }
+        #expect(throws: DialectError.self) { try DialectResolution.resolve(asked: Dialect(rawValue: "polar"), remembered: nil, serviceUUIDs: [], among: builtIn) }
         let chosen = try DialectResolution.resolve(asked: nil, remembered: Dialect(rawValue: "retired"), serviceUUIDs: [Self.v1Service], among: builtIn)
         #expect(chosen.dialect.name == .protocolV1)
         #expect(chosen.reason == .services)

@@ -9,7 +9,8 @@ import TSTransport
 
 extension WatchFamily {
     /// Garmin watches: the simulated watch serves its nights and heart rate as FIT files; it has no alarms to read back.
-    public static let garmin = WatchFamily(dialect: .garmin, simulated: SimulatedFamily { options in try SimulatedGarminDevice.open(options) })
+    public static let garmin = WatchFamily(dialect: .garmin, simulated: SimulatedFamily { options in try SimulatedGarminDevice.open(options) },
+                                           peripheral: .garmin)
 }
 
 /// The simulated Garmin watch as a simulated device.

@@ -65,6 +65,11 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         download = nil
     }
 
+    /// The link's ATT MTU as the central agreed it (a BlueZ peripheral learns it with a write): notifications are sliced to it.
+    public func linkMTUChanged(_ mtu: ATTMTU) {
+        slice = max(1, mtu.chunkSize - 1)
+    }
+
     public func centralDisconnected() async {
         send = nil
         handles = [:]

@@ -429,9 +429,12 @@ struct QRingRig {
         #expect(samples.count > 200, "a whole day of five-minute readings")
 
         var configuration = QRingRig.configuration
-        configuration.requestTimeout = .milliseconds(250)  // 1 s for the first packet over 4 attempts' time
+        // 4 s for the first packet (4 attempts' time), which a starved test process still meets
+        // (250 ms, 1 s in all, failed once in a full parallel run on 2 cores); the 24 packets
+        // 300 ms apart take 7.2 s together, longer than that wait, each well within the page's.
+        configuration.requestTimeout = .seconds(1)
         configuration.pageIdleTimeout = .seconds(2)
-        let paced = LateAnswers(ring, delay: .zero, gap: .milliseconds(150))  // 24 packets: 3.6 s together
+        let paced = LateAnswers(ring, delay: .zero, gap: .milliseconds(300))
         let watch = QRingWatch(transport: LoopbackTransport(peripheral: paced, mtu: try ATTMTU(247), standard: ring, name: ring.configuration.name,
                                                            secondChannel: ring),
                                configuration: configuration)
