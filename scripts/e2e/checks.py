@@ -419,10 +419,20 @@ def qring_sync_stored(path):
 
 
 @check("qring-sync-nothing-new")
+@check("sync-nothing-new")
 def qring_sync_nothing_new(path):
     """A second sync stored no sleep record and no heart-rate sample."""
     d = tail(path)
     assert d["stored"] == 0 and d["heartRateStored"] == 0, d
+
+
+@check("garmin-ble-read")
+def garmin_ble_read(path, model, firmware):
+    """garmin-ble's steps (scripts/garmin/garmin_ble_steps.py) read the watch's DEVICE_INFORMATION
+    (MODEL, FIRMWARE) and a time request after its sync_time was answered."""
+    d = tail(path)
+    assert d["model"] == model and d["firmware"] == firmware and d["timeAnswered"] is True, d
+    print(f"garmin-ble read {d['name']}: model {d['model']}, firmware {d['firmware']}; its time answer taken")
 
 
 @check("hr-equals-truth")

@@ -26,6 +26,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var framesReceived = 0
         public var handshakesCompleted = 0
         public var timeAnswers = 0
+        /// Time answers that named another reference than the last request's.
+        public var otherReferences = 0
         public var downloads = 0
         public var chunksSent = 0
         public var refused = 0
@@ -156,9 +158,13 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             statistics.handshakesCompleted += 1
             await askTime()
         case GFDIType.currentTimeRequest:
-            if let time = try? GarminCurrentTimeRequest.answered(response), time.reference == timeReference {
+            // Any answer with the time is taken, whatever reference it names: garmin-ble 0.3.2
+            // always names 0, Gadgetbridge the one asked (§5). A bare ACK (garmin-ble acknowledges
+            // every message first) carries no time.
+            if let time = try? GarminCurrentTimeRequest.answered(response) {
                 hostTime = (time.now, time.utcOffset)
                 statistics.timeAnswers += 1
+                if time.reference != timeReference { statistics.otherReferences += 1 }
             }
         case GFDIType.fileTransferData:
             guard let (status, next) = try? GarminFileData.answered(response), status == GarminFileData.TransferStatus.ok.rawValue else {
