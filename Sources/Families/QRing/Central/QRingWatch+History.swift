@@ -55,11 +55,18 @@ extension QRingWatch {
         return stream
     }
 
-    /// The heart-rate log of one day on the ring's clock.
+    /// The heart-rate log of one day on the ring's clock. A packet missing from the run of its
+    /// answer (lost, or overtaken: under EATT one characteristic's notifications travel over
+    /// several bearers, and the e2e journey `qring` (eatt) once met packet 15 before 14) is
+    /// damage on the link, not in the ring, which still holds its log: the link is closed and
+    /// the request given up as a lost link's, so a sync asks anew on a fresh link.
     public func heartRateLog(day: RingDate) async throws -> HeartRateLog {
         var assembler = HeartRateLogAssembler(day: day, zone: configuration.timeZone)
         do {
             return try await exchange(QRingRequest.heartRateLog(day: day)) { bytes in try assembler.feed(bytes) }
+        } catch let error as QRingError where error.code == .outOfOrder {
+            await closeLink()
+            throw WatchError.transferAbandoned("\(error.message); the ring keeps its log, so syncing again asks anew")
         } catch let error as WatchError {
             // The wait ended having seen only another day's log: say so, not just that none came.
             guard let other = assembler.passedOver else { throw error }
