@@ -105,6 +105,16 @@ extension GarminWatch {
     /// is answered so and the download is given up as a lost link's: the sync fetches the file
     /// anew on a fresh link.
     func download(index: UInt16, what: String) async throws -> [UInt8] {
+        do {
+            return try await downloadOnThisLink(index: index, what: what)
+        } catch let error as WatchError where error.isRecoverable {
+            // A file cut short, damaged or stalled: this link is given up, the next one asks anew.
+            await closeLink()
+            throw error
+        }
+    }
+
+    private func downloadOnThisLink(index: UInt16, what: String) async throws -> [UInt8] {
         var size: Int?
         var received: [UInt8] = []
         var crc: UInt16 = 0

@@ -55,6 +55,12 @@ public actor GarminWatch: LinkedCentral {
     /// the clock at connect, or once `syncTime` asked; else it is refused (NAK), as a clock the
     /// gateway does not trust is not handed on.
     var givesTime = false
+    /// A time request the central may not answer yet (its clock not trusted): held until `syncTime`
+    /// answers it or the central's next request refuses it (NAK) first, so that what the central
+    /// writes still follows only what the watch sent and what the caller asked.
+    var heldTimeRequest: GarminCurrentTimeRequest?
+    /// When the central last gave the watch its clock on this link.
+    var timeGiven: ContinuousClock.Instant?
     /// What waits for the watch: one request at a time.
     var sink: AsyncStream<Delivery>.Continuation?
     /// Files read whole on the last transfers, archived once the store holds what they gave.
@@ -104,6 +110,7 @@ public actor GarminWatch: LinkedCentral {
         syncReadyAcknowledged = false
         timeRequests = 0
         givesTime = configuration.syncTimeOnConnect
+        (heldTimeRequest, timeGiven) = (nil, nil)
         return try await describing {
             // What a phone before left open is closed; then GFDI, whose registration the watch
             // answers with a handle and at once its handshake (§4), which `received` answers in
@@ -115,11 +122,17 @@ public actor GarminWatch: LinkedCentral {
             do {
                 _ = try await exchange(control: .registerRequest(client: MultiLinkControl.hostClient, service: MultiLinkControl.Service.gfdi, reliable: 0),
                                        what: "the GFDI registration and the watch's handshake") { [self] _ in sessionOpen ? () : nil }
+            } catch WatchError.timeout where gfdiHandle != nil && !handshakeDone {
+                // A watch that leads no handshake (garmin-ble's simulated watch sends neither
+                // DEVICE_INFORMATION nor CONFIGURATION): the session goes on without them.
+                handshakeDone = true
+                _ = try await exchange(frames: [GFDIFrame(type: GFDIType.systemEvent, payload: GarminSystemEvent(event: GarminSystemEvent.syncReady).payload)],
+                                       what: "SYNC_READY") { delivery in Self.isAnswer(delivery, to: GFDIType.systemEvent) ? () : nil }
             } catch WatchError.timeout where handshakeDone && syncReadyAcknowledged && timeRequests == 0 {
                 // A watch that does not ask the time by itself is told it changed.
                 try await promptTimeRequest()
             }
-            let described = describe(services: connection?.services)
+            let described = describe(services: connection?.services, name: await connection?.peripheralName())
             info = described
             return described
         }
@@ -131,9 +144,10 @@ public actor GarminWatch: LinkedCentral {
     /// watch sent, in its order, so a recorded session replays write for write.
     var sessionOpen: Bool { handshakeDone && syncReadyAcknowledged && timeRequests > 0 }
 
-    private func describe(services: ServiceSet?) -> DeviceInfo {
+    /// The watch's DEVICE_INFORMATION; without one, its advertised name.
+    private func describe(services: ServiceSet?, name: String?) -> DeviceInfo {
         let watch = watchInformation
-        return DeviceInfo(model: watch.map { $0.deviceName.isEmpty ? $0.bluetoothName : "\($0.deviceName) \($0.model)".trimmingCharacters(in: .whitespaces) } ?? "Garmin watch",
+        return DeviceInfo(model: watch.map { $0.deviceName.isEmpty ? $0.bluetoothName : "\($0.deviceName) \($0.model)".trimmingCharacters(in: .whitespaces) } ?? name ?? "Garmin watch",
                           firmware: watch?.softwareVersion ?? "unknown", capabilities: Self.capabilities,
                           // The transport counts the dialect's own service as `.protocolV1`; the watch's is not v1's.
                           services: services.map { ServiceSet($0.sorted.filter { $0 != .protocolV1 }) },
@@ -164,9 +178,30 @@ public actor GarminWatch: LinkedCentral {
 
     /// Says the time changed (5030 TIME_UPDATED) and answers the watch's request for it (5052)
     /// with this central's clock: no message sets a Garmin watch's clock (§5).
+    /// A request the watch made and the central held is answered at once; a clock given on this
+    /// link moments ago (at connect) is not given again; else the watch is told the time changed.
     public func syncTime() async throws {
         givesTime = true
+        if let held = heldTimeRequest {
+            await takeTurn()
+            defer { endTurn() }
+            heldTimeRequest = nil
+            guard let link = connection else { throw WatchError.notConnected }
+            try await write(timeAnswer(held).frame, on: link)
+            timeAnswers += 1
+            timeGiven = .now
+            return
+        }
+        if let timeGiven, ContinuousClock.now - timeGiven < Self.timeStillFresh { return }
         try await promptTimeRequest()
+    }
+
+    /// How long a clock given on a link counts as just given (`syncTime` right after connect).
+    static let timeStillFresh: Duration = .seconds(30)
+
+    static func isAnswer(_ delivery: Delivery, to type: UInt16) -> Bool {
+        guard case let .frame(frame) = delivery, frame.type == GFDIType.response else { return false }
+        return (try? GFDIResponse(payload: frame.payload))?.originalType == type
     }
 
     /// 5030 TIME_UPDATED, then the watch's time request, answered or refused by `received`.
@@ -236,6 +271,11 @@ public actor GarminWatch: LinkedCentral {
         var timer = startTimer(configuration.singleAttemptTimeout, deliveries: count)
         defer { timer.cancel() }
         do {
+            if heldTimeRequest != nil {
+                // The held time request is refused before anything else is asked.
+                heldTimeRequest = nil
+                try await write(GFDIResponse(originalType: GFDIType.currentTimeRequest, status: .nak).frame, on: link)
+            }
             try await send(link)
         } catch let error as TransportError {
             throw error.category == .unavailable ? WatchError.disconnected(error.description) : error
@@ -301,8 +341,10 @@ public actor GarminWatch: LinkedCentral {
             return
         }
         for found in splitter.append(bytes.dropFirst()) {
-            guard let form = try? found.get(), let decoded = try? COBS.decode(form), let frame = try? GFDIFrame(bytes: decoded) else {
+            let frame: GFDIFrame
+            do { frame = try GFDIFrame(bytes: try COBS.decode(try found.get())) } catch {
                 dropped.frames += 1
+                configuration.traffic?("dropped a GFDI frame: \(error)")
                 continue
             }
             await received(frame)
@@ -350,8 +392,9 @@ public actor GarminWatch: LinkedCentral {
             if givesTime {
                 await send(timeAnswer(request).frame)
                 timeAnswers += 1
+                timeGiven = .now
             } else {
-                await send(GFDIResponse(originalType: frame.type, status: .nak).frame)
+                heldTimeRequest = request
             }
             timeRequests += 1
             sink?.yield(.frame(frame))

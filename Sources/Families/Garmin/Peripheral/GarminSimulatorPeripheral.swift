@@ -14,6 +14,8 @@ import TSTransport
 public final class GarminSimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/garminsimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
+    /// A Multiple Handle Value Notification entry's 2 bytes beside the ATT header's 3.
+    static let multipleNotificationOverhead = 2
 
     let bluez: BlueZ
     let watch: SimulatedGarminWatch
@@ -58,11 +60,19 @@ public final class GarminSimulatorPeripheral: @unchecked Sendable {
             self.report("a central is on the link")
             await watch.centralConnected(mtu: .default, send: send)
         }
+        // A transfer cut by fault injection: the watch's side disconnects the central.
+        await watch.onLinkLoss { [weak self] in
+            guard let self, let device = link.central else { return }
+            self.report("losing the link mid-transfer after \(await watch.statistics.chunksSent) chunks (fault injection)")
+            try? await self.bluez.disconnect(device)
+        }
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await watch.centralDisconnected() }
-        // BlueZ tells a GATT server the link's ATT MTU with each write; the watch's slices follow it.
+        // BlueZ tells a GATT server the link's ATT MTU with each write; the watch's slices follow
+        // it, 2 bytes short: bluetoothd batches notifications into Multiple Handle Value
+        // Notifications and cuts a longer value (a whole-MTU slice lost a frame under EATT).
         let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
             guard let mtu = options.mtu else { return }
-            if let agreed = try? ATTMTU(mtu) { await watch.linkMTUChanged(agreed) }
+            if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await watch.linkMTUChanged(room) }
             link.noteWrite(mtu: mtu)
         }
         let multiLink = LocalGattService(uuid: GarminGATT.service, characteristics: [

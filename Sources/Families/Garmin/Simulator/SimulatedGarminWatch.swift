@@ -21,6 +21,14 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public init() {}
     }
 
+    /// What goes wrong on purpose, each once, in the next download of a FIT file.
+    public enum Fault: Sendable, Hashable {
+        /// The watch loses the link after sending this many chunks of the file.
+        case cutTransfer(afterChunks: Int)
+        /// The file's first chunk carries a wrong running CRC.
+        case wrongCRC
+    }
+
     public struct Statistics: Sendable, Hashable {
         public var connections = 0
         public var framesReceived = 0
@@ -31,6 +39,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var downloads = 0
         public var chunksSent = 0
         public var refused = 0
+        public var transfersCut = 0
+        public var chunksDamaged = 0
     }
 
     public nonisolated let history: GarminWatchHistory
@@ -49,11 +59,23 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     var timeReference: UInt32 = 0
     /// The file being downloaded, and where its last chunk ended with the running CRC there.
     var download: (index: UInt16, bytes: [UInt8], sentTo: Int, crc: UInt16)?
+    var faults: [Fault] = []
+    /// The current download's faults: the chunks left before the link is lost, a CRC to damage.
+    var chunksBeforeCut: Int?
+    var damagesNextChunk = false
+    /// What its owner does when the watch loses the link (a BlueZ peripheral disconnects the central).
+    var linkLoss: (@Sendable () async -> Void)?
 
     public init(history: GarminWatchHistory, configuration: Configuration = Configuration()) {
         self.history = history
         self.configuration = configuration
     }
+
+    /// Queues a fault for the next download of a FIT file.
+    public func inject(_ fault: Fault) { faults.append(fault) }
+
+    /// Called when the watch loses the link on purpose (`Fault.cutTransfer`).
+    public func onLinkLoss(_ handler: @escaping @Sendable () async -> Void) { linkLoss = handler }
 
     // MARK: The link
 
@@ -191,6 +213,13 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         }
         statistics.downloads += 1
         download = (request.index, bytes, 0, 0)
+        (chunksBeforeCut, damagesNextChunk) = (nil, false)
+        if request.index != 0, !faults.isEmpty {
+            switch faults.removeFirst() {
+            case let .cutTransfer(afterChunks): chunksBeforeCut = afterChunks
+            case .wrongCRC: damagesNextChunk = true
+            }
+        }
         await sendFrame(request.answer(downloadStatus: 0, fileSize: UInt32(bytes.count)).frame)
         await sendChunk(from: Int(request.offset))
     }
@@ -200,10 +229,26 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             self.download = nil
             return
         }
+        if let left = chunksBeforeCut {
+            guard left > 0 else {
+                // The link is lost mid-file: nothing more goes out on it.
+                (chunksBeforeCut, self.download) = (nil, nil)
+                statistics.transfersCut += 1
+                send = nil
+                await linkLoss?()
+                return
+            }
+            chunksBeforeCut = left - 1
+        }
         // The host asks for the offset after the last chunk, whose CRC is kept; another offset is computed afresh.
-        let chunk = GarminFileData.chunk(of: download.bytes, at: offset, chunkSize: configuration.chunkSize,
+        var chunk = GarminFileData.chunk(of: download.bytes, at: offset, chunkSize: configuration.chunkSize,
                                          crcBefore: offset == download.sentTo ? download.crc : nil)
         self.download = (download.index, download.bytes, offset + chunk.data.count, chunk.crc)
+        if damagesNextChunk {
+            damagesNextChunk = false
+            chunk.crc ^= 0xFFFF
+            statistics.chunksDamaged += 1
+        }
         statistics.chunksSent += 1
         await sendFrame(GFDIFrame(type: GFDIType.fileTransferData, payload: chunk.payload))
     }

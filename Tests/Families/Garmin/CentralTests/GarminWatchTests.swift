@@ -19,12 +19,13 @@ struct GarminWatchTests {
     static let now = Date(timeIntervalSince1970: 1_763_883_000)
     static let watchId = WatchID("00:AA:01:01:00:07")!
 
-    static func rig(days: Int = 7, syncTimeOnConnect: Bool = true) throws -> (SimulatedGarminWatch, GarminWatch) {
+    static func rig(days: Int = 7, syncTimeOnConnect: Bool = true, pageIdle: Duration = .seconds(2)) throws -> (SimulatedGarminWatch, GarminWatch) {
         let simulated = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: berlin, now: now, days: days))
         var configuration = WatchConfiguration()
         configuration.timeZone = berlin
         configuration.now = { now }
         configuration.syncTimeOnConnect = syncTimeOnConnect
+        configuration.pageIdleTimeout = pageIdle
         let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(247)), configuration: configuration)
         return (simulated, central)
     }
@@ -87,6 +88,34 @@ struct GarminWatchTests {
         // The next sync stores nothing new.
         let again = try await SleepSync(watch: central, store: store, watchId: Self.watchId).run(from: from)
         #expect(again.stored == 0 && again.heartRateStored == 0)
+    }
+
+    /// A transfer cut mid-file (the watch loses the link) or a chunk whose running CRC fails:
+    /// nothing of that file is stored, the link is given up, and the sync fetches it anew on a
+    /// fresh link; the store ends with exactly the watch's history, nothing twice.
+    @Test("a cut transfer and a chunk with a bad CRC are fetched anew on a fresh link, nothing stored twice",
+          arguments: [SimulatedGarminWatch.Fault.cutTransfer(afterChunks: 1), .wrongCRC])
+    func aDamagedTransferIsFetchedAnew(fault: SimulatedGarminWatch.Fault) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-garmin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (simulated, central) = try Self.rig(pageIdle: .milliseconds(300))
+        await simulated.inject(fault)
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let from = Int64(Self.now.timeIntervalSince1970) - 7 * 86_400
+        var sync = SleepSync(watch: central, store: store, watchId: Self.watchId)
+        sync.firstBackoff = .milliseconds(20)
+        let report = try await sync.run(from: from)
+        await central.disconnect()
+        #expect(report.reconnects == 1, "\(report)")
+        #expect(report.heartRateError == nil)
+        let history = simulated.history
+        #expect(try await store.sleepRecords(watch: Self.watchId) == history.sleepItems.filter { $0.start >= from })
+        let heartRate = try await store.heartRate(watch: Self.watchId)
+        #expect(heartRate.count == history.heartRates.filter { Int64($0.time.timeIntervalSince1970) >= from }.count)
+        let statistics = await simulated.statistics
+        #expect(statistics.transfersCut + statistics.chunksDamaged == 1)
+        #expect(statistics.connections == 2)
     }
 
     actor ArchivedSeen {
