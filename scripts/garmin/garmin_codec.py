@@ -144,15 +144,16 @@ def read_control(data):
         raise GarminError("unknownControl", "type %d" % data[1])
     kind = kinds[data[1]]
     need = {"registerRequest": 13, "registerResponse": 14, "closeHandleRequest": 13, "closeHandleResponse": 14,
-            "closeAllRequest": 10, "closeAllResponse": 10}[kind]
+            "closeAllRequest": 10, "closeAllResponse": 2}[kind]
     if len(data) < need:
         raise GarminError("controlTooShort", "%s of %d bytes" % (kind, len(data)))
     if kind == "closeAllRequest":
         shifted = len(data) >= 12 and data[2] == 0 and data[3] == 0
         return {"kind": kind, "client": struct.unpack_from("<Q", data, 4 if shifted else 2)[0]}
-    client = struct.unpack_from("<Q", data, 2)[0]
     if kind == "closeAllResponse":
-        return {"kind": kind, "client": client}
+        # garmin-ble's simulated watch answers 00 06 alone: no client, read as 0.
+        return {"kind": kind, "client": struct.unpack_from("<Q", data, 2)[0] if len(data) >= 10 else 0}
+    client = struct.unpack_from("<Q", data, 2)[0]
     (service,) = struct.unpack_from("<H", data, 10)
     if kind == "registerRequest":
         return {"kind": kind, "client": client, "service": service, "reliable": data[12]}

@@ -118,6 +118,8 @@ def control_vectors():
         ("CLOSE_ALL_REQ as garmin-bridge sends it (12 bytes)", bytes.fromhex("0005") + (2).to_bytes(8, "little") + b"\x00\x00"),
         ("CLOSE_ALL_REQ as garmin-ble 0.3.2 sends it (client after two zeros)", bytes.fromhex("00050000") + (2).to_bytes(8, "little") + b"\x00"),
         ("REGISTER_ML_RESP without its reliable byte (14 bytes)", bytes.fromhex("0001") + (2).to_bytes(8, "little") + bytes.fromhex("01000001")),
+        ("CLOSE_ALL_RESP as garmin-ble 0.3.2's simulated watch sends it (no client)", bytes.fromhex("0006")),
+        ("REGISTER_ML_RESP as garmin-ble 0.3.2's simulated watch sends it (client 0)", bytes.fromhex("0001") + bytes(8) + bytes.fromhex("01000001")),
     ]
     for name, data in read_only:
         out.append({"name": name, "message": g.read_control(data), "bytes": data.hex(), "readOnly": True})

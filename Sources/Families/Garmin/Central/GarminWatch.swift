@@ -116,7 +116,7 @@ public actor GarminWatch: LinkedCentral {
             // answers with a handle and at once its handshake (§4), which `received` answers in
             // the order it comes, SYNC_READY included.
             _ = try await exchange(control: .closeAllRequest(client: MultiLinkControl.hostClient), what: "CLOSE_ALL") { delivery in
-                if case let .control(.closeAllResponse(client)) = delivery, client == MultiLinkControl.hostClient { return () }
+                if case .control(.closeAllResponse) = delivery { return () }
                 return nil
             }
             do {
@@ -324,7 +324,8 @@ public actor GarminWatch: LinkedCentral {
     package func received(_ bytes: [UInt8]) async {
         guard let handle = bytes.first else { return }
         if handle == MultiLinkControl.controlHandle {
-            guard let control = try? MultiLinkControl(bytes: bytes), control.client == MultiLinkControl.hostClient else {
+            // An answer for this host's client, or for none (garmin-ble's simulated watch names 0); another host's is dropped.
+            guard let control = try? MultiLinkControl(bytes: bytes), [MultiLinkControl.hostClient, 0].contains(control.client) else {
                 dropped.controls += 1
                 return
             }
@@ -398,7 +399,7 @@ public actor GarminWatch: LinkedCentral {
             }
             timeRequests += 1
             sink?.yield(.frame(frame))
-        case GFDIType.synchronization:
+        case GFDIType.synchronization, GFDIType.systemEvent:
             await send(GFDIResponse(originalType: frame.type, status: .ack).frame)
         case GFDIType.response:
             if handshakeDone, !syncReadyAcknowledged, (try? GFDIResponse(payload: frame.payload))?.originalType == GFDIType.systemEvent {

@@ -44,7 +44,8 @@ public enum MultiLinkControl: Sendable, Hashable {
 
     /// A control message from its bytes, the handle byte (0) included. CLOSE_ALL_REQ is read in
     /// both layouts clients send (§2.1): the client in bytes 2–9, or, after two zero bytes, in
-    /// 4–11 (garmin-ble 0.3.2). A REGISTER_ML_RESP without its reliable byte reads as 0.
+    /// 4–11 (garmin-ble 0.3.2). A REGISTER_ML_RESP without its reliable byte reads as 0, a
+    /// CLOSE_ALL_RESP without its client (garmin-ble's simulated watch: `00 06`) as client 0.
     public init(bytes: [UInt8]) throws(GarminError) {
         guard bytes.count >= 2 else {
             throw GarminError(.controlTooShort, "a multi-link control message of \(bytes.count) byte(s); it starts with the handle and a type")
@@ -79,8 +80,8 @@ public enum MultiLinkControl: Sendable, Hashable {
             let shifted = bytes.count >= 12 && bytes[2] == 0 && bytes[3] == 0
             self = .closeAllRequest(client: client(at: shifted ? 4 : 2))
         case 6:
-            try need(10, "CLOSE_ALL_RESP")
-            self = .closeAllResponse(client: client(at: 2))
+            // garmin-ble 0.3.2's simulated watch answers `00 06` alone: no client, read as 0.
+            self = .closeAllResponse(client: bytes.count >= 10 ? client(at: 2) : 0)
         default:
             throw GarminError(.unknownControl, "multi-link control type \(bytes[1]) is none of 0, 1, 2, 3, 5, 6")
         }
