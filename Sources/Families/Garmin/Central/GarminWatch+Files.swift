@@ -118,9 +118,10 @@ extension GarminWatch {
         var size: Int?
         var received: [UInt8] = []
         var crc: UInt16 = 0
-        let request = GarminDownloadRequest(index: index)
-        return try await exchange(frames: [GFDIFrame(type: GFDIType.downloadRequest, payload: request.payload)], what: what) { [self] delivery -> [UInt8]? in
-            guard case let .frame(frame) = delivery else { return nil }
+        // A chunk that overtook the download's answer (notifications over EATT's several bearers) waits for it.
+        var early: [GFDIFrame] = []
+        /// One frame of the download: its answer (the file's size) or a chunk; the file once whole.
+        func take(_ frame: GFDIFrame) async throws -> [UInt8]? {
             if frame.type == GFDIType.response, size == nil {
                 guard let response = try? GFDIResponse(payload: frame.payload), response.originalType == GFDIType.downloadRequest else { return nil }
                 guard response.status == .ack else {
@@ -158,6 +159,19 @@ extension GarminWatch {
             received += chunk.data
             await send(chunk.answer(.ok).frame)
             return received.count == size ? received : nil
+        }
+        let request = GarminDownloadRequest(index: index)
+        return try await exchange(frames: [GFDIFrame(type: GFDIType.downloadRequest, payload: request.payload)], what: what) { [self] delivery -> [UInt8]? in
+            guard case let .frame(arrived) = delivery else { return nil }
+            if arrived.type == GFDIType.fileTransferData, size == nil {
+                early.append(arrived)
+                return nil
+            }
+            for frame in [arrived] + early {
+                if let file = try await take(frame) { return file }
+            }
+            early = []
+            return nil
         }
     }
 

@@ -73,7 +73,7 @@ public final class GarminSimulatorPeripheral: @unchecked Sendable {
         let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
             guard let mtu = options.mtu else { return }
             if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await watch.linkMTUChanged(room) }
-            link.noteWrite(mtu: mtu)
+            link.noteWrite(mtu: mtu, device: options.device)
         }
         let multiLink = LocalGattService(uuid: GarminGATT.service, characteristics: [
             LocalGattCharacteristic(uuid: GarminGATT.send, flags: writeFlags, write: { bytes, options in

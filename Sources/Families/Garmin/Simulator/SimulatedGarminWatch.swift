@@ -17,6 +17,9 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var capabilities = GarminConfiguration(capabilities: [GarminConfiguration.explicitArchive, GarminConfiguration.multiLinkService])
         /// Data bytes of one FILE_TRANSFER_DATA (the maximum packet less its overhead).
         public var chunkSize = 507
+        /// A download's first chunk goes out before its answer, as a notification that overtook
+        /// another over EATT's several bearers arrives.
+        public var firstChunkOvertakesAnswer = false
 
         public init() {}
     }
@@ -46,6 +49,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     public nonisolated let history: GarminWatchHistory
     public nonisolated let configuration: Configuration
     public private(set) var statistics = Statistics()
+    /// The longest notification it sent, in bytes.
+    public private(set) var largestNotification = 0
     /// Files the host marked archived (SET_FILE_FLAG).
     public private(set) var archived: Set<UInt16> = []
     /// The time the host's last answer to CURRENT_TIME_REQUEST gave: Garmin seconds and the UTC offset.
@@ -220,6 +225,12 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             case .wrongCRC: damagesNextChunk = true
             }
         }
+        if configuration.firstChunkOvertakesAnswer {
+            await sendChunk(from: Int(request.offset))
+            await sendFrame(request.answer(downloadStatus: 0, fileSize: UInt32(bytes.count)).frame)
+            return
+        }
+
         await sendFrame(request.answer(downloadStatus: 0, fileSize: UInt32(bytes.count)).frame)
         await sendChunk(from: Int(request.offset))
     }
@@ -241,7 +252,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             chunksBeforeCut = left - 1
         }
         // The host asks for the offset after the last chunk, whose CRC is kept; another offset is computed afresh.
-        var chunk = GarminFileData.chunk(of: download.bytes, at: offset, chunkSize: configuration.chunkSize,
+        var chunk = GarminFileData.chunk(of: download.bytes, at: offset, chunkSize: chunkSize,
                                          crcBefore: offset == download.sentTo ? download.crc : nil)
         self.download = (download.index, download.bytes, offset + chunk.data.count, chunk.crc)
         if damagesNextChunk {
@@ -255,6 +266,19 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
 
     func acknowledge(_ type: UInt16) async { await sendFrame(GFDIResponse(originalType: type, status: .ack).frame) }
 
+    /// Data bytes of a chunk: the configured size, or less, so that the chunk's frame goes out in
+    /// one notification. A frame in several notifications breaks when they overtake each other,
+    /// as they do over EATT's several bearers (the e2e journey `garmin`, eatt: "the COBS code 116
+    /// at byte 406 runs past the frame's 510 bytes"); one chunk at a time, each answered before the
+    /// next, keeps the file's frames in order whatever the link does.
+    var chunkSize: Int {
+        // The delimited COBS form of FILE_TRANSFER_DATA with n bytes: 2 delimiters, a code byte per
+        // 254 bytes started, the frame's 6 bytes and the chunk's 7 beside the data.
+        var fitting = slice - 15 - (slice / 254 + 1)
+        while fitting > 1, 2 + (13 + fitting) + (13 + fitting) / 254 + 1 > slice { fitting -= 1 }
+        return max(1, min(configuration.chunkSize, fitting))
+    }
+
     /// A frame as notifications on the GFDI handle: its delimited COBS form in slices, each after the handle byte.
     func sendFrame(_ frame: GFDIFrame) async {
         guard let handle = gfdiHandle, let bytes = try? frame.delimited() else { return }
@@ -266,5 +290,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         }
     }
 
-    func notify(_ bytes: [UInt8]) async { await send?(bytes) }
+    func notify(_ bytes: [UInt8]) async {
+        largestNotification = max(largestNotification, bytes.count)
+        await send?(bytes)
+    }
 }

@@ -19,14 +19,15 @@ struct GarminWatchTests {
     static let now = Date(timeIntervalSince1970: 1_763_883_000)
     static let watchId = WatchID("00:AA:01:01:00:07")!
 
-    static func rig(days: Int = 7, syncTimeOnConnect: Bool = true, pageIdle: Duration = .seconds(2)) throws -> (SimulatedGarminWatch, GarminWatch) {
-        let simulated = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: berlin, now: now, days: days))
+    static func rig(days: Int = 7, syncTimeOnConnect: Bool = true, pageIdle: Duration = .seconds(2), mtu: Int = 247,
+                    watch: SimulatedGarminWatch.Configuration = .init()) throws -> (SimulatedGarminWatch, GarminWatch) {
+        let simulated = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: berlin, now: now, days: days), configuration: watch)
         var configuration = WatchConfiguration()
         configuration.timeZone = berlin
         configuration.now = { now }
         configuration.syncTimeOnConnect = syncTimeOnConnect
         configuration.pageIdleTimeout = pageIdle
-        let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(247)), configuration: configuration)
+        let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(mtu)), configuration: configuration)
         return (simulated, central)
     }
 
@@ -116,6 +117,28 @@ struct GarminWatchTests {
         let statistics = await simulated.statistics
         #expect(statistics.transfersCut + statistics.chunksDamaged == 1)
         #expect(statistics.connections == 2)
+    }
+
+    /// Over a small MTU every chunk's frame still goes in one notification (the watch sizes its
+    /// chunks to the link), and a first chunk that overtakes the download's answer (EATT) is held
+    /// for it: the sync is whole, without a reconnect.
+    @Test("chunks sized to one notification at a small MTU, and a first chunk ahead of the download's answer, sync whole")
+    func chunksFitTheLinkAndAnEarlyChunkWaitsForItsAnswer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-garmin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var watch = SimulatedGarminWatch.Configuration()
+        watch.firstChunkOvertakesAnswer = true
+        let (simulated, central) = try Self.rig(mtu: 64, watch: watch)
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let from = Int64(Self.now.timeIntervalSince1970) - 7 * 86_400
+        let report = try await SleepSync(watch: central, store: store, watchId: Self.watchId).run(from: from)
+        await central.disconnect()
+        #expect(report.reconnects == 0, "\(report)")
+        #expect(try await store.sleepRecords(watch: Self.watchId) == simulated.history.sleepItems.filter { $0.start >= from })
+        let statistics = await simulated.statistics
+        #expect(statistics.chunksSent > statistics.downloads, "files of several chunks at this MTU")
+        #expect(await simulated.largestNotification <= 64 - 3)
     }
 
     actor ArchivedSeen {
