@@ -195,7 +195,8 @@ let package = Package(
         .executableTarget(
             name: "tsgateway-bench",
             dependencies: ["TSModels", "TSGATT", "TSProtocol", "TSProtocolV1Watch", "TSSleep", "TSTransport", "TSSimulator", "TSSimulatedHistory", "TSDevice", "TSStore", "TSDBus", "CDBus", "TSGatewayAPI",
-                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies", "TSFamilyKit", "TSHuamiFamily"]
+                           "TSNpk", "TSNpkWatch", "TSNpkSimulator", "TSHuami", "TSHuamiSimulator", "TSHuamiWatch", "TSFamilies", "TSFamilyKit", "TSHuamiFamily",
+                           "TSGarmin", "TSGarminSimulator", "TSGarminWatch"]
         ),
         .testTarget(
             name: "TSModelsTests",

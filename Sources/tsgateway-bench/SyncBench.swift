@@ -3,6 +3,9 @@ import TSDevice
 import TSFamilies
 import TSFamilyKit
 import TSGATT
+import TSGarmin
+import TSGarminSimulator
+import TSGarminWatch
 import TSHuami
 import TSHuamiFamily
 import TSHuamiSimulator
@@ -32,7 +35,7 @@ func runSyncBenchmarks() async throws {
     print("theoretical notification goodput: \(formatRate(theoretical, unit: "B")) (\(packetsPerEvent) × \(mtu.chunkSize) B per event)")
     print("record bytes: \(SleepPage.recordSize) per record (protocol v1's record) in every row")
     for days in [7, 90] {
-        for dialect in [SyncBenchDialect.protocolV1, .npk, .npkWithHeartRate, .huami] {
+        for dialect in [SyncBenchDialect.protocolV1, .npk, .npkWithHeartRate, .huami, .garmin] {
             let counter = LinkCounter()
             let run = try await modelledSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter, dialect: dialect)
             let records = run.records, seconds = run.seconds
@@ -55,6 +58,7 @@ func runSyncBenchmarks() async throws {
             case .npkWithHeartRate: 2 + (run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
                 + (down - run.heartRateDown + packetsPerEvent - 1) / packetsPerEvent
             case .huami: run.huami?.fewestEvents(packetsPerEvent: packetsPerEvent) ?? 0
+            case .garmin: run.garmin?.fewestEvents ?? 0
             }
             let fullDown = used.filter { $0.down == packetsPerEvent }.count, idle = used.filter { $0.up == 0 && $0.down == 0 }.count
             let heartRate = dialect.carriesHeartRate ? " and \(run.heartRateFetched) heart-rate samples" : ""
@@ -69,6 +73,13 @@ func runSyncBenchmarks() async throws {
                 \(fullDown) carried \(packetsPerEvent) notifications, \(idle) carried nothing
                   wire bytes per record byte: \(String(format: "%.3f", Double(wire) / Double(recordBytes))) (ATT + L2CAP headers, both directions, the whole sync\(dialect.carriesHeartRate ? ", heart rate included" : ""))
                 """)
+            if let garmin = run.garmin {
+                print("""
+                      Garmin's files: \(garmin.downloads) downloads (the directory and the FIT files), \(garmin.chunks) chunks of up to \(garmin.chunkSize) data bytes \
+                    (one notification each, each answered before the next), \(garmin.archived) files archived after the commit; \
+                    FIT bytes \(garmin.fileBytes) = \(String(format: "%.2f", Double(garmin.fileBytes) / Double(recordBytes))) per record byte (heart rate included)
+                    """)
+            }
             if let huami = run.huami {
                 let sampleRate = Double(huami.sampleBytes) / seconds
                 let filled = huami.filledToMTU(mtu)
@@ -96,7 +107,10 @@ enum SyncBenchDialect: String {
     /// A simulated Mi Band 5 (8-byte samples, the heart rate of each minute in them).
     case huami = "Huami"
 
-    var carriesHeartRate: Bool { self == .npkWithHeartRate || self == .huami }
+    /// The simulated Garmin watch: its sleep and monitoring FIT files downloaded chunk by chunk.
+    case garmin = "Garmin"
+
+    var carriesHeartRate: Bool { self == .npkWithHeartRate || self == .huami || self == .garmin }
 }
 
 /// The activity fetch's shape for the fewest connection events a Huami sync needs
@@ -174,6 +188,7 @@ let benchNow = Date(timeIntervalSince1970: 1_762_156_800)
 func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter = LinkCounter(),
                   dialect: SyncBenchDialect = .protocolV1) async throws -> ModelledSyncRun {
     if dialect == .huami { return try await modelledHuamiSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter) }
+    if dialect == .garmin { return try await modelledGarminSync(days: days, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter) }
     let records = SleepDataGenerator(seed: 9, timeZone: benchZone).records(days: days, lastMorning: benchNow, notAfter: benchNow)
     var configuration = WatchConfiguration()
     configuration.window = 16
@@ -186,8 +201,8 @@ func modelledSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: I
         let simulator = SimulatedWatch(state: SimulatorState(records: records))
         watch = Watch(transport: ModelledLinkTransport(peripheral: simulator, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter),
                       configuration: configuration)
-    case .huami:
-        throw BenchFailure("unreachable: a Huami sync runs in modelledHuamiSync")
+    case .huami, .garmin:
+        throw BenchFailure("unreachable: a \(dialect.rawValue) sync runs in its own function")
     case .npk, .npkWithHeartRate:
         var watchConfiguration = SimulatedNpkWatch.Configuration()
         watchConfiguration.timeZone = benchZone
@@ -230,6 +245,58 @@ struct ModelledSyncRun {
     var heartRateDown = 0
     /// A Huami sync's transfers as the band sent them.
     var huami: HuamiTransferShape?
+    /// A Garmin sync's downloads as the watch sent them.
+    var garmin: GarminTransferShape?
+}
+
+/// A Garmin sync's shape for the fewest connection events it needs (protocol-spec/garmin/garmin.md
+/// §8): per download the request up, then each chunk down and its answer up before the next
+/// (the watch sends a chunk once the one before is answered); per archived file SET_FILE_FLAG up
+/// and its answer down.
+struct GarminTransferShape {
+    var downloads: Int
+    var chunks: Int
+    var chunkSize: Int
+    var archived: Int
+    var fileBytes: Int
+
+    var fewestEvents: Int { downloads + 2 * chunks + 2 * archived }
+}
+
+/// One sync of `days` from the simulated Garmin watch (the same seed's nights in its FIT files)
+/// into a fresh store over the modelled link, through `GarminWatch` and `SleepSync`: the
+/// monitoring files' heart rate, the sleep files' stages, every file archived after the commit.
+func modelledGarminSync(days: Int, mtu: ATTMTU, interval: Duration, packetsPerEvent: Int, counter: LinkCounter) async throws -> ModelledSyncRun {
+    let history = try GarminWatchHistory(seed: 9, timeZone: benchZone, now: benchNow, days: days)
+    let simulated = SimulatedGarminWatch(history: history)
+    var configuration = WatchConfiguration()
+    configuration.timeZone = benchZone
+    configuration.now = { benchNow }
+    let watch = GarminWatch(transport: ModelledLinkTransport(peripheral: simulated, mtu: mtu, interval: interval, packetsPerEvent: packetsPerEvent, counter: counter),
+                            configuration: configuration)
+    try await watch.connect()
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-bench-\(UUID()).sqlite").path
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try GatewayStore(path: path)
+    let bytesBefore = await counter.wireBytes, eventsBefore = await counter.connectionEvents
+    let before = await simulated.statistics
+    let from = Int64(benchNow.timeIntervalSince1970) - Int64(days) * 86_400
+    let start = ContinuousClock.now
+    let report = try await SleepSync(watch: watch, store: store, watchId: benchWatch).run(from: from)
+    let elapsed = ContinuousClock.now - start
+    await watch.disconnect()
+    let truth = history.sleepItems.filter { $0.start >= from }
+    guard try await store.sleepRecords(watch: benchWatch) == truth else { throw BenchFailure("the store does not equal the Garmin watch's ground truth") }
+    let heartRate = history.heartRates.filter { Int64($0.time.timeIntervalSince1970) >= from }
+    guard try await store.heartRate(watch: benchWatch) == heartRate else { throw BenchFailure("the store does not equal the Garmin watch's heart rate") }
+    let after = await simulated.statistics
+    let archived = await simulated.archived.count
+    let shape = GarminTransferShape(downloads: after.downloads - before.downloads, chunks: after.chunksSent - before.chunksSent,
+                                    chunkSize: await simulated.chunkSize, archived: archived,
+                                    fileBytes: history.files.values.reduce(0) { $0 + $1.count } + history.directoryFile.count)
+    return ModelledSyncRun(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, fetched: report.fetched,
+                           records: truth, wireBytesBeforeSync: bytesBefore, eventsBeforeSync: eventsBefore,
+                           heartRateFetched: report.heartRateFetched, garmin: shape)
 }
 
 /// One sync of `days` from a simulated Huami band (a Mi Band 5, the same seed's nights) into a fresh

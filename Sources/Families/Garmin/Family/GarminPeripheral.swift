@@ -20,7 +20,9 @@ extension SimulatedPeripheralFamily {
     private static func runWatch(_ session: PeripheralSession) async throws {
         let settings = session.settings
         let history = try GarminWatchHistory(seed: settings.seed, timeZone: .current, now: session.now, days: settings.days)
-        let watch = SimulatedGarminWatch(history: history)
+        var configuration = SimulatedGarminWatch.Configuration()
+        configuration.deviceInformationDelay = .milliseconds(50)
+        let watch = SimulatedGarminWatch(history: history, configuration: configuration)
         let faults = try settings.faults.map { fault throws(SimulateSettingsError) in try GarminFaults.parse(fault) }
         for fault in faults { await watch.inject(fault) }
         if let groundTruth = settings.groundTruth { try session.writeJSON(history.sleepItems, to: groundTruth) }

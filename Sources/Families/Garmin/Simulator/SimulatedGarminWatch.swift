@@ -20,6 +20,11 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         /// A download's first chunk goes out before its answer, as a notification that overtook
         /// another over EATT's several bearers arrives.
         public var firstChunkOvertakesAnswer = false
+        /// How long after its REGISTER_ML_RESP for GFDI the watch sends its DEVICE_INFORMATION: a
+        /// real watch's comes a connection event or more later. Over BlueZ the simulated watch
+        /// waits 50 ms: sent at once, both arrived in one batch and garmin-ble 0.3.2, which reads
+        /// DEVICE_INFORMATION only once its connect has returned, dropped it.
+        public var deviceInformationDelay: Duration = .zero
 
         public init() {}
     }
@@ -138,6 +143,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
                 gfdiHandle = handle
                 splitter.reset()
                 // The watch leads: its device information first (§4).
+                if configuration.deviceInformationDelay > .zero { try? await Task.sleep(for: configuration.deviceInformationDelay) }
                 await sendFrame(GFDIFrame(type: GFDIType.deviceInformation, payload: (try? configuration.deviceInformation.payload()) ?? []))
             }
         case let .closeHandleRequest(client, service, handle):
@@ -271,7 +277,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     /// as they do over EATT's several bearers (the e2e journey `garmin`, eatt: "the COBS code 116
     /// at byte 406 runs past the frame's 510 bytes"); one chunk at a time, each answered before the
     /// next, keeps the file's frames in order whatever the link does.
-    var chunkSize: Int {
+    public var chunkSize: Int {
         // The delimited COBS form of FILE_TRANSFER_DATA with n bytes: 2 delimiters, a code byte per
         // 254 bytes started, the frame's 6 bytes and the chunk's 7 beside the data.
         var fitting = slice - 15 - (slice / 254 + 1)
