@@ -427,12 +427,24 @@ def qring_sync_nothing_new(path):
 
 
 @check("garmin-ble-read")
-def garmin_ble_read(path, model, firmware):
+def garmin_ble_read(path, model, firmware, truth_path):
     """garmin-ble's steps (scripts/garmin/garmin_ble_steps.py) read the watch's DEVICE_INFORMATION
-    (MODEL, FIRMWARE) and a time request after its sync_time was answered."""
+    (MODEL, FIRMWARE), a time request after its sync_time was answered, and three live heart
+    rates, each a bpm of the watch's history (TRUTH: --heart-rate-truth)."""
     d = tail(path)
+    bpms = {s["bpm"] for s in json.load(open(truth_path))}
     assert d["model"] == model and d["firmware"] == firmware and d["timeAnswered"] is True, d
-    print(f"garmin-ble read {d['name']}: model {d['model']}, firmware {d['firmware']}; its time answer taken")
+    assert len(d["heartRates"]) == 3 and all(rate in bpms for rate in d["heartRates"]), d
+    print(f"garmin-ble read {d['name']}: model {d['model']}, firmware {d['firmware']}; its time answer taken; live heart rate {d['heartRates']}")
+
+
+@check("hr-watch-truth")
+def hr_watch_truth(path, truth_path, count):
+    """`hr watch --count COUNT --json` printed COUNT readings, each a bpm of the watch's history (TRUTH)."""
+    bpms = {s["bpm"] for s in json.load(open(truth_path))}
+    got = [d["bpm"] for d in lines(path)]
+    assert len(got) == int(count) and all(rate in bpms for rate in got), got
+    print(f"hr watch read {got}, each a heart rate of the watch's history")
 
 
 @check("hr-equals-truth")

@@ -1,15 +1,17 @@
 """garmin-ble 0.3.2 (PyPI, AGPL-3.0; scripts/garmin/e2e-client-requirements.txt), a Garmin central
 this project did not write, against the simulated watch over the real BlueZ stack: it connects
 (CLOSE_ALL, GFDI registered), takes the watch's DEVICE_INFORMATION, answers the watch's time
-requests, and sends TIME_UPDATED (its sync_time) until the watch asks again and is answered.
-Prints one JSON object: the name, model and firmware garmin-ble read, and whether a time request
-after its sync_time was answered. Usage: garmin_ble_steps.py ADDRESS"""
+requests, and sends TIME_UPDATED (its sync_time) until the watch asks again and is answered;
+then streams the watch's live heart rate (multi-link service 6) for three readings. Prints one
+JSON object: the name, model and firmware garmin-ble read, whether a time request after its
+sync_time was answered, and the heart rates it read. Usage: garmin_ble_steps.py ADDRESS"""
 import asyncio
 import json
 import sys
 
 from garmin_ble import Watch
 from garmin_ble import events as ev
+from garmin_ble.metrics import HEART_RATE
 
 
 async def main(address):
@@ -34,9 +36,21 @@ async def main(address):
         except asyncio.TimeoutError:
             pass
         listener.cancel()
+        rates = []
+
+        async def take():
+            async for reading in watch.stream(HEART_RATE):
+                rates.append(reading.bpm)
+                if len(rates) == 3:
+                    return
+
+        try:
+            await asyncio.wait_for(take(), 20)
+        except asyncio.TimeoutError:
+            pass
         print(json.dumps({"name": watch.info.name, "model": watch.info.model, "firmware": watch.info.firmware,
-                          "timeAnswered": answered.is_set()}))
-        return 0 if answered.is_set() else 1
+                          "timeAnswered": answered.is_set(), "heartRates": rates}))
+        return 0 if answered.is_set() and len(rates) == 3 else 1
 
 
 if __name__ == "__main__":

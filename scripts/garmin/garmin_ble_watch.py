@@ -188,7 +188,11 @@ async def main(arguments):
     await properties.call_set("org.bluez.Adapter1", "Alias", Variant("s", name))
     await proxy.get_interface("org.bluez.GattManager1").call_register_application(ROOT, {})
     await proxy.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(ROOT + "/advertisement0", {})
-    say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch)")
+    manager = proxy.get_interface("org.freedesktop.DBus.Properties")
+    active = await manager.call_get("org.bluez.LEAdvertisingManager1", "ActiveInstances")
+    powered = await manager.call_get("org.bluez.Adapter1", "Powered")
+    say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch; "
+        f"{active.value} active advertisement(s), adapter powered {powered.value})")
 
     # A central's disconnection closes the simulated link: any Device1 on this adapter going Connected=false.
     def on_message(message):

@@ -66,6 +66,14 @@ public actor GarminWatch: LinkedCentral {
     /// Files read whole on the last transfers, archived once the store holds what they gave.
     var sleepFilesRead: [UInt16] = []
     var monitoringFilesRead: [UInt16] = []
+    /// Real-time heart rate: the handle the watch gave service 6, and who listens.
+    var heartRateHandle: UInt8?
+    var heartRateSubscribers: [UUID: HeartRateSubscriber] = [:]
+
+    struct HeartRateSubscriber {
+        var continuation: AsyncStream<HeartRateMeasurement>.Continuation
+        var malformed: (@Sendable (StandardValueError) -> Void)?
+    }
 
     /// What reaches a waiting request.
     enum Delivery: Sendable {
@@ -96,7 +104,7 @@ public actor GarminWatch: LinkedCentral {
     /// watch asks. No alarms to read back (§10), no battery yet (protobuf, §7).
     static let capabilities = WatchCapabilities(
         sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: true),
-        clock: true, heartRateHistory: true)
+        clock: true, heartRate: true, heartRateHistory: true)
 
     // MARK: Connecting
 
@@ -105,6 +113,7 @@ public actor GarminWatch: LinkedCentral {
         if connection != nil, let info { return info }
         _ = try await openLink()
         gfdiHandle = nil
+        heartRateHandle = nil
         splitter.reset()
         handshakeDone = false
         syncReadyAcknowledged = false
@@ -160,6 +169,9 @@ public actor GarminWatch: LinkedCentral {
 
     package func releaseLink(reason: String) {
         sink?.yield(.linkLost(reason))
+        heartRateSubscribers.values.forEach { $0.continuation.finish() }
+        heartRateSubscribers = [:]
+        heartRateHandle = nil
         gfdiHandle = nil
         handshakeDone = false
         fanOut.send(.linkLost(reason: reason))
@@ -335,6 +347,10 @@ public actor GarminWatch: LinkedCentral {
             }
             configuration.traffic?("control \(bytes.prefix(2).map { String(format: "%02x", $0) }.joined(separator: " ")) …")
             sink?.yield(.control(control))
+            return
+        }
+        if let heartRateHandle, handle == heartRateHandle {
+            heartRateReading(bytes)
             return
         }
         guard handle == gfdiHandle else {

@@ -25,6 +25,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         /// waits 50 ms: sent at once, both arrived in one batch and garmin-ble 0.3.2, which reads
         /// DEVICE_INFORMATION only once its connect has returned, dropped it.
         public var deviceInformationDelay: Duration = .zero
+        /// How often it sends a real-time heart rate while service 6 is registered and started.
+        public var heartRateInterval: Duration = .seconds(1)
+        /// The resting heart rate its real-time packets carry.
+        public var restingHeartRate: UInt8 = 58
 
         public init() {}
     }
@@ -49,6 +53,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var refused = 0
         public var transfersCut = 0
         public var chunksDamaged = 0
+        public var heartRateReadings = 0
     }
 
     public nonisolated let history: GarminWatchHistory
@@ -73,6 +78,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     /// The current download's faults: the chunks left before the link is lost, a CRC to damage.
     var chunksBeforeCut: Int?
     var damagesNextChunk = false
+    /// Real-time heart rate (§2.2): the handle service 6 was given, and the stream while it runs.
+    var heartRateHandle: UInt8?
+    var heartRateStream: Task<Void, Never>?
+    var heartRateIndex = 0
     /// What its owner does when the watch loses the link (a BlueZ peripheral disconnects the central).
     var linkLoss: (@Sendable () async -> Void)?
 
@@ -97,6 +106,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         gfdiHandle = nil
         splitter.reset()
         download = nil
+        stopHeartRate()
     }
 
     /// The link's ATT MTU as the central agreed it (a BlueZ peripheral learns it with a write): notifications are sliced to it.
@@ -109,6 +119,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         handles = [:]
         gfdiHandle = nil
         download = nil
+        stopHeartRate()
     }
 
     public func centralWrote(_ chunk: [UInt8]) async {
@@ -116,6 +127,13 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         if handle == MultiLinkControl.controlHandle {
             guard let control = try? MultiLinkControl(bytes: chunk) else { statistics.refused += 1; return }
             await answer(control)
+        } else if let heartRateHandle, handle == heartRateHandle {
+            // `<h> 01` starts the stream (it runs from the registration already), `<h> 00` stops it.
+            switch chunk.dropFirst().first {
+            case 0: stopHeartRate()
+            case 1: startHeartRate()
+            default: statistics.refused += 1
+            }
         } else if handle == gfdiHandle {
             for found in splitter.append(chunk.dropFirst()) {
                 guard let form = try? found.get(), let bytes = try? COBS.decode(form), let frame = try? GFDIFrame(bytes: bytes) else {
@@ -134,11 +152,17 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         case let .closeAllRequest(client):
             handles = [:]
             gfdiHandle = nil
+            stopHeartRate()
+            heartRateHandle = nil
             await notify(MultiLinkControl.closeAllResponse(client: client).bytes)
         case let .registerRequest(client, service, _):
             let handle = handles[service] ?? UInt8(handles.count + 1)
             handles[service] = handle
             await notify(MultiLinkControl.registerResponse(client: client, service: service, status: 0, handle: handle, reliable: 0).bytes)
+            if service == MultiLinkControl.Service.realtimeHeartRate {
+                heartRateHandle = handle
+                startHeartRate()
+            }
             if service == MultiLinkControl.Service.gfdi {
                 gfdiHandle = handle
                 splitter.reset()
@@ -149,6 +173,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         case let .closeHandleRequest(client, service, handle):
             handles[service] = nil
             if handle == gfdiHandle { gfdiHandle = nil }
+            if handle == heartRateHandle {
+                stopHeartRate()
+                heartRateHandle = nil
+            }
             await notify(MultiLinkControl.closeHandleResponse(client: client, service: service, handle: handle, status: 0).bytes)
         case .registerResponse, .closeHandleResponse, .closeAllResponse:
             statistics.refused += 1
@@ -268,6 +296,38 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         }
         statistics.chunksSent += 1
         await sendFrame(GFDIFrame(type: GFDIType.fileTransferData, payload: chunk.payload))
+    }
+
+    // MARK: Real-time heart rate
+
+    /// Whether it is streaming real-time heart rate now.
+    public var isStreamingHeartRate: Bool { heartRateStream != nil }
+
+    func startHeartRate() {
+        guard heartRateStream == nil else { return }
+        let interval = configuration.heartRateInterval
+        heartRateStream = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self, await self.sendHeartRate() else { return }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    func stopHeartRate() {
+        heartRateStream?.cancel()
+        heartRateStream = nil
+    }
+
+    /// One real-time reading, `<h> 00 <bpm> <resting> ff ff`, the bpm the history's in turn; false once there is no link for it.
+    func sendHeartRate() async -> Bool {
+        guard let handle = heartRateHandle, send != nil else { return false }
+        let rates = history.heartRates
+        let bpm = rates.isEmpty ? 60 : UInt8(clamping: rates[heartRateIndex % rates.count].bpm)
+        heartRateIndex += 1
+        statistics.heartRateReadings += 1
+        await notify([handle, 0, bpm, configuration.restingHeartRate, 0xFF, 0xFF])
+        return true
     }
 
     func acknowledge(_ type: UInt16) async { await sendFrame(GFDIResponse(originalType: type, status: .ack).frame) }

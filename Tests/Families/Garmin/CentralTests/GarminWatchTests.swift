@@ -141,6 +141,30 @@ struct GarminWatchTests {
         #expect(await simulated.largestNotification <= 64 - 3)
     }
 
+    @Test("live heart rate: service 6 registered and started, the watch's readings in order, stopped when the last listener leaves")
+    func liveHeartRate() async throws {
+        var watch = SimulatedGarminWatch.Configuration()
+        watch.heartRateInterval = .milliseconds(20)
+        let (simulated, central) = try Self.rig(watch: watch)
+        try await central.connect()
+        var readings: [UInt16] = []
+        for await measurement in try await central.heartRateMeasurements(malformed: nil) {
+            readings.append(measurement.bpm)
+            if readings.count == 3 { break }
+        }
+        let expected = simulated.history.heartRates.prefix(3).map { UInt16($0.bpm) }
+        #expect(readings == expected)
+        // Leaving the stream stops the watch's (`<h> 00`, CLOSE_HANDLE).
+        var stopped = false
+        for _ in 0..<500 where !stopped {
+            stopped = await !simulated.isStreamingHeartRate
+            if !stopped { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(stopped, "the watch still streams heart rate after its last listener left")
+        #expect(await central.isConnected)
+        await central.disconnect()
+    }
+
     actor ArchivedSeen {
         var seen: [Set<UInt16>] = []
         func note(_ archived: Set<UInt16>) { seen.append(archived) }
