@@ -15,7 +15,7 @@ import TSModels
 /// recorded before it have had `watchCloseGrace` to reach the central, or at its next request,
 /// which a closed link refuses: delivered at once it would race them, since a central reads its
 /// link's events and each characteristic's notifications in tasks of their own (CI at 7c9ea03
-/// lost a QRing sync's last big-data reply so and reconnected past the capture's end).
+/// lost a sync's last reply on a second pair so and reconnected past the capture's end).
 public actor ReplayTransport: WatchTransport {
     private var connections: [[CaptureEntry]]
     private let clock: ReplayedClock

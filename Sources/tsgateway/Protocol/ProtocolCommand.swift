@@ -21,7 +21,7 @@ struct ProtocolCommand: ParsableCommand {
 
 extension ProtocolCommand {
     struct Decode: ParsableCommand {
-        /// The dialects whose exchange a capture can hold: "v1, npk, qring, huami, garmin".
+        /// The dialects whose exchange a capture can hold, from their registrations, comma-separated.
         static var decodable: String { WatchFamilies.dialects.filter { $0.capturable != nil }.map(\.name.rawValue).joined(separator: ", ") }
 
         static let configuration = CommandConfiguration(

@@ -44,6 +44,7 @@ extension SimulatedPeripheralFamily {
         session.say("\(statistics.connections) connections: \(statistics.framesReceived) GFDI frames received (\(statistics.refused) refused), "
             + "\(statistics.handshakesCompleted) handshakes, \(statistics.timeAnswers) time answers (\(statistics.otherReferences) naming another reference), \(statistics.downloads) downloads "
             + "(\(statistics.chunksSent) chunks, \(statistics.transfersCut) cut, \(statistics.chunksDamaged) damaged), \(archived.count) files archived")
+        for reason in await watch.refusals { session.say("refused a frame from the central: \(reason)") }
         if let time = await watch.hostTime {
             session.say("the host last gave the time \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(time.now))))), offset \(time.utcOffset) s")
         }

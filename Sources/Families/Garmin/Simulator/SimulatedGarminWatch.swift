@@ -59,6 +59,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     public nonisolated let history: GarminWatchHistory
     public nonisolated let configuration: Configuration
     public private(set) var statistics = Statistics()
+    /// Why the first frames it refused were refused (COBS, length, CRC), at most 10.
+    public private(set) var refusals: [String] = []
     /// The longest notification it sent, in bytes.
     public private(set) var largestNotification = 0
     /// Files the host marked archived (SET_FILE_FLAG).
@@ -136,8 +138,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             }
         } else if handle == gfdiHandle {
             for found in splitter.append(chunk.dropFirst()) {
-                guard let form = try? found.get(), let bytes = try? COBS.decode(form), let frame = try? GFDIFrame(bytes: bytes) else {
+                let frame: GFDIFrame
+                do { frame = try GFDIFrame(bytes: try COBS.decode(try found.get())) } catch {
                     statistics.refused += 1
+                    if refusals.count < 10 { refusals.append("\(error)") }
                     continue
                 }
                 statistics.framesReceived += 1
