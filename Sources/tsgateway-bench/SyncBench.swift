@@ -250,9 +250,9 @@ struct ModelledSyncRun {
 }
 
 /// A Garmin sync's shape for the fewest connection events it needs (protocol-spec/garmin/garmin.md
-/// §8): per download the request up, then each chunk down and its answer up before the next
-/// (the watch sends a chunk once the one before is answered); per archived file SET_FILE_FLAG up
-/// and its answer down.
+/// §8): the watch sends a chunk only once the one before is answered, so each chunk takes an
+/// event of its own at best (down, and its answer up in the same event); per download one more
+/// for the request, per archived file one for SET_FILE_FLAG and its answer.
 struct GarminTransferShape {
     var downloads: Int
     var chunks: Int
@@ -260,7 +260,7 @@ struct GarminTransferShape {
     var archived: Int
     var fileBytes: Int
 
-    var fewestEvents: Int { downloads + 2 * chunks + 2 * archived }
+    var fewestEvents: Int { downloads + chunks + archived }
 }
 
 /// One sync of `days` from the simulated Garmin watch (the same seed's nights in its FIT files)

@@ -24,6 +24,7 @@ SERVICE = "6a4e2800-667b-11e3-949a-0800200c9a66"
 RECEIVE = "6a4e2810-667b-11e3-949a-0800200c9a66"
 SEND = "6a4e2820-667b-11e3-949a-0800200c9a66"
 ROOT = "/org/tsgateway/garminble"
+ADVERTISEMENT = "/"
 
 
 def say(text):
@@ -64,22 +65,9 @@ class Link:
             say("the central disconnected")
 
 
-class Application(ServiceInterface):
-    def __init__(self, objects):
-        super().__init__("org.freedesktop.DBus.ObjectManager")
-        self.objects = objects
-
-    @method()
-    def GetManagedObjects(self) -> "a{oa{sa{sv}}}":
-        return {path: {obj.name: obj.properties()} for path, obj in self.objects}
-
-
 class Service(ServiceInterface):
     def __init__(self):
         super().__init__("org.bluez.GattService1")
-
-    def properties(self):
-        return {"UUID": Variant("s", SERVICE), "Primary": Variant("b", True)}
 
     @dbus_property(access=PropertyAccess.READ)
     def UUID(self) -> "s":
@@ -96,10 +84,6 @@ class Characteristic(ServiceInterface):
         self.uuid, self.flags, self.link = uuid, flags, link
         self.value = b""
         self.notifying = False
-
-    def properties(self):
-        return {"UUID": Variant("s", self.uuid), "Service": Variant("o", ROOT + "/service0"),
-                "Flags": Variant("as", self.flags), "Value": Variant("ay", self.value)}
 
     @dbus_property(access=PropertyAccess.READ)
     def UUID(self) -> "s":
@@ -144,6 +128,7 @@ class Advertisement(ServiceInterface):
         super().__init__("org.bluez.LEAdvertisement1")
         self.name = name
 
+
     @dbus_property(access=PropertyAccess.READ)
     def Type(self) -> "s":
         return "peripheral"
@@ -177,9 +162,14 @@ async def main(arguments):
     objects = [(ROOT + "/service0", service), (ROOT + "/service0/char0", receive), (ROOT + "/service0/char1", send)]
     for path, obj in objects:
         bus.export(path, obj)
-    bus.export(ROOT, Application(objects))
+    # GattManager1 reads the application through GetManagedObjects at ROOT: dbus_fast's own answer
+    # lists the objects below it, which is the application.
+    # bluetoothd reads an advertisement through GetManagedObjects at the path it was registered
+    # with, and takes the object at that very path; dbus_fast answers GetManagedObjects itself with
+    # the objects strictly below the path, but at "/" with every one (so bluetoothd advertised an
+    # empty, non-connectable set when it lived at ROOT/advertisement0: the e2e's HCI log).
     advertisement = Advertisement(name)
-    bus.export(ROOT + "/advertisement0", advertisement)
+    bus.export(ADVERTISEMENT, advertisement)
 
     introspection = await bus.introspect("org.bluez", adapter_path)
     proxy = bus.get_proxy_object("org.bluez", adapter_path, introspection)
@@ -187,7 +177,7 @@ async def main(arguments):
     properties = proxy.get_interface("org.freedesktop.DBus.Properties")
     await properties.call_set("org.bluez.Adapter1", "Alias", Variant("s", name))
     await proxy.get_interface("org.bluez.GattManager1").call_register_application(ROOT, {})
-    await proxy.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(ROOT + "/advertisement0", {})
+    await proxy.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(ADVERTISEMENT, {})
     manager = proxy.get_interface("org.freedesktop.DBus.Properties")
     active = await manager.call_get("org.bluez.LEAdvertisingManager1", "ActiveInstances")
     powered = await manager.call_get("org.bluez.Adapter1", "Powered")
