@@ -12,6 +12,7 @@ SIGINT or SIGTERM, then prints the counts."""
 import argparse
 import asyncio
 import signal
+import subprocess
 import sys
 
 from dbus_fast import BusType, Message, PropertyAccess, Variant
@@ -24,7 +25,8 @@ SERVICE = "6a4e2800-667b-11e3-949a-0800200c9a66"
 RECEIVE = "6a4e2810-667b-11e3-949a-0800200c9a66"
 SEND = "6a4e2820-667b-11e3-949a-0800200c9a66"
 ROOT = "/org/tsgateway/garminble"
-ADVERTISEMENT = "/"
+#: An advertising instance bluetoothd's own clients are not given first.
+ADVERTISING_INSTANCE = "9"
 
 
 def say(text):
@@ -123,33 +125,6 @@ class Characteristic(ServiceInterface):
         self.emit_properties_changed({"Value": packet})
 
 
-class Advertisement(ServiceInterface):
-    def __init__(self, name):
-        super().__init__("org.bluez.LEAdvertisement1")
-        self.name = name
-
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Type(self) -> "s":
-        return "peripheral"
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ServiceUUIDs(self) -> "as":
-        return [SERVICE]
-
-    @dbus_property(access=PropertyAccess.READ)
-    def LocalName(self) -> "s":
-        return self.name
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Discoverable(self) -> "b":
-        return True
-
-    @method()
-    def Release(self):
-        pass
-
-
 async def main(arguments):
     link = Link(arguments.profile, arguments.seed)
     name = SimulatedTransport(profile=arguments.profile).profile.name
@@ -164,12 +139,6 @@ async def main(arguments):
         bus.export(path, obj)
     # GattManager1 reads the application through GetManagedObjects at ROOT: dbus_fast's own answer
     # lists the objects below it, which is the application.
-    # bluetoothd reads an advertisement through GetManagedObjects at the path it was registered
-    # with, and takes the object at that very path; dbus_fast answers GetManagedObjects itself with
-    # the objects strictly below the path, but at "/" with every one (so bluetoothd advertised an
-    # empty, non-connectable set when it lived at ROOT/advertisement0: the e2e's HCI log).
-    advertisement = Advertisement(name)
-    bus.export(ADVERTISEMENT, advertisement)
 
     introspection = await bus.introspect("org.bluez", adapter_path)
     proxy = bus.get_proxy_object("org.bluez", adapter_path, introspection)
@@ -177,12 +146,14 @@ async def main(arguments):
     properties = proxy.get_interface("org.freedesktop.DBus.Properties")
     await properties.call_set("org.bluez.Adapter1", "Alias", Variant("s", name))
     await proxy.get_interface("org.bluez.GattManager1").call_register_application(ROOT, {})
-    await proxy.get_interface("org.bluez.LEAdvertisingManager1").call_register_advertisement(ADVERTISEMENT, {})
-    manager = proxy.get_interface("org.freedesktop.DBus.Properties")
-    active = await manager.call_get("org.bluez.LEAdvertisingManager1", "ActiveInstances")
-    powered = await manager.call_get("org.bluez.Adapter1", "Powered")
-    say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch; "
-        f"{active.value} active advertisement(s), adapter powered {powered.value})")
+    # The advertisement goes through the kernel's management interface (btmgmt), not bluetoothd's
+    # LEAdvertisingManager1: registered from dbus_fast, bluetoothd advertised an empty,
+    # non-connectable set (the e2e's HCI log: Add Ext Adv Params with no flags, no data), as it
+    # read none of the advertisement's properties. The name comes from the adapter's alias.
+    index = arguments.adapter.removeprefix("hci")
+    subprocess.run(["btmgmt", "--index", index, "add-adv", "-c", "-g", "-n", "-u", SERVICE, ADVERTISING_INSTANCE],
+                   check=True, stdout=subprocess.DEVNULL)
+    say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch)")
 
     # A central's disconnection closes the simulated link: any Device1 on this adapter going Connected=false.
     def on_message(message):
@@ -202,6 +173,7 @@ async def main(arguments):
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, stop.set)
     await stop.wait()
+    subprocess.run(["btmgmt", "--index", index, "rm-adv", ADVERTISING_INSTANCE], stdout=subprocess.DEVNULL)
     await link.close()
     say(f"{link.counts['links']} links: {link.counts['writes']} writes received, {link.counts['notifications']} notifications sent")
     say("stopped")
