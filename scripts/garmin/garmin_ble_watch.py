@@ -25,8 +25,8 @@ SERVICE = "6a4e2800-667b-11e3-949a-0800200c9a66"
 RECEIVE = "6a4e2810-667b-11e3-949a-0800200c9a66"
 SEND = "6a4e2820-667b-11e3-949a-0800200c9a66"
 ROOT = "/org/tsgateway/garminble"
-#: An advertising instance bluetoothd's own clients are not given first.
-ADVERTISING_INSTANCE = "9"
+#: The advertising instance (none of bluetoothd's clients advertises while this runs).
+ADVERTISING_INSTANCE = "1"
 
 
 def say(text):
@@ -151,8 +151,11 @@ async def main(arguments):
     # non-connectable set (the e2e's HCI log: Add Ext Adv Params with no flags, no data), as it
     # read none of the advertisement's properties. The name comes from the adapter's alias.
     index = arguments.adapter.removeprefix("hci")
-    subprocess.run(["btmgmt", "--index", index, "add-adv", "-c", "-g", "-n", "-u", SERVICE, ADVERTISING_INSTANCE],
-                   check=True, stdout=subprocess.DEVNULL)
+    added = subprocess.run(["btmgmt", "--index", index, "add-adv", "-c", "-g", "-n", "-u", SERVICE, ADVERTISING_INSTANCE],
+                           capture_output=True, text=True)
+    if added.returncode != 0:
+        say(f"btmgmt add-adv failed (status {added.returncode}): {added.stdout.strip()} {added.stderr.strip()}")
+        return 1
     say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch)")
 
     # A central's disconnection closes the simulated link: any Device1 on this adapter going Connected=false.
