@@ -18,7 +18,7 @@ public struct FaultInjection: Sendable, Hashable {
     /// returned long before (a band whose answer comes after the write's response, late). Zero:
     /// delivered as sent, before the write returns.
     public var answerLateness: Duration
-    /// After this many notifications on a link, each next one waits until `resumeFile` exists:
+    /// After this many notifications over the transport's links together, each next one waits until `resumeFile` exists:
     /// a test holds a sync at a point it chooses (a disk filled mid-sync) instead of racing it.
     public var pauseAfterNotifications: Int?
     public var resumeFile: String?

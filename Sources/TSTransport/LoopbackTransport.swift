@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import TSModels
 import TSGATT
 
@@ -20,6 +21,9 @@ public struct LoopbackTransport: WatchTransport {
     public let secondChannel: (any SecondChannelEndpoint)?
     /// The peripheral's characteristics addressed by service and UUID; nil: none. The link's faults apply to them too.
     public let characteristics: (any CharacteristicsEndpoint)?
+    /// The notifications counted for `FaultInjection.pauseAfterNotifications`, over every link
+    /// this transport opens: a link that drops while held does not start the count again.
+    let notificationCount = NotificationCount()
 
     public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
                 standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil,
@@ -38,7 +42,7 @@ public struct LoopbackTransport: WatchTransport {
         let standardCharacteristics = standard?.standardCharacteristics ?? []
         let services = ServiceSet(standardCharacteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
         let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name,
-                                            secondChannel: secondChannel, characteristics: self.characteristics)
+                                            secondChannel: secondChannel, characteristics: self.characteristics, notificationCount: notificationCount)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
                 await connection?.deliver { await $0.deliverNotification(chunk) }
@@ -67,7 +71,7 @@ actor LoopbackConnection: TransportConnection {
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let peripheral: any PeripheralEndpoint
     private let faults: FaultInjection
-    private var notificationsDelivered = 0
+    private let notificationCount: NotificationCount
     private var dice: FaultDice
     private var heldBackWrite: [UInt8]?
     private var heldBackNotification: [UInt8]?
@@ -86,7 +90,7 @@ actor LoopbackConnection: TransportConnection {
     private var lateDeliveries: Task<Void, Never>?
 
     init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?,
-         secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?) {
+         secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?, notificationCount: NotificationCount) {
         self.secondChannel = secondChannel
         characteristicsEndpoint = characteristics
         if secondChannel != nil {
@@ -101,6 +105,7 @@ actor LoopbackConnection: TransportConnection {
         self.peripheral = peripheral
         self.mtu = mtu
         self.faults = faults
+        self.notificationCount = notificationCount
         self.dice = FaultDice(seed: faults.seed)
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
     }
@@ -164,8 +169,7 @@ actor LoopbackConnection: TransportConnection {
     /// `FaultInjection.pauseAfterNotifications`: past that count, waits for its resume file (or the link's end).
     private func pauseIfAsked() async {
         guard let after = faults.pauseAfterNotifications, let file = faults.resumeFile else { return }
-        notificationsDelivered += 1
-        guard notificationsDelivered > after else { return }
+        guard notificationCount.next() > after else { return }
         while isOpen, access(file, F_OK) != 0 { try? await Task.sleep(for: .milliseconds(50)) }
     }
 
@@ -303,4 +307,12 @@ actor LoopbackConnection: TransportConnection {
         if services.contains(.protocolV1) { await peripheral.centralDisconnected() }
         await characteristicsEndpoint?.centralDisconnected()
     }
+}
+
+/// A count shared by the links of one loopback transport.
+final class NotificationCount: Sendable {
+    private let count = Mutex(0)
+
+    /// One more; the count with it.
+    func next() -> Int { count.withLock { $0 += 1; return $0 } }
 }

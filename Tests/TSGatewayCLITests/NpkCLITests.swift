@@ -63,7 +63,7 @@ import Testing
         #expect(v1Option.stderr.contains("--live-stage-interval is for --dialect v1, not --dialect npk"), "stderr \(v1Option.stderr)")
         let npkOption = try await cli.runDetached(["simulate", "--adapter", "hci1", "--sleep-fault", "drop-day:1"])
         #expect(npkOption.status == 64)
-        #expect(npkOption.stderr.contains("--fault is for --dialect npk or --dialect qring or --dialect huami, not --dialect v1"), "stderr \(npkOption.stderr)")
+        #expect(npkOption.stderr.contains("--fault is for --dialect npk or --dialect qring or --dialect huami or --dialect garmin, not --dialect v1"), "stderr \(npkOption.stderr)")
         let standard = try await cli.runDetached(["simulate", "--adapter", "hci1", "--dialect", "standard"])
         #expect(standard.status == 64)
         #expect(standard.stderr.contains("--dialect standard has no simulated peripheral; `simulate` runs v1, npk, qring"), "stderr \(standard.stderr)")

@@ -84,8 +84,8 @@ import Testing
             (["--dialect", "qring", "--live-stage-interval", "5"], "--live-stage-interval is for --dialect v1, not --dialect qring"),
             // --sleep-fault and --ring-fault are names of --fault: the ring's own faults decide.
             (["--dialect", "qring", "--sleep-fault", "drop-day:1"], "--fault \"drop-day:1\" is not a fault; use wrong-checksum:COMMAND"),
-            (["--ring-fault", "wrong-crc"], "--fault is for --dialect npk or --dialect qring or --dialect huami, not --dialect v1"),
-            (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "--heart-rate-truth is for --dialect qring or --dialect huami, not --dialect npk"),
+            (["--ring-fault", "wrong-crc"], "--fault is for --dialect npk or --dialect qring or --dialect huami or --dialect garmin, not --dialect v1"),
+            (["--dialect", "npk", "--heart-rate-truth", "hr.json"], "--heart-rate-truth is for --dialect qring or --dialect huami or --dialect garmin, not --dialect npk"),
             (["--steps-truth", "steps.json"], "--steps-truth is for --dialect qring, not --dialect v1"),
         ]
         for (arguments, message) in cases {
