@@ -1,5 +1,6 @@
 import Synchronization
 import TSBlueZ
+import TSGATT
 
 /// A simulated peripheral's side of its one link, kept the same way by every dialect's: whether a
 /// central is on it (a bonded central keeps its subscriptions across links and may only write, so
@@ -18,6 +19,11 @@ package final class PeripheralLink: Sendable {
     private let reporter = Mutex<@Sendable (String) -> Void>({ _ in })
 
     package init() {}
+
+    /// What one notification can carry at the ATT MTU a central's writes report: the MTU less the
+    /// 2 bytes a Multiple Handle Value Notification entry adds, as bluetoothd batches notifications
+    /// that way (on EATT) and cuts a longer value. Nil for an MTU too small to be one.
+    package static func notificationRoom(atMTU mtu: Int) -> ATTMTU? { try? ATTMTU(mtu - 2) }
 
     /// Where lines for the operator go whenever something about the link happens (the
     /// peripheral's `report`, set before it starts).

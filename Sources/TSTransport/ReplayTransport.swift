@@ -186,6 +186,14 @@ actor ReplayConnection: TransportConnection {
         // The central's own close is its to make again: the link stays up until it does, so what
         // came before has time to reach it over every characteristic's stream.
         while let entry = entries.first, entry.direction != .write, entry.direction != .read, entry.byCentral != true {
+            if entry.direction == .disconnected {
+                // Left in place: the close waits its grace (or the central's next request, `refuseIfClosed`).
+                Task { [weak self] in
+                    try? await Task.sleep(for: ReplayTransport.watchCloseGrace)
+                    await self?.watchClosed()
+                }
+                return
+            }
             entries.removeFirst()
             switch entry.direction {
             case .notification:
@@ -200,15 +208,7 @@ actor ReplayConnection: TransportConnection {
                 } else {
                     continuation.yield(.notification(entry.bytes))
                 }
-            case .disconnected:
-                // Put back: the close waits its grace (or the central's next request, `refuseIfClosed`).
-                entries.insert(entry, at: entries.startIndex)
-                Task { [weak self] in
-                    try? await Task.sleep(for: ReplayTransport.watchCloseGrace)
-                    await self?.watchClosed()
-                }
-                return
-            case .open, .write, .read: break
+            case .open, .write, .read, .disconnected: break
             }
         }
     }

@@ -14,45 +14,35 @@ extension GarminWatch {
     static let fileReach: Int64 = 2 * 86_400
 
     public func sleepTransfer(start: Int64, end: Int64?) async throws -> SleepRecordTransfer {
-        guard connection != nil else { throw WatchError.notConnected }
-        let until = end ?? Int64(configuration.now().timeIntervalSince1970) + 1
-        let files = try await files(subtype: UInt8(FITFileType.sleep), reaching: start..<max(start, until))
-        sleepFilesRead = []
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [SleepItem].self)
-        let task = Task {
-            do {
-                for file in files {
-                    try Task.checkCancellation()
-                    let fit = try await self.fitFile(file, what: "sleep file")
-                    let items = fit.flatMap(FITRecords.sleepItems).filter { (start..<until).contains($0.start) }.sorted { $0.start < $1.start }
-                    self.read(sleep: file.index)
-                    if !items.isEmpty { continuation.yield(items) }
-                }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        let parts = try await fileParts(subtype: UInt8(FITFileType.sleep), what: "sleep file", start: start, end: end) { fit, range in
+            fit.flatMap(FITRecords.sleepItems).filter { range.contains($0.start) }.sorted { $0.start < $1.start }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return SleepRecordTransfer(total: nil, parts: stream)
+        return SleepRecordTransfer(total: nil, parts: parts)
     }
 
     public func heartRateHistory(start: Int64, end: Int64?) async throws -> AsyncThrowingStream<[HeartRateSample], any Error> {
+        try await fileParts(subtype: UInt8(FITFileType.monitoring), what: "monitoring file", start: start, end: end) { fit, range in
+            fit.flatMap(FITRecords.heartRateSamples).filter { range.contains(Int64($0.time.timeIntervalSince1970)) }.sorted { $0.time < $1.time }
+        }
+    }
+
+    /// What the FIT files of `subtype` reaching into [start, end) hold there, a part a file, oldest
+    /// first; each file counted as read (for `acknowledgeSleep`) once its part is handed on.
+    func fileParts<Part: Sendable>(subtype: UInt8, what: String, start: Int64, end: Int64?,
+                                   read: @escaping @Sendable ([FITFile], Range<Int64>) -> [Part]) async throws -> AsyncThrowingStream<[Part], any Error> {
         guard connection != nil else { throw WatchError.notConnected }
         let until = end ?? Int64(configuration.now().timeIntervalSince1970) + 1
-        let files = try await files(subtype: UInt8(FITFileType.monitoring), reaching: start..<max(start, until))
-        monitoringFilesRead = []
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [HeartRateSample].self)
+        let range = start..<max(start, until)
+        let files = try await files(subtype: subtype, reaching: range)
+        filesRead[subtype] = []
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Part].self)
         let task = Task {
             do {
                 for file in files {
                     try Task.checkCancellation()
-                    let fit = try await self.fitFile(file, what: "monitoring file")
-                    let samples = fit.flatMap(FITRecords.heartRateSamples)
-                        .filter { (start..<until).contains(Int64($0.time.timeIntervalSince1970)) }
-                        .sorted { $0.time < $1.time }
-                    self.read(monitoring: file.index)
-                    if !samples.isEmpty { continuation.yield(samples) }
+                    let part = read(try await self.fitFile(file, what: what), range)
+                    self.filesRead[subtype, default: []].append(file.index)
+                    if !part.isEmpty { continuation.yield(part) }
                 }
                 continuation.finish()
             } catch {
@@ -66,16 +56,14 @@ extension GarminWatch {
     /// Archives the files the last transfers read (§8.4): the sync calls this once the store
     /// has committed everything they held. Nothing is deleted.
     public func acknowledgeSleep(start: Int64, end: Int64, count: Int) async throws -> Int {
-        for index in monitoringFilesRead + sleepFilesRead {
-            try await archive(index)
-            monitoringFilesRead.removeAll { $0 == index }
-            sleepFilesRead.removeAll { $0 == index }
+        for subtype in [UInt8(FITFileType.monitoring), UInt8(FITFileType.sleep)] {
+            while let index = filesRead[subtype]?.first {
+                try await archive(index)
+                filesRead[subtype]?.removeFirst()
+            }
         }
         return 0
     }
-
-    func read(sleep index: UInt16) { sleepFilesRead.append(index) }
-    func read(monitoring index: UInt16) { monitoringFilesRead.append(index) }
 
     /// The FIT files of `subtype` whose records may fall in `range`, oldest first.
     func files(subtype: UInt8, reaching range: Range<Int64>) async throws -> [GarminDirectoryEntry] {

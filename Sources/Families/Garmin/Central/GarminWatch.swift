@@ -63,9 +63,8 @@ public actor GarminWatch: LinkedCentral {
     var timeGiven: ContinuousClock.Instant?
     /// What waits for the watch: one request at a time.
     var sink: AsyncStream<Delivery>.Continuation?
-    /// Files read whole on the last transfers, archived once the store holds what they gave.
-    var sleepFilesRead: [UInt16] = []
-    var monitoringFilesRead: [UInt16] = []
+    /// Files read whole on the last transfer of each FIT subtype, archived once the store holds what they gave.
+    var filesRead: [UInt8: [UInt16]] = [:]
     /// Real-time heart rate: the handle the watch gave service 6, and who listens.
     var heartRateHandle: UInt8?
     var heartRateSubscribers: [UUID: HeartRateSubscriber] = [:]

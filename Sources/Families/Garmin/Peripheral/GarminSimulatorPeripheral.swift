@@ -14,8 +14,6 @@ import TSTransport
 public final class GarminSimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/garminsimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
-    /// A Multiple Handle Value Notification entry's 2 bytes beside the ATT header's 3.
-    static let multipleNotificationOverhead = 2
 
     let bluez: BlueZ
     let watch: SimulatedGarminWatch
@@ -68,11 +66,10 @@ public final class GarminSimulatorPeripheral: @unchecked Sendable {
         }
         disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await watch.centralDisconnected() }
         // BlueZ tells a GATT server the link's ATT MTU with each write; the watch's slices follow
-        // it, 2 bytes short: bluetoothd batches notifications into Multiple Handle Value
-        // Notifications and cuts a longer value (a whole-MTU slice lost a frame under EATT).
+        // what a notification carries (a whole-MTU slice lost a frame under EATT).
         let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
             guard let mtu = options.mtu else { return }
-            if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await watch.linkMTUChanged(room) }
+            if let room = PeripheralLink.notificationRoom(atMTU: mtu) { await watch.linkMTUChanged(room) }
             link.noteWrite(mtu: mtu, device: options.device)
         }
         let multiLink = LocalGattService(uuid: GarminGATT.service, characteristics: [

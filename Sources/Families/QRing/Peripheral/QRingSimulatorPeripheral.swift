@@ -15,9 +15,6 @@ import TSTransport
 public final class QRingSimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/qringsimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
-    /// A Multiple Handle Value Notification entry's 2 bytes beside the ATT header's 3: bluetoothd
-    /// batches notifications that way and cuts a longer value.
-    static let multipleNotificationOverhead = 2
 
     let bluez: BlueZ
     let ring: SimulatedRing
@@ -68,7 +65,7 @@ public final class QRingSimulatorPeripheral: @unchecked Sendable {
         // BlueZ tells a GATT server the link's ATT MTU with each write; big-data replies are cut to it.
         let noteWrite: @Sendable (GattWriteOptions) async -> Void = { options in
             guard let mtu = options.mtu else { return }
-            if let room = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await ring.linkMTUChanged(room) }
+            if let room = PeripheralLink.notificationRoom(atMTU: mtu) { await ring.linkMTUChanged(room) }
             link.noteWrite(mtu: mtu)
         }
         let commands = LocalGattService(uuid: QRingGATT.commandService, characteristics: [

@@ -17,7 +17,6 @@ import TSTransport
 public final class SimulatorPeripheral: @unchecked Sendable {
     public static let applicationPath = "/org/tsgateway/simulator"
     static let advertisementPath = applicationPath + "/advertisement0"
-    static let multipleNotificationOverhead = 2
 
     let bluez: BlueZ
     let simulator: SimulatedWatch
@@ -79,10 +78,8 @@ public final class SimulatorPeripheral: @unchecked Sendable {
             // comes without a StartNotify, so the watch's side of the link starts here.
             if link.claimStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
             if let mtu = options.mtu {
-                // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to it,
-                // less the 2 bytes a Multiple Handle Value Notification entry adds (BlueZ
-                // batches notifications that way on EATT and cuts longer values).
-                if let attMTU = try? ATTMTU(mtu - Self.multipleNotificationOverhead) { await simulator.linkMTUChanged(attMTU) }
+                // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to what a notification carries.
+                if let room = PeripheralLink.notificationRoom(atMTU: mtu) { await simulator.linkMTUChanged(room) }
                 link.noteWrite(mtu: mtu, device: options.device)
             }
             await simulator.centralWrote(bytes)
