@@ -68,11 +68,16 @@ public protocol CaptureDecoder: Sendable {
     /// The same reader for a watch whose clock runs in `zone`: a dialect that dates what it sends by
     /// the watch's local clock (a ring's) reads it there; the others have no use for it.
     func reading(clockIn zone: TimeZone) -> any CaptureDecoder
+    /// Whether values that pass this channel's checks are evidence enough to take a handle for it
+    /// in a capture without a GATT discovery. False for a characteristic whose values carry no
+    /// check of their own (a battery level, a clock), which a few bytes of any other dialect pass.
+    func identifiesHandles(of channel: CaptureChannel) -> Bool
 }
 
 extension CaptureDecoder {
     public func session(started: Date?, peripheralName: String?) -> any CaptureSessionDecoder { session(started: started) }
     public func reading(clockIn zone: TimeZone) -> any CaptureDecoder { self }
+    public func identifiesHandles(of channel: CaptureChannel) -> Bool { true }
 }
 
 /// Decodes one connection's values in capture order, each stream (pair and direction) on its
@@ -125,6 +130,17 @@ extension CaptureDecoder {
         var count = 0
         for value in values { count += decoder.append(value, channel: channel, flow: flow).filter(\.isFrame).count }
         return count + decoder.finish(channel: channel, flow: flow).filter(\.isFrame).count
+    }
+
+    /// `values`, taken as one stream, decoded: how many frames passed every check (`.frame`) and
+    /// how many did not (any other verdict).
+    public func verdicts(_ values: [[UInt8]], channel: CaptureChannel, flow: CaptureFlow) -> (passed: Int, failed: Int) {
+        var decoder = session(started: nil)
+        var frames: [DecodedFrame] = []
+        for value in values { frames += decoder.append(value, channel: channel, flow: flow) }
+        frames += decoder.finish(channel: channel, flow: flow)
+        let passed = frames.filter { $0.verdict == .frame }.count
+        return (passed, frames.count - passed)
     }
 }
 

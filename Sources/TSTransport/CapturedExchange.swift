@@ -207,9 +207,11 @@ public struct CapturedExchange: Sendable {
         return entries
     }
 
-    /// The (connection, handle, direction) streams whose values, concatenated, hold at least
-    /// one frame the decoder accepts, with the first of the profile's channels that accepts it
-    /// (the pairs first, in the order `main`, `second`, then the characteristics in the profile's order).
+    /// The (connection, handle, direction) streams whose values, read as one stream, hold more
+    /// frames that pass the decoder's checks than bytes that fail them, each with the channel
+    /// whose checks the most frames pass (on a tie the first: the pairs, `main` then `second`,
+    /// then the characteristics in the profile's order). Channels whose values carry no check of
+    /// their own (`CaptureDecoder.identifiesHandles(of:)`) are not found this way.
     static func streamsCarryingFrames(_ carried: [Carried], decoder: any CaptureDecoder,
                                       channels: [CaptureChannel]) -> [Stream: CaptureChannel] {
         var collected: [Stream: [[UInt8]]] = [:]
@@ -226,11 +228,15 @@ public struct CapturedExchange: Sendable {
             let flow = stream.flow
             // A read's handle is not in its value: without a discovery, reads are not followed.
             guard flow != .read else { continue }
-            for channel in unique
-            where decoder.frameCount(collected[stream] ?? [], channel: channel, flow: flow) > 0 {
-                found[stream] = channel
-                break
+            // The channel whose checks most of the stream's frames pass; a stream where as many
+            // fail as pass carries another dialect's bytes that a few happen to pass.
+            var best: (channel: CaptureChannel, passed: Int)?
+            for channel in unique where decoder.identifiesHandles(of: channel) {
+                let verdicts = decoder.verdicts(collected[stream] ?? [], channel: channel, flow: flow)
+                guard verdicts.passed > verdicts.failed, verdicts.passed > best?.passed ?? 0 else { continue }
+                best = (channel, verdicts.passed)
             }
+            if let best { found[stream] = best.channel }
         }
         return found
     }

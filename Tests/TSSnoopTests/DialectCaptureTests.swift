@@ -189,6 +189,22 @@ import TSTransport
         #expect(try await replayed.allSleepRecords(start: Self.from, end: nil) == recorded.records)
     }
 
+    /// Without a discovery, no other dialect's decoder takes a handle of this dialect's sync for its
+    /// own: the handles are found by the frames they carry, and a stream of another dialect's frames
+    /// is not one that happens to pass a lax check (a v1 sync over EATT was once decoded as a Huami
+    /// band's battery readings, docs/testing.md).
+    @Test(arguments: DialectCaptureTests.dialects)
+    func withoutADiscoveryNoOtherDialectTakesTheSyncsHandles(dialect: Dialect) async throws {
+        let recorded = try await Self.recordSync(dialect)
+        let traffic = try CapturedExchange.traffic(btsnoop: Self.btsnoop(try Self.packets(recorded, discovery: false)))
+        for other in WatchFamilies.dialects where other.name != dialect {
+            guard let (profile, decoder) = other.capturable else { continue }
+            let exchange = CapturedExchange(traffic: traffic, profile: profile, decoder: decoder)
+            #expect(exchange.values.count == 0,
+                    "\(other.name) took handle(s) \(exchange.writeHandles.union(exchange.notifyHandles).sorted()) of a \(dialect) sync (\(exchange.values.count) value(s))")
+        }
+    }
+
     @Test(arguments: DialectCaptureTests.dialects)
     func theDecoderReadsTheSyncsSleepRecordsAndKeepsEveryFrame(dialect: Dialect) async throws {
         let recorded = try await Self.recordSync(dialect)

@@ -198,8 +198,9 @@ def capture_records(decode_path, export_path):
     key = lambda r: (r["start"], r["stage"], r["duration"])
     decoded = set()
     for d in lines(decode_path):
-        if d.get("type") == "frame" and d["message"]["kind"] == "sleepPage.stream" and d["direction"] == "notification":
-            decoded |= {key(r) for r in d["message"]["body"]["records"]}
+        message = d.get("message") if isinstance(d.get("message"), dict) else {}
+        if d.get("type") == "frame" and message.get("kind") == "sleepPage.stream" and d.get("direction") == "notification":
+            decoded |= {key(r) for r in message["body"]["records"]}
     synced = {key(r) for r in json.load(open(export_path))["records"]}
     print(f"decoded {len(decoded)} sleep records from the capture; synced {len(synced)}; missing {len(synced - decoded)}; extra {len(decoded - synced)}")
     assert decoded == synced and synced

@@ -20,6 +20,16 @@ public struct HuamiCaptureDecoder: CaptureDecoder {
         Session(model: peripheralName.flatMap(HuamiModel.init(advertisedName:)))
     }
 
+    /// The battery level, the clock and the heart-rate values carry no check of their own (§6, §3,
+    /// §5): a few bytes of any dialect pass them, so a capture without a discovery does not find
+    /// their handles by what they carry.
+    public func identifiesHandles(of channel: CaptureChannel) -> Bool {
+        switch Role(channel) {
+        case .battery, .currentTime, .heartRateControlPoint, .heartRateMeasurement: false
+        default: true
+        }
+    }
+
     /// What `--json` shows of one value as `message`.
     public struct Meaning: Sendable, Encodable {
         /// The characteristic: auth, configuration, fetchControl, activityData, battery, currentTime,
