@@ -103,9 +103,10 @@ let package = Package(
         // The simulated NPK watch as a BlueZ peripheral: the dialect's service (its notifications chunked as asked), the advertisement.
         .target(name: "TSNpkPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSNpkSimulator"],
                 path: "Sources/Families/Npk/Peripheral"),
-        // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
+        // The simulated Garmin watch as a BlueZ peripheral: the Multi-Link service's first pair, the advertisement under the watch's name.
         .target(name: "TSGarminPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSGarmin", "TSGarminSimulator"],
                 path: "Sources/Families/Garmin/Peripheral"),
+        // The simulated QRing ring as a BlueZ peripheral: both pairs, Device Information, the advertisement under the ring's name.
         .target(name: "TSQRingPeripheral", dependencies: ["TSModels", "TSGATT", "TSTransport", "TSBlueZ", "TSSimulatorPeripheral", "TSQRing", "TSQRingSimulator"],
                 path: "Sources/Families/QRing/Peripheral"),
         // The simulated Huami band as a BlueZ peripheral: the band's services and characteristics, its auth, the advertisement.

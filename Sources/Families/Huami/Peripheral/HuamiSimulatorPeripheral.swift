@@ -20,51 +20,37 @@ import TSSimulatorPeripheral
 /// (miband2's bleak writes without response), except, with `AnswerTiming.beforeResponse`,
 /// the ones that answer (auth, configuration, fetch control): they take write requests only, so
 /// that bluetoothd acknowledges a write after the band's answer to it.
-public final class HuamiSimulatorPeripheral: @unchecked Sendable {
+public final class HuamiSimulatorPeripheral: SimulatedPeripheral {
     public static let applicationPath = "/org/tsgateway/huamisimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
 
-    let bluez: BlueZ
     let band: SimulatedHuamiBand
-    public let adapter: AdapterInfo
-    private let lock = NSLock()
-    private var peripheral: BlueZPeripheral?
-    private let link = PeripheralLink()
-    private var disconnectWatcher: Task<Void, Never>?
-    /// The adapter carries the band's name while it runs.
-    private let alias = AdapterAlias()
-    /// Called with a line for the operator whenever something about the link happens; set it before `start()`.
-    public var report: @Sendable (String) -> Void = { _ in }
+    public let lifecycle: PeripheralLifecycle
 
     public init(bluez: BlueZ, band: SimulatedHuamiBand, adapter: AdapterInfo) {
-        self.bluez = bluez
         self.band = band
-        self.adapter = adapter
+        // The band answers from inside the write handler (`SimulatedHuamiBand`'s own timing).
+        lifecycle = PeripheralLifecycle(bluez: bluez, adapter: adapter)
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start() async throws {
         let band = self.band
-        let link = self.link
-        link.report(to: report)
-        let notify: @Sendable (SimulatedHuamiBand.Characteristic, [UInt8]) async -> Void = { [weak self] characteristic, bytes in
-            try? self?.registered?.notify(bytes, characteristic: characteristic.uuid)
-            link.sent(bytes.count, kind: "\(characteristic.rawValue) notification")
+        let lifecycle = self.lifecycle
+        let notify: @Sendable (SimulatedHuamiBand.Characteristic, [UInt8]) async -> Void = { characteristic, bytes in
+            lifecycle.notify(bytes, characteristic: characteristic.uuid, kind: "\(characteristic.rawValue) notification")
         }
         // The band's side of a link starts at the central's first subscription or write (a bonded
         // central keeps its subscriptions across links and may only write).
-        let linkStarts: @Sendable () async -> Void = { [weak self] in
-            guard let self, link.claimStart() else { return }
-            self.report("a central is on the link")
+        let linkStarts: @Sendable () async -> Void = {
+            guard lifecycle.claimLinkStart() else { return }
+            lifecycle.report("a central is on the link")
             await band.centralConnected(notify: notify)
         }
         // A transfer cut by fault injection: the band's side disconnects the central.
-        await band.onLinkLoss { [weak self] in
-            guard let self, let device = link.central else { return }
-            self.report("losing the link mid-transfer after \(await band.statistics.dataPacketsSent) data packets (fault injection)")
-            try? await self.bluez.disconnect(device)
+        await band.onLinkLoss {
+            await lifecycle.disconnectCentral(saying: "losing the link mid-transfer after \(await band.statistics.dataPacketsSent) data packets (fault injection)")
         }
-        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await band.centralDisconnected() }
 
         let timing = band.configuration.answerTiming
         func characteristic(_ served: SimulatedHuamiBand.Characteristic, read: Bool = false, write: Bool = false, notify: Bool = false) -> LocalGattCharacteristic {
@@ -80,7 +66,7 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
             if write {
                 gatt.write = { bytes, options in
                     await linkStarts()
-                    if let mtu = options.mtu { link.noteWrite(mtu: mtu, device: options.device) }
+                    lifecycle.noteWrite(options)
                     await band.centralWrote(bytes, to: served)
                 }
             }
@@ -107,27 +93,11 @@ public final class HuamiSimulatorPeripheral: @unchecked Sendable {
                 return LocalGattCharacteristic(uuid: standard.uuid, flags: ["read"], read: { value })
             })
         let name = band.configuration.name
-        let peripheral = BlueZPeripheral(
-            bluez: bluez, adapter: adapter,
+        try await lifecycle.register(
             application: GattApplication(path: Self.applicationPath, services: [vendor, auth, heartRate, alert, deviceInformation]),
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [HuamiGATT.service],
-                                           localName: name, discoverable: true))
-        await alias.take(name, bluez: bluez, adapter: adapter, report: report)
-        lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start(events: link.bluetoothdEvents { await band.centralDisconnected() })
+                                           localName: name, discoverable: true),
+            adapterName: name,
+            centralGone: { await band.centralDisconnected() })
     }
-
-    /// Starts the advertisement anew (see `BlueZPeripheral.advertiseAgain`).
-    public func advertiseAgain() async throws {
-        try await registered?.advertiseAgain()
-    }
-
-    /// Withdraws the advertisement and the application.
-    public func stop() async {
-        disconnectWatcher?.cancel()
-        await registered?.stop()
-        await alias.restore(bluez: bluez, adapter: adapter)
-    }
-
-    private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
 }

@@ -10,99 +10,65 @@ import TSTransport
 /// dialect's service (frames written to its write characteristic, notified on its notify
 /// characteristic) and an LE advertisement carrying the service's UUID. Writes feed
 /// `SimulatedNpkWatch`; its chunks become Value changes of the notify characteristic.
-public final class NpkSimulatorPeripheral: @unchecked Sendable {
+public final class NpkSimulatorPeripheral: SimulatedPeripheral {
     public static let applicationPath = "/org/tsgateway/npksimulator"
     static let advertisementPath = applicationPath + "/advertisement0"
 
-    let bluez: BlueZ
     let simulator: SimulatedNpkWatch
-    public let adapter: AdapterInfo
     let profile: GATTProfile
     let name: String
     let chunking: NpkNotificationChunking
-    /// When its answers go out (`tsgateway simulate --answer-timing`).
-    public let answers: TimedNotifications
-    private let lock = NSLock()
-    private var peripheral: BlueZPeripheral?
-    private let link = PeripheralLink()
-    private var disconnectWatcher: Task<Void, Never>?
-    /// Called with a line for the operator whenever something about the link happens; set it
-    /// before `start()`.
-    public var report: @Sendable (String) -> Void = { _ in }
+    public let lifecycle: PeripheralLifecycle
 
     public init(bluez: BlueZ, simulator: SimulatedNpkWatch, adapter: AdapterInfo, profile: GATTProfile,
                 name: String = "TS-Sim NPK", chunking: NpkNotificationChunking = .multipleNotificationEntry,
                 answerTiming: AnswerTiming = .immediate) {
-        self.bluez = bluez
         self.simulator = simulator
-        self.adapter = adapter
         self.profile = profile
         self.name = name
         self.chunking = chunking
-        answers = TimedNotifications(answerTiming)
+        lifecycle = PeripheralLifecycle(bluez: bluez, adapter: adapter, answerTiming: answerTiming)
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start() async throws {
         let simulator = self.simulator
-        let link = self.link
-        link.report(to: report)
+        let lifecycle = self.lifecycle
+        let chunking = self.chunking
         let notifyUUID = profile.notifyCharacteristic.lowercased()
-        let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
-            self?.answers.send { [weak self] in
-                try? self?.registered?.notify(chunk, characteristic: notifyUUID)
-                link.sent(chunk.count)
-            }
-        }
+        let send: @Sendable ([UInt8]) async -> Void = { chunk in lifecycle.notify(chunk, characteristic: notifyUUID) }
         // A link lost by fault injection: the watch's side disconnects the central, after the
         // answers it made before (with late answers, they are still on their way).
-        await simulator.onLinkLoss { [weak self] in
-            guard let self else { return }
+        await simulator.onLinkLoss {
             let days = await simulator.statistics.sleepDaysSent
-            self.answers.send { [weak self] in
-                Task { [weak self] in
-                    guard let self, let device = link.central else { return }
-                    self.report("losing the link mid-sync after \(days) sleep days (fault injection)")
-                    try? await self.bluez.disconnect(device)
-                }
+            lifecycle.answers.send {
+                Task { await lifecycle.disconnectCentral(saying: "losing the link mid-sync after \(days) sleep days (fault injection)") }
             }
         }
-        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let startMTU = ATTMTU.default
-        let write = LocalGattCharacteristic(uuid: profile.writeCharacteristic.lowercased(), flags: answers.timing.answeringWriteFlags(centralWrites: profile.writeMode), write: { [weak self] bytes, options in
+        let write = LocalGattCharacteristic(uuid: profile.writeCharacteristic.lowercased(), flags: answers.timing.answeringWriteFlags(centralWrites: profile.writeMode), write: { bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
-            if link.claimStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
-            if let self, let mtu = options.mtu {
-                // BlueZ tells a GATT server the link's ATT MTU with each write.
-                if let size = try? ATTMTU(self.chunking.effectiveMTU(reported: mtu)) { await simulator.linkMTUChanged(size) }
-                link.noteWrite(mtu: mtu, device: options.device)
-            }
+            if lifecycle.claimLinkStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
+            // BlueZ tells a GATT server the link's ATT MTU with each write.
+            if let mtu = lifecycle.noteWrite(options), let size = try? ATTMTU(chunking.effectiveMTU(reported: mtu)) { await simulator.linkMTUChanged(size) }
             await simulator.centralWrote(bytes)
         })
         let notify = LocalGattCharacteristic(uuid: notifyUUID, flags: ["notify"], startNotify: {
-            if link.claimStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
+            if lifecycle.claimLinkStart() { await simulator.centralConnected(mtu: startMTU, send: send) }
         }, stopNotify: {
-            if link.end() { await simulator.centralDisconnected() }
+            if lifecycle.endLink() { await simulator.centralDisconnected() }
         })
         let application = GattApplication(path: Self.applicationPath,
                                           services: [LocalGattService(uuid: profile.service.lowercased(), characteristics: [write, notify])])
-        let peripheral = BlueZPeripheral(
-            bluez: bluez, adapter: adapter, application: application,
+        // The adapter keeps its own alias, as protocol v1's does.
+        try await lifecycle.register(
+            application: application,
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [profile.service.lowercased()],
-                                           localName: name, discoverable: true))
-        lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start(events: link.bluetoothdEvents { await simulator.centralDisconnected() })
+                                           localName: name, discoverable: true),
+            adapterName: nil,
+            centralGone: { await simulator.centralDisconnected() })
     }
-
-    /// Withdraws the advertisement and the application.
-    public func stop() async {
-        disconnectWatcher?.cancel()
-        answers.stop()
-        await registered?.stop()
-    }
-
-    private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
 }
 
 public enum NpkNotificationChunking: String, Sendable, CaseIterable {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TSBlueZ
 import TSGATT
 import TSModels
@@ -14,13 +15,11 @@ import TSTransport
 /// (LEAdvertisingManager1.RegisterAdvertisement). Writes from a central feed the simulator; its
 /// notifications become Value changes of the notify characteristic. While a central subscribes
 /// to Heart Rate Measurement the wearer's heart beats, following the replayed night.
-public final class SimulatorPeripheral: @unchecked Sendable {
+public final class SimulatorPeripheral: SimulatedPeripheral {
     public static let applicationPath = "/org/tsgateway/simulator"
     static let advertisementPath = applicationPath + "/advertisement0"
 
-    let bluez: BlueZ
     let simulator: SimulatedWatch
-    public let adapter: AdapterInfo
     let name: String
     /// The service UUID put in the advertisement (the GATT service keeps the protocol's).
     let advertisedService: String
@@ -32,88 +31,63 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     /// The night the heart rate follows (awake throughout without one).
     let night: NightReplay?
     let heartbeat: Duration
-    /// When its answers go out (`tsgateway simulate --answer-timing`).
-    public let answers: TimedNotifications
-    private let lock = NSLock()
-    private var standardTasks: [Task<Void, Never>] = []
-    private var beating: Task<Void, Never>?
-    private var peripheral: BlueZPeripheral?
-    private let link = PeripheralLink()
-    private var dropped = false
-    private var disconnectWatcher: Task<Void, Never>?
-    /// Called with a line for the operator whenever something about the link happens; set it
-    /// before `start()`.
-    public var report: @Sendable (String) -> Void = { _ in }
+    public let lifecycle: PeripheralLifecycle
+    private struct State {
+        var beating: Task<Void, Never>?
+        var dropped = false
+    }
+    private let state = Mutex(State())
 
     public init(bluez: BlueZ, simulator: SimulatedWatch, adapter: AdapterInfo, name: String = "TS-Sim W10",
                 advertisedService: String = WatchGATT.service, dropLinkAfterPages: Int? = nil,
                 standard: SimulatedStandardServices? = nil, night: NightReplay? = nil, heartbeat: Duration = .seconds(1),
                 answerTiming: AnswerTiming = .immediate) {
-        self.bluez = bluez
         self.simulator = simulator
-        self.adapter = adapter
         self.name = name
         self.advertisedService = advertisedService
         self.dropLinkAfterPages = dropLinkAfterPages
         self.standard = standard
         self.night = night
         self.heartbeat = heartbeat
-        answers = TimedNotifications(answerTiming)
+        lifecycle = PeripheralLifecycle(bluez: bluez, adapter: adapter, answerTiming: answerTiming)
     }
 
     /// Exports the objects and registers the application and the advertisement with BlueZ.
     public func start(mtu: Int = 247) async throws {
         let simulator = self.simulator
-        let link = self.link
-        link.report(to: report)
+        let lifecycle = self.lifecycle
         let attMTU = (try? ATTMTU(mtu)) ?? .default
         let send: @Sendable ([UInt8]) async -> Void = { [weak self] chunk in
-            self?.answers.send { [weak self] in try? self?.registered?.notify(chunk, characteristic: WatchGATT.notifyCharacteristic) }
-            await self?.sent(chunk)
+            lifecycle.notify(chunk, characteristic: WatchGATT.notifyCharacteristic)
+            await self?.dropLinkWhenDue()
         }
-        // The watch's side of a link ends when BlueZ reports the central disconnected.
-        disconnectWatcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter) { await simulator.centralDisconnected() }
         let write = LocalGattCharacteristic(uuid: WatchGATT.writeCharacteristic, flags: answers.timing.answeringWriteFlags(centralWrites: GATTProfile.protocolV1.writeMode), write: { bytes, options in
             // A bonded central keeps its subscription across links: a write on a new link
             // comes without a StartNotify, so the watch's side of the link starts here.
-            if link.claimStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
-            if let mtu = options.mtu {
-                // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to what a notification carries.
-                if let room = PeripheralLink.notificationRoom(atMTU: mtu) { await simulator.linkMTUChanged(room) }
-                link.noteWrite(mtu: mtu, device: options.device)
-            }
+            if lifecycle.claimLinkStart() { await simulator.centralConnected(mtu: attMTU, send: send) }
+            // BlueZ tells a GATT server the link's ATT MTU with each write; fragment to what a notification carries.
+            if let mtu = lifecycle.noteWrite(options), let room = PeripheralLink.notificationRoom(atMTU: mtu) { await simulator.linkMTUChanged(room) }
             await simulator.centralWrote(bytes)
         })
         let notify = LocalGattCharacteristic(uuid: WatchGATT.notifyCharacteristic, flags: ["notify"], startNotify: {
-            _ = link.claimStart()
+            _ = lifecycle.claimLinkStart()
             await simulator.centralConnected(mtu: attMTU, send: send)
         }, stopNotify: {
-            link.end()
+            lifecycle.endLink()
             await simulator.centralDisconnected()
         })
         var services = [LocalGattService(uuid: WatchGATT.service, characteristics: [write, notify])]
         if let standard {
             services += StandardGattServices.services(for: standard) { [weak self] subscribed in self?.heartRateSubscribed(subscribed) }
             await forwardNotifications(of: standard)
+            lifecycle.whenStopping { [weak self] in self?.heartRateSubscribed(false) }
         }
-        let peripheral = BlueZPeripheral(
-            bluez: bluez, adapter: adapter,
+        // The adapter keeps its own alias.
+        try await lifecycle.register(
             application: GattApplication(path: Self.applicationPath, services: services),
-            advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [advertisedService], localName: name, discoverable: true))
-        lock.withLock { self.peripheral = peripheral }
-        try await peripheral.start(events: link.bluetoothdEvents { await simulator.centralDisconnected() })
-    }
-
-    /// Withdraws the advertisement and the application.
-    public func stop() async {
-        disconnectWatcher?.cancel()
-        lock.withLock {
-            standardTasks.forEach { $0.cancel() }
-            beating?.cancel()
-            beating = nil
-        }
-        answers.stop()
-        await registered?.stop()
+            advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [advertisedService], localName: name, discoverable: true),
+            adapterName: nil,
+            centralGone: { await simulator.centralDisconnected() })
     }
 
     /// The standard services' notifications (Battery Level, Heart Rate Measurement) become Value
@@ -121,10 +95,11 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private func forwardNotifications(of standard: SimulatedStandardServices) async {
         for characteristic in StandardGattServices.notified {
             let values = await standard.notifications(of: characteristic)
-            let task = Task { [weak self] in
-                for await value in values { try? self?.registered?.notify(value, characteristic: characteristic.uuid) }
+            let lifecycle = self.lifecycle
+            let task = Task {
+                for await value in values { lifecycle.notify(value, characteristic: characteristic.uuid, kind: "\(characteristic) notification", timed: false) }
             }
-            lock.withLock { standardTasks.append(task) }
+            lifecycle.whenStopping { task.cancel() }
         }
     }
 
@@ -132,32 +107,27 @@ public final class SimulatorPeripheral: @unchecked Sendable {
     private func heartRateSubscribed(_ subscribed: Bool) {
         guard let standard else { return }
         let (night, heartbeat) = (self.night, self.heartbeat)
-        let change: String? = lock.withLock {
-            if subscribed, beating == nil {
-                beating = Task { await standard.beat(every: heartbeat, following: night) }
+        let change: String? = state.withLock { state in
+            if subscribed, state.beating == nil {
+                state.beating = Task { await standard.beat(every: heartbeat, following: night) }
                 return "a central subscribed to Heart Rate Measurement: one beat every \(heartbeat)"
             }
-            guard !subscribed, let task = beating else { return nil }
+            guard !subscribed, let task = state.beating else { return nil }
             task.cancel()
-            beating = nil
+            state.beating = nil
             return "Heart Rate Measurement unsubscribed"
         }
         if let change { report(change) }
     }
 
-    private var registered: BlueZPeripheral? { lock.withLock { peripheral } }
-
-    private func sent(_ chunk: [UInt8]) async {
-        link.sent(chunk.count)
+    /// Drops the link from the watch's side, once, when the central has acknowledged `dropLinkAfterPages` pages.
+    private func dropLinkWhenDue() async {
         guard let limit = dropLinkAfterPages, await simulator.statistics.pagesAcknowledged >= limit else { return }
-        let central = link.central
-        let device: DeviceHandle? = lock.withLock {
-            if dropped { return nil }
-            dropped = true
-            return central
+        let first = state.withLock { state in
+            defer { state.dropped = true }
+            return !state.dropped
         }
-        guard let device else { return }
-        report("dropping the link after \(limit) acknowledged sleep pages (fault injection)")
-        try? await bluez.disconnect(device)
+        guard first else { return }
+        await lifecycle.disconnectCentral(saying: "dropping the link after \(limit) acknowledged sleep pages (fault injection)")
     }
 }
