@@ -36,7 +36,7 @@ let package = Package(
         // the activity fetch and its per-minute samples read into sleep and heart rate; both directions. No I/O
         // (swift-crypto's single-block AES for the auth challenge).
         // The Garmin family's codecs: multi-link control messages, COBS and GFDI frames with their CRC-16/ARC. Both directions; no I/O.
-        .target(name: "TSGarmin", dependencies: ["TSModels", "TSGATT"], path: "Sources/Families/Garmin/Codec"),
+        .target(name: "TSGarmin", dependencies: ["TSModels", "TSGATT", .product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Sources/Families/Garmin/Codec"),
         .target(name: "TSHuami", dependencies: ["TSModels", .product(name: "_CryptoExtras", package: "swift-crypto")], path: "Sources/Families/Huami/Codec"),
         // TopStep's NPK dialect: frames, CRC-16, list mode, chunking, reassembly, request matching, the
         // protobuf payloads (generated from protocol-spec/npk/npk.proto) and their mapping to TSModels. No I/O.

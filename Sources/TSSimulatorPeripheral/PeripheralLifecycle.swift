@@ -43,13 +43,18 @@ public final class PeripheralLifecycle: Sendable {
     }
 
     /// Registers the device: BlueZ's disconnections end its side of the link (`centralGone`), the
-    /// adapter carries `adapterName` while it runs (nil keeps the adapter's alias), and the
-    /// application and the advertisement are registered, again after a bluetoothd restart.
+    /// adapter carries `adapterName` while it runs (nil keeps the adapter's alias), the device
+    /// answers a central's pairing as `agent` says (the default agent: Just Works, or a passkey it
+    /// displays), and the application and the advertisement are registered, again after a
+    /// bluetoothd restart.
     public func register(application: GattApplication, advertisement: LEAdvertisement, adapterName: String?,
-                         centralGone: @escaping @Sendable () async -> Void) async throws {
+                         agent: PairingAgent = .justWorks, centralGone: @escaping @Sendable () async -> Void) async throws {
         let watcher = try await link.watchDisconnections(bluez: bluez, adapter: adapter, centralGone: centralGone)
         state.withLock { $0.disconnectWatcher = watcher }
         if let adapterName { await alias.take(adapterName, bluez: bluez, adapter: adapter, report: report) }
+        do { try await bluez.registerAgent(agent) } catch {
+            report("could not register the device's pairing agent (\(error)); a central's pairing is answered by whichever agent BlueZ has")
+        }
         let peripheral = BlueZPeripheral(bluez: bluez, adapter: adapter, application: application, advertisement: advertisement)
         state.withLock { $0.peripheral = peripheral }
         try await peripheral.start(events: link.bluetoothdEvents(centralGone: centralGone))

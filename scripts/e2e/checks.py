@@ -56,8 +56,12 @@ def epoch(iso):
 
 @check("field")
 def field(path, key):
-    """Prints KEY of the JSON object in the output (e.g. a sync's `from`)."""
-    print(tail(path)[key])
+    """Prints KEY of the JSON object in the output (e.g. a sync's `from`); a dotted KEY reaches
+    into nested objects (`battery.level`)."""
+    value = tail(path)
+    for part in key.split("."):
+        value = value[part]
+    print(value)
 
 
 @check("adapter-address")
@@ -428,15 +432,18 @@ def qring_sync_nothing_new(path):
 
 
 @check("garmin-ble-read")
-def garmin_ble_read(path, model, firmware, truth_path):
+def garmin_ble_read(path, model, firmware, truth_path, battery):
     """garmin-ble's steps (scripts/garmin/garmin_ble_steps.py) read the watch's DEVICE_INFORMATION
-    (MODEL, FIRMWARE), a time request after its sync_time was answered, and three live heart
-    rates, each a bpm of the watch's history (TRUTH: --heart-rate-truth)."""
+    (MODEL, FIRMWARE), its battery through PROTOBUF (BATTERY percent, status ok), a time request
+    after its sync_time was answered, and three live heart rates, each a bpm of the watch's
+    history (TRUTH: --heart-rate-truth)."""
     d = tail(path)
     bpms = {s["bpm"] for s in json.load(open(truth_path))}
     assert d["model"] == model and d["firmware"] == firmware and d["timeAnswered"] is True, d
+    assert d["battery"] == {"percent": int(battery), "status": "ok"}, d
     assert len(d["heartRates"]) == 3 and all(rate in bpms for rate in d["heartRates"]), d
-    print(f"garmin-ble read {d['name']}: model {d['model']}, firmware {d['firmware']}; its time answer taken; live heart rate {d['heartRates']}")
+    print(f"garmin-ble read {d['name']}: model {d['model']}, firmware {d['firmware']}, battery {d['battery']['percent']} % ({d['battery']['status']}); "
+          f"its time answer taken; live heart rate {d['heartRates']}")
 
 
 @check("hr-watch-truth")

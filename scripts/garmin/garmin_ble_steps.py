@@ -1,10 +1,10 @@
 """garmin-ble 0.3.2 (PyPI, AGPL-3.0; scripts/garmin/e2e-client-requirements.txt), a Garmin central
 this project did not write, against the simulated watch over the real BlueZ stack: it connects
-(CLOSE_ALL, GFDI registered), takes the watch's DEVICE_INFORMATION, answers the watch's time
-requests, and sends TIME_UPDATED (its sync_time) until the watch asks again and is answered;
-then streams the watch's live heart rate (multi-link service 6) for three readings. Prints one
-JSON object: the name, model and firmware garmin-ble read, whether a time request after its
-sync_time was answered, and the heart rates it read. Usage: garmin_ble_steps.py ADDRESS"""
+(CLOSE_ALL, GFDI registered), takes the watch's DEVICE_INFORMATION, reads its battery (a PROTOBUF
+request), answers the watch's time requests, and sends TIME_UPDATED (its sync_time) until the
+watch asks again and is answered; then streams the watch's live heart rate (multi-link service 6)
+for three readings. Prints one JSON object: the name, model and firmware garmin-ble read, the
+battery, whether a time request after its sync_time was answered, and the heart rates it read. Usage: garmin_ble_steps.py ADDRESS"""
 import asyncio
 import json
 import sys
@@ -21,6 +21,7 @@ async def main(address):
             if watch.info.firmware != "unknown":
                 break
             await asyncio.sleep(0.1)
+        battery = await watch.battery(timeout=10)
         answered = asyncio.Event()
 
         async def listen():
@@ -49,6 +50,7 @@ async def main(address):
         except asyncio.TimeoutError:
             pass
         print(json.dumps({"name": watch.info.name, "model": watch.info.model, "firmware": watch.info.firmware,
+                          "battery": {"percent": battery.percent, "status": battery.status},
                           "timeAnswered": answered.is_set(), "heartRates": rates}))
         return 0 if answered.is_set() and len(rates) == 3 else 1
 

@@ -240,7 +240,43 @@ def payload(kind, f):
                                     e["flags"], e["size"], e["time"]) for e in f["entries"]) + bytes(16 * f.get("zeroEntries", 0))
     if kind == "setFileFlag":
         return struct.pack("<HB", f["index"], f["flags"])
+    if kind == "protobufMessage":
+        body = bytes.fromhex(f["protobuf"])
+        return struct.pack("<HIII", f["requestId"], f["offset"], f["total"], len(body)) + body
+    if kind == "protobufAcknowledgement":
+        return struct.pack("<HBHIBB", f["originalType"], 0, f["requestId"], f["offset"], f["chunkStatus"], f["code"])
     raise ValueError(kind)
+
+
+# The protobuf wire format (protobuf.dev/programming-guides/encoding), as much of it as the
+# battery's messages (protocol-spec/garmin/garmin_smart.proto) need: varints and
+# length-delimited fields, written from the encoding guide.
+def varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def pb_varint(field, value):
+    return varint(field << 3 | 0) + varint(value)
+
+
+def pb_message(field, body):
+    return varint(field << 3 | 2) + varint(len(body)) + body
+
+
+def battery_request():
+    """Smart {device_status (8) {battery_request (2) {}}}."""
+    return pb_message(8, pb_message(2, b""))
+
+
+def battery_status(level, status=1):
+    """Smart {device_status (8) {battery_status (3) {status (1), level (2)}}}."""
+    return pb_message(8, pb_message(3, pb_varint(1, status) + pb_varint(2, level)))
 
 
 def read_payload(kind, data):
@@ -290,4 +326,13 @@ def read_payload(kind, data):
         return {"entries": entries}
     if kind == "setFileFlag":
         return {"index": r.u16("index"), "flags": r.u8("flags")}
+    if kind == "protobufMessage":
+        f = {"requestId": r.u16("request id"), "offset": r.u32("offset"), "total": r.u32("total")}
+        f["protobuf"] = r.take(r.u32("length"), "protobuf bytes").hex()
+        return f
+    if kind == "protobufAcknowledgement":
+        f = {"originalType": r.u16("type")}
+        r.u8("status")
+        f.update({"requestId": r.u16("request id"), "offset": r.u32("offset"), "chunkStatus": r.u8("chunk status"), "code": r.u8("code")})
+        return f
     raise ValueError(kind)

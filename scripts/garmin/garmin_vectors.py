@@ -214,6 +214,14 @@ def message_vectors():
                       {"index": 6, "type": 128, "subtype": 32, "number": 2, "specificFlags": 0, "flags": 0x10, "size": 9000, "time": 0}],
           "zeroEntries": 1}),
         ("SET_FILE_FLAG archive", "setFileFlag", {"index": 5, "flags": 0x10}),
+        ("PROTOBUF_REQUEST: the battery request", "protobufMessage",
+         {"requestId": 1, "offset": 0, "total": len(g.battery_request()), "protobuf": g.battery_request().hex()}),
+        ("PROTOBUF_RESPONSE: the battery, 83 %, status ok", "protobufMessage",
+         {"requestId": 1, "offset": 0, "total": len(g.battery_status(83)), "protobuf": g.battery_status(83).hex()}),
+        ("PROTOBUF_RESPONSE: the battery, 100 %, request id 513", "protobufMessage",
+         {"requestId": 513, "offset": 0, "total": len(g.battery_status(100)), "protobuf": g.battery_status(100).hex()}),
+        ("RESPONSE acknowledging PROTOBUF_REQUEST 1: kept, no error", "protobufAcknowledgement",
+         {"originalType": 5043, "requestId": 1, "offset": 0, "chunkStatus": 0, "code": 0}),
     ]
     out = []
     for name, kind, fields in cases:

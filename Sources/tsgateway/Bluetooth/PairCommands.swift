@@ -15,7 +15,9 @@ struct PairCommand: AsyncParsableCommand {
         commandName: "pair",
         abstract: "Pair with a watch, trust it and make it the default for later commands.",
         discussion: """
-            Find the address with `tsgateway scan`. Pairing uses Just Works (no PIN). A TopStep NPK watch \
+            Find the address with `tsgateway scan`. Pairing uses Just Works (no PIN), unless the watch shows \
+            a passkey (a Garmin watch in its "pair phone" screen shows six digits): then pair asks for it and \
+            reads it from standard input, or takes it as --passkey. A TopStep NPK watch \
             (--dialect npk) is then asked to bind the gateway, with the code it shows as a QR code when \
             given (--auth-code); the wearer may have to confirm on the watch. A bind declined there exits 77, \
             one nobody confirmed in time 75. A Huami band (--dialect huami) takes its 16-byte auth key \
@@ -30,6 +32,7 @@ struct PairCommand: AsyncParsableCommand {
             Examples:
               tsgateway pair AA:BB:CC:DD:EE:FF
               tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE
+              tsgateway pair AA:BB:CC:DD:EE:FF --passkey 123456
             """)
     @Argument(help: "The watch's Bluetooth address, AA:BB:CC:DD:EE:FF.", transform: WatchAddressArgument.parse)
     var address: WatchID
@@ -46,6 +49,9 @@ struct PairCommand: AsyncParsableCommand {
     var authKey: String?
     @Option(name: .customLong("credential"), help: ArgumentHelp(PairingSecretOptions.credentialHelp, valueName: "name=value"))
     var credentials: [String] = []
+    @Option(help: ArgumentHelp("The passkey the watch shows while pairing (six digits), for scripts; without it, pair asks for it when the watch shows one.",
+                               valueName: "digits"))
+    var passkey: String?
     @Flag(name: [.short, .long], help: "Log what happens to standard error: each step of pairing and connecting, what was written to the watch, and each notification that arrived and which waiting request took it (never the secret).")
     var verbose: Int
 
@@ -60,6 +66,16 @@ struct PairCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try pairingSecret()
+        _ = try givenPasskey()
+    }
+
+    /// `--passkey`, checked: one to six digits.
+    func givenPasskey() throws -> UInt32? {
+        guard let passkey else { return nil }
+        guard let value = PasskeyPrompt.parse(passkey) else {
+            throw ValidationError("--passkey takes the six digits the watch shows (000000 to 999999), not \"\(passkey)\"")
+        }
+        return value
     }
 
     /// The secret given for the dialect asked for, checked by that dialect's coordinator.
@@ -100,8 +116,16 @@ struct PairCommand: AsyncParsableCommand {
             let found = try await bluez.adapter(adapter)
             let device = try await bluez.discover(address: id.rawValue, adapter: found)
             PhaseLog.log("found \(id) on \(found.name)", to: logger)
-            try await bluez.registerAgent()
-            try await bluez.pair(device)
+            // Its own pairing's agent: Just Works, or the passkey the watch shows typed in. Not the
+            // default agent: a pairing the watch's side answers is the watch's business.
+            let prompt = PasskeyPrompt(given: try givenPasskey())
+            try await bluez.registerAgent(PairingAgent(capability: .keyboardDisplay, passkey: { _ in try await prompt.passkey() }, isDefault: false))
+            do {
+                try await bluez.pair(device)
+            } catch {
+                if let failure = prompt.failure { throw CLIFailure("could not pair with \(id): \(failure)", status: .usage) }
+                throw error
+            }
             PhaseLog.log("paired", to: logger)
             try await bluez.trust(device)
             PhaseLog.log("trusted", to: logger)

@@ -38,11 +38,23 @@ extension GarminWatch {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Part].self)
         let task = Task {
             do {
+                var refused: [GarminFileRefusal] = []
                 for file in files {
                     try Task.checkCancellation()
-                    let part = read(try await self.fitFile(file, what: what), range)
+                    let fit: [FITFile]
+                    do { fit = try await self.fitFile(file, what: what) } catch let refusal as GarminFileRefusal {
+                        // The rest of the range is still synced; the refused file stays on the watch, unarchived.
+                        refused.append(refusal)
+                        continue
+                    }
+                    let part = read(fit, range)
                     self.filesRead[subtype, default: []].append(file.index)
                     if !part.isEmpty { continuation.yield(part) }
+                }
+                if !refused.isEmpty {
+                    throw WatchError.protocolViolation("the watch lists \(refused.map(\.description).joined(separator: ", ")) in its directory "
+                        + "but would not send \(refused.count == 1 ? "it" : "them"); everything else in the range was synced, and the watch keeps "
+                        + "\(refused.count == 1 ? "that file" : "those files") (sync again later; a watch that goes on refusing needs its files cleared on the watch)")
                 }
                 continuation.finish()
             } catch {
@@ -122,7 +134,9 @@ extension GarminWatch {
                 switch answer.downloadStatus {
                 case 0: break
                 case 5: throw WatchError.transferAbandoned("the watch was not ready to send \(what) (download status 5); syncing again asks anew")
-                default: throw WatchError.protocolViolation("the watch would not send \(what) (download status \(answer.downloadStatus))")
+                default:
+                    guard index != 0 else { throw WatchError.protocolViolation("the watch would not send its directory (download status \(answer.downloadStatus))") }
+                    throw GarminFileRefusal(what: what, status: answer.downloadStatus)
                 }
                 size = Int(answer.fileSize)
                 return answer.fileSize == 0 ? [] : nil
@@ -175,4 +189,12 @@ extension GarminWatch {
             return ()
         }
     }
+}
+
+/// A file the watch's directory lists whose download it refuses (a download status other than ok
+/// or not ready): the sync goes on with the other files and says so at its end.
+struct GarminFileRefusal: Error, CustomStringConvertible {
+    var what: String
+    var status: UInt8
+    var description: String { "\(what) (download status \(status))" }
 }

@@ -35,6 +35,8 @@ public actor GarminWatch: LinkedCentral {
     public private(set) var watchConfiguration: GarminConfiguration?
     /// Time requests the central answered with its clock, since it was made.
     public private(set) var timeAnswers = 0
+    /// The id of the last PROTOBUF request the central sent (§7); each request takes the next.
+    var protobufRequestID: UInt16 = 0
     var dropped = GarminDropCounts()
 
     package var connection: (any TransportConnection)?
@@ -100,10 +102,10 @@ public actor GarminWatch: LinkedCentral {
     public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
 
     /// Sleep and heart rate from FIT files, archived after the commit; the clock given when the
-    /// watch asks. No alarms to read back (§10), no battery yet (protobuf, §7).
+    /// watch asks; the battery asked through PROTOBUF (§7). No alarms to read back (§10).
     static let capabilities = WatchCapabilities(
         sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: true),
-        clock: true, heartRate: true, heartRateHistory: true)
+        battery: true, clock: true, heartRate: true, heartRateHistory: true)
 
     // MARK: Connecting
 
@@ -420,6 +422,14 @@ public actor GarminWatch: LinkedCentral {
             if handshakeDone, !syncReadyAcknowledged, (try? GFDIResponse(payload: frame.payload))?.originalType == GFDIType.systemEvent {
                 syncReadyAcknowledged = true
             }
+            sink?.yield(.frame(frame))
+        case GFDIType.protobufResponse:
+            // Every PROTOBUF response is acknowledged naming its request id (§7); the request waiting takes it.
+            guard let message = try? GarminProtobufMessage(payload: frame.payload) else {
+                await send(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+                return
+            }
+            await send(message.acknowledgement(of: frame.type).frame)
             sink?.yield(.frame(frame))
         case GFDIType.fileTransferData:
             if let sink {

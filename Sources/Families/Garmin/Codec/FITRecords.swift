@@ -31,12 +31,21 @@ public enum FITRecords {
         return items
     }
 
-    /// Heart rate of each monitoring record that has one (field 27), its time from its timestamp
-    /// (253, a compressed header's included) or its timestamp_16 (26) resolved against the last full
-    /// timestamp of the file (`ref + ((t16 − (ref & 0xFFFF)) & 0xFFFF)`).
+    /// Heart rate of each monitoring record that has one (field 27), at its time (`monitoringRecords`).
     public static func heartRateSamples(_ file: FITFile) -> [HeartRateSample] {
+        monitoringRecords(file).compactMap { record in
+            guard let bpm = record.message.unsigned(27), bpm > 0 else { return nil }
+            return HeartRateSample(time: Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(record.time))), bpm: Int(bpm))
+        }
+    }
+
+    /// The monitoring records (global 55) with their times in FIT's seconds: from the record's
+    /// timestamp (253, a compressed header's included) or its timestamp_16 (26) resolved against
+    /// the last full timestamp of the file (`ref + ((t16 − (ref & 0xFFFF)) & 0xFFFF)`), which the
+    /// resolved time then becomes. A record with neither, or before any full timestamp, is passed over.
+    public static func monitoringRecords(_ file: FITFile) -> [(time: UInt32, message: FITMessage)] {
         var reference: UInt32?
-        var samples: [HeartRateSample] = []
+        var records: [(time: UInt32, message: FITMessage)] = []
         for message in file.messages {
             var time = message.timestamp
             if let full = time {
@@ -46,10 +55,10 @@ public enum FITRecords {
                 time = resolved
                 reference = resolved
             }
-            guard message.global == FITGlobal.monitoring, let time, let bpm = message.unsigned(27), bpm > 0 else { continue }
-            samples.append(HeartRateSample(time: Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(time))), bpm: Int(bpm)))
+            guard message.global == FITGlobal.monitoring, let time else { continue }
+            records.append((time, message))
         }
-        return samples
+        return records
     }
 
     /// A sleep file (type 49) of `items`, which must not overlap: a record at the first item's

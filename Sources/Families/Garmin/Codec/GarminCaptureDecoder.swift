@@ -166,6 +166,18 @@ public struct GarminCaptureDecoder: CaptureDecoder {
             case GFDIType.authNegotiation:
                 let negotiation = try GarminAuthNegotiation(payload: frame.payload)
                 return "flags \(negotiation.flags)"
+            case GFDIType.protobufRequest, GFDIType.protobufResponse:
+                let message = try GarminProtobufMessage(payload: frame.payload)
+                meaning.fields = ["requestId": .number(Double(message.requestID)), "bytes": .number(Double(message.bytes.count))]
+                let smart = try message.smart()
+                if smart.asksBattery { return "request \(message.requestID): the battery" }
+                if smart.hasDeviceStatus, smart.deviceStatus.hasBatteryStatus {
+                    let battery = smart.deviceStatus.batteryStatus
+                    meaning.fields?["level"] = .number(Double(battery.level))
+                    meaning.fields?["status"] = .number(Double(battery.status.rawValue))
+                    return "request \(message.requestID): battery \(battery.level) %, status \(battery.status.rawValue)"
+                }
+                return "request \(message.requestID): \(message.bytes.count) protobuf bytes of a service the gateway does not read"
             default:
                 return "\(frame.payload.count) payload bytes"
             }

@@ -14,6 +14,8 @@ public struct GarminError: CategorizedError, Sendable, Hashable, CustomStringCon
         // FIT files (§9)
         case fitHeaderInvalid, fitHeaderCRCMismatch, fitCRCMismatch, fitTruncated, fitUndefinedLocalType, fitDefinitionInvalid
         case fitCompressedWithoutTimestamp, fitValueInvalid
+        // PROTOBUF payloads (§7)
+        case protobufInvalid
     }
 
     public var code: Code

@@ -54,12 +54,13 @@ extension SimulatedPeripheralFamily {
 
 /// `--fault KIND[:N]` of the simulated Garmin watch, each once, in the next download of a FIT file.
 enum GarminFaults {
-    static let kinds = "cut-transfer:N (the link lost after N chunks), wrong-crc (its first chunk's running CRC)"
+    static let kinds = "cut-transfer:N (the link lost after N chunks), wrong-crc (its first chunk's running CRC), unsent-file (the directory lists a sleep file it never sends)"
 
     static func parse(_ text: String) throws(SimulateSettingsError) -> SimulatedGarminWatch.Fault {
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         switch (parts.first ?? "", parts.count) {
         case ("wrong-crc", 1): return .wrongCRC
+        case ("unsent-file", 1): return .unsentFile
         case ("cut-transfer", 2):
             guard let count = Int(parts[1]), count >= 0 else {
                 throw SimulateSettingsError("--fault cut-transfer needs a number of chunks (0 or more) before the link is lost; got \"\(parts[1])\"")

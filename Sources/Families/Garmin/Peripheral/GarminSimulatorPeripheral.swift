@@ -61,6 +61,10 @@ public final class GarminSimulatorPeripheral: SimulatedPeripheral {
             advertisement: LEAdvertisement(path: Self.advertisementPath, kind: .peripheral, serviceUUIDs: [GarminGATT.service],
                                            localName: name, discoverable: true),
             adapterName: name,
+            // A Garmin watch pairs by the passkey it shows (§6): the host types it in.
+            agent: PairingAgent(capability: .displayOnly, display: { _, passkey in
+                lifecycle.report("pairing: the watch shows passkey \(String(format: "%06u", passkey))")
+            }, isDefault: true),
             centralGone: { await watch.centralDisconnected() })
     }
 }

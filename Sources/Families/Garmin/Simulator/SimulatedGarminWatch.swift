@@ -29,6 +29,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var heartRateInterval: Duration = .seconds(1)
         /// The resting heart rate its real-time packets carry.
         public var restingHeartRate: UInt8 = 58
+        /// The battery level in percent its PROTOBUF battery answer gives (§7).
+        public var batteryLevel: Int32 = 83
 
         public init() {}
     }
@@ -39,6 +41,9 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         case cutTransfer(afterChunks: Int)
         /// The file's first chunk carries a wrong running CRC.
         case wrongCRC
+        /// From now on the directory lists one sleep file more than the watch holds, dated with its
+        /// last day, whose download it answers with download status 3 (no such file).
+        case unsentFile
     }
 
     public struct Statistics: Sendable, Hashable {
@@ -54,6 +59,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var transfersCut = 0
         public var chunksDamaged = 0
         public var heartRateReadings = 0
+        public var batteryAnswers = 0
     }
 
     public nonisolated let history: GarminWatchHistory
@@ -92,8 +98,20 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         self.configuration = configuration
     }
 
-    /// Queues a fault for the next download of a FIT file.
-    public func inject(_ fault: Fault) { faults.append(fault) }
+    /// Queues a fault for the next download of a FIT file (`unsentFile` holds from now on).
+    public func inject(_ fault: Fault) {
+        if fault == .unsentFile { listsUnsentFile = true } else { faults.append(fault) }
+    }
+
+    /// The directory lists a file it never sends (`Fault.unsentFile`).
+    var listsUnsentFile = false
+
+    /// The directory as the watch sends it: its history's, and the file it never sends when told to list one.
+    var directoryFile: [UInt8] {
+        guard listsUnsentFile, let last = history.directory.last(where: { $0.subtype == UInt8(FITFileType.sleep) }) else { return history.directoryFile }
+        let index = (history.directory.map(\.index).max() ?? 0) + 1
+        return history.directoryFile + GarminDirectoryEntry(index: index, subtype: last.subtype, number: index, size: last.size, time: last.time).bytes
+    }
 
     /// Called when the watch loses the link on purpose (`Fault.cutTransfer`).
     public func onLinkLoss(_ handler: @escaping @Sendable () async -> Void) { linkLoss = handler }
@@ -160,7 +178,11 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             heartRateHandle = nil
             await notify(MultiLinkControl.closeAllResponse(client: client).bytes)
         case let .registerRequest(client, service, _):
-            let handle = handles[service] ?? UInt8(handles.count + 1)
+            // A service already registered keeps its handle; a new one gets the lowest free (0 is the control channel's).
+            guard let handle = handles[service] ?? (1...UInt8.max).first(where: { !handles.values.contains($0) }) else {
+                await notify(MultiLinkControl.registerResponse(client: client, service: service, status: 1, handle: 0, reliable: 0).bytes)
+                return
+            }
             handles[service] = handle
             await notify(MultiLinkControl.registerResponse(client: client, service: service, status: 0, handle: handle, reliable: 0).bytes)
             if service == MultiLinkControl.Service.realtimeHeartRate {
@@ -202,6 +224,8 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         case GFDIType.downloadRequest:
             guard let request = try? GarminDownloadRequest(payload: frame.payload) else { statistics.refused += 1; return }
             await startDownload(request)
+        case GFDIType.protobufRequest:
+            await answerProtobuf(frame)
         case GFDIType.setFileFlag:
             guard let flag = try? GarminSetFileFlag(payload: frame.payload) else { statistics.refused += 1; return }
             if flag.flags & GarminSetFileFlag.archive != 0 { archived.insert(flag.index) }
@@ -210,6 +234,22 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             // A type it does not take (§3.2).
             await sendFrame(GFDIResponse(originalType: frame.type, status: .unsupported).frame)
         }
+    }
+
+    /// A PROTOBUF request (§7) is acknowledged naming its id; a battery request is then answered
+    /// with a PROTOBUF response reusing the id. Bytes that are not a whole Smart message are
+    /// acknowledged and left unanswered, as a watch leaves a service it lacks.
+    func answerProtobuf(_ frame: GFDIFrame) async {
+        guard let message = try? GarminProtobufMessage(payload: frame.payload) else {
+            statistics.refused += 1
+            await sendFrame(GFDIResponse(originalType: frame.type, status: .decodeError).frame)
+            return
+        }
+        await sendFrame(message.acknowledgement(of: frame.type).frame)
+        guard let smart = try? message.smart(), smart.asksBattery,
+              let answer = try? GarminProtobufMessage(requestID: message.requestID, smart: .batteryStatus(level: configuration.batteryLevel)) else { return }
+        statistics.batteryAnswers += 1
+        await sendFrame(answer.frame(type: GFDIType.protobufResponse))
     }
 
     /// The host's answers to the watch's messages move the handshake and the downloads on.
@@ -248,7 +288,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     }
 
     func startDownload(_ request: GarminDownloadRequest) async {
-        let bytes = request.index == 0 ? history.directoryFile : history.files[request.index]
+        let bytes = request.index == 0 ? directoryFile : history.files[request.index]
         guard let bytes else {
             // No such file: the download status says so (not a GFDI refusal).
             await sendFrame(request.answer(downloadStatus: 3, fileSize: 0).frame)
@@ -261,6 +301,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             switch faults.removeFirst() {
             case let .cutTransfer(afterChunks): chunksBeforeCut = afterChunks
             case .wrongCRC: damagesNextChunk = true
+            case .unsentFile: break
             }
         }
         if configuration.firstChunkOvertakesAnswer {

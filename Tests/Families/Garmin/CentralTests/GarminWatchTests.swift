@@ -40,6 +40,11 @@ struct GarminWatchTests {
         #expect(info.standard?.serialNumber == String(0x5157_0001))
         #expect(info.dialect == .garmin)
         #expect(info.capabilities.sleepSync?.acknowledges == true && info.capabilities.heartRateHistory && info.capabilities.alarms == nil)
+        #expect(info.capabilities.battery && !info.capabilities.batteryNotifications)
+        // The battery through PROTOBUF (§7): twice, each request with its own id.
+        #expect(try await central.battery() == BatteryStatus(level: 83, state: .unknown))
+        #expect(try await central.battery().level == 83)
+        #expect(await simulated.statistics.batteryAnswers == 2)
         let statistics = await simulated.statistics
         #expect(statistics.handshakesCompleted == 1)
         #expect(statistics.refused == 0)
@@ -117,6 +122,31 @@ struct GarminWatchTests {
         let statistics = await simulated.statistics
         #expect(statistics.transfersCut + statistics.chunksDamaged == 1)
         #expect(statistics.connections == 2)
+    }
+
+    /// A sleep file the directory lists but the watch will not send (download status 3): every
+    /// other file is synced and stored, the sync then fails naming that file, nothing of it is
+    /// archived, and syncing again stores nothing twice and says the same.
+    @Test("a file the directory lists but the watch never sends: the rest synced, the file named, nothing stored twice")
+    func aFileNeverSentIsNamedAndTheRestSynced() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-garmin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (simulated, central) = try Self.rig()
+        await simulated.inject(.unsentFile)
+        let store = try GatewayStore(path: directory.appendingPathComponent("db.sqlite").path)
+        let from = Int64(Self.now.timeIntervalSince1970) - 7 * 86_400
+        let unsent = (simulated.history.directory.map(\.index).max() ?? 0) + 1
+        for attempt in 1...2 {
+            let error = await #expect(throws: WatchError.self) { try await SleepSync(watch: central, store: store, watchId: Self.watchId).run(from: from) }
+            let message = error.map { String(describing: $0) } ?? ""
+            #expect(message.contains("sleep file \(unsent) (download status 3)"), "attempt \(attempt): \(message)")
+            #expect(try await store.sleepRecords(watch: Self.watchId) == simulated.history.sleepItems.filter { $0.start >= from }, "attempt \(attempt)")
+        }
+        await central.disconnect()
+        #expect(await !simulated.archived.contains(unsent))
+        let heartRate = try await store.heartRate(watch: Self.watchId)
+        #expect(heartRate.count == simulated.history.heartRates.filter { Int64($0.time.timeIntervalSince1970) >= from }.count)
     }
 
     /// Over a small MTU every chunk's frame still goes in one notification (the watch sizes its

@@ -85,6 +85,25 @@ import TSGarmin
         case "setFileFlag":
             let read = try GarminSetFileFlag(payload: payload)
             return (GarminSetFileFlag(index: number(f, "index"), flags: number(f, "flags")).payload, ["index": Int(read.index), "flags": Int(read.flags)])
+        case "protobufMessage":
+            let bytes = hexBytes(text(f, "protobuf"))
+            let read = try GarminProtobufMessage(payload: payload)
+            // The Python side wrote the protobuf bytes from the encoding guide; swift-protobuf reads
+            // them and writes the same bytes for the same message.
+            let smart = try read.smart()
+            let again = smart.asksBattery ? GarminSmart.batteryRequest
+                : GarminSmart.batteryStatus(level: smart.deviceStatus.batteryStatus.level, status: smart.deviceStatus.batteryStatus.status)
+            #expect(try GarminProtobufMessage(requestID: read.requestID, smart: again).bytes == bytes)
+            return (GarminProtobufMessage(requestID: number(f, "requestId"), offset: number(f, "offset"), total: number(f, "total"), bytes: bytes).payload,
+                    ["requestId": Int(read.requestID), "offset": Int(read.offset), "total": Int(read.total), "protobuf": hexString(read.bytes)])
+        case "protobufAcknowledgement":
+            let read = try GFDIResponse(payload: payload)
+            let acknowledged = GarminProtobufMessage(requestID: number(f, "requestId"), offset: number(f, "offset"), total: 0, bytes: [])
+            let extra = read.extra
+            return (acknowledged.acknowledgement(of: number(f, "originalType")).payload,
+                    ["originalType": Int(read.originalType), "requestId": Int(try GarminProtobufMessage.acknowledged(read)),
+                     "offset": Int(UInt32(extra[2]) | UInt32(extra[3]) << 8 | UInt32(extra[4]) << 16 | UInt32(extra[5]) << 24),
+                     "chunkStatus": Int(extra[6]), "code": Int(extra[7])])
         default:
             Issue.record("no reader for \(kind)")
             return ([], [:])
@@ -103,6 +122,22 @@ import TSGarmin
         let (written, read) = try Self.roundTrip(kind, vector.object("fields"), payload: vector.bytes("payload"))
         #expect(written == vector.bytes("payload"))
         #expect(read == Self.expected(kind, vector.object("fields")))
+    }
+
+    @Test("the battery through PROTOBUF: the request and the answer read by swift-protobuf; parts and strangers are clear errors")
+    func batteryMessages() throws {
+        let request = try GarminProtobufMessage(requestID: 7, smart: .batteryRequest)
+        #expect(request.bytes == [0x42, 0x02, 0x12, 0x00], "{8: {2: {}}}: an empty request still marks its field")
+        #expect(try GarminProtobufMessage(payload: request.payload).smart().asksBattery)
+        let answer = try GarminProtobufMessage(payload: GarminProtobufMessage(requestID: 7, smart: .batteryStatus(level: 61)).payload).smart()
+        #expect(answer.deviceStatus.batteryStatus.level == 61 && answer.deviceStatus.batteryStatus.status == .ok)
+        // A part of a longer message is not joined; bytes that are not a Smart message are refused.
+        let part = GarminProtobufMessage(requestID: 7, offset: 0, total: 40, bytes: request.bytes)
+        #expect(throws: GarminError.self) { try part.smart() }
+        let garbage = GarminProtobufMessage(requestID: 7, total: 3, bytes: [0x42, 0x05, 0x12])
+        #expect { try garbage.smart() } throws: { ($0 as? GarminError)?.code == .protobufInvalid }
+        // A length past the payload's end.
+        #expect { try GarminProtobufMessage(payload: [7, 0, 0, 0, 0, 0, 4, 0, 0, 0, 9, 0, 0, 0, 0x42]) } throws: { ($0 as? GarminError)?.code == .payloadTooShort }
     }
 
     @Test("a payload cut short names the message and the field it ends before")

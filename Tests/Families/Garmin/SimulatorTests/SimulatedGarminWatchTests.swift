@@ -120,6 +120,48 @@ import TSModels
         #expect(try GFDIResponse(payload: try await host.next().payload).status == .unsupported)
     }
 
+    @Test("a battery request through PROTOBUF is acknowledged naming its id, then answered reusing it")
+    func batteryThroughProtobuf() async throws {
+        var configuration = SimulatedGarminWatch.Configuration()
+        configuration.batteryLevel = 47
+        let watch = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: Self.berlin, now: Self.now, days: 1), configuration: configuration)
+        let host = try await Host(watch)
+        _ = try await host.control(.registerRequest(client: 2, service: 1, reliable: 0))
+        _ = try await host.next()  // DEVICE_INFORMATION
+        try await host.write(try GarminProtobufMessage(requestID: 300, smart: .batteryRequest).frame(type: GFDIType.protobufRequest))
+        let acknowledgement = try GFDIResponse(payload: try await host.next().payload)
+        #expect(acknowledgement.originalType == GFDIType.protobufRequest && acknowledgement.status == .ack)
+        #expect(try GarminProtobufMessage.acknowledged(acknowledgement) == 300)
+        let frame = try await host.next()
+        #expect(frame.type == GFDIType.protobufResponse)
+        let answer = try GarminProtobufMessage(payload: frame.payload)
+        #expect(answer.requestID == 300)
+        let battery = try answer.smart().deviceStatus.batteryStatus
+        #expect(battery.level == 47 && battery.status == .ok)
+        #expect(await watch.statistics.batteryAnswers == 1)
+    }
+
+    @Test("a handle closed is handed out again, never one still in use")
+    func handlesAreNeverShared() async throws {
+        let host = try await Host(try Self.watch(days: 1))
+        func register(_ service: UInt16) async throws -> UInt8 {
+            guard case let .registerResponse(2, _, 0, handle, _) = try await host.control(.registerRequest(client: 2, service: service, reliable: 0)) else {
+                Issue.record("service \(service) was not registered")
+                return 0
+            }
+            return handle
+        }
+        let (first, second, third) = (try await register(12), try await register(13), try await register(14))
+        #expect(Set([first, second, third]).count == 3 && !Set([first, second, third]).contains(0))
+        #expect(try await register(13) == second, "a service registered again keeps its handle")
+        #expect(try await host.control(.closeHandleRequest(client: 2, service: 12, handle: first))
+            == .closeHandleResponse(client: 2, service: 12, handle: first, status: 0))
+        // Before, the next handle was the count of open ones plus one: 3, the third service's.
+        let fourth = try await register(15)
+        #expect(fourth != second && fourth != third)
+        #expect(fourth == first)
+    }
+
     @Test("garmin-ble's CLOSE_ALL layout is answered with its own client")
     func garminBLELayout() async throws {
         let host = try await Host(try Self.watch(days: 1))
