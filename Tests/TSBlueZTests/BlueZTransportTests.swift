@@ -26,11 +26,18 @@ final class BridgedWatch: @unchecked Sendable {
     private var flags: [String: Bool] = ["Paired": false, "Trusted": false]
     private(set) var agent: (sender: String, path: String, capability: String)?
     private(set) var confirmedByAgent = false
+    private(set) var agentMadeDefault = false
+    /// The passkey the agent typed in, when the watch pairs by passkey entry.
+    private(set) var passkeyTyped: UInt32?
+    /// The watch shows this passkey and pairs by passkey entry (`passkeyEntry`), as a Garmin watch does.
+    static let shownPasskey: UInt32 = 40_961
 
     func flag(_ name: String) -> Bool { lock.lock(); defer { lock.unlock() }; return flags[name] ?? false }
     func setFlag(_ name: String, _ value: Bool) { lock.lock(); flags[name] = value; lock.unlock() }
     func setAgent(_ value: (String, String, String)) { lock.lock(); agent = value; lock.unlock() }
     func setConfirmed() { lock.lock(); confirmedByAgent = true; lock.unlock() }
+    func setAgentMadeDefault() { lock.withLock { agentMadeDefault = true } }
+    func setPasskeyTyped(_ value: UInt32?) { lock.withLock { passkeyTyped = value } }
 
     private(set) var acquiredWrites = 0
     func countAcquiredWrite() { lock.lock(); acquiredWrites += 1; lock.unlock() }
@@ -50,8 +57,11 @@ final class BridgedWatch: @unchecked Sendable {
     /// `requestsOnly`: the write characteristic takes write requests only, each answered after the
     /// simulator has handled it and 20 ms more, and a second one while one is in flight is refused
     /// with InProgress, as bluetoothd refuses it.
+    /// `passkeyEntry`: Pair asks the pairing's agent for the passkey the watch shows
+    /// (`shownPasskey`) instead of a confirmation, and fails as bluetoothd does when it is refused
+    /// (AuthenticationRejected) or wrong (AuthenticationFailed).
     init(simulator: any PeripheralEndpoint, mtu: UInt16, offerAcquireWrite: Bool = false, profile: GATTProfile = .protocolV1,
-         requestsOnly: Bool = false) async throws {
+         requestsOnly: Bool = false, passkeyEntry: Bool = false) async throws {
         self.simulator = simulator
         bus = try PrivateBus()
         server = try BusConnection(.address(bus.address))
@@ -64,13 +74,30 @@ final class BridgedWatch: @unchecked Sendable {
                 self?.setAgent((call.sender, arguments[0].objectPathValue ?? "", arguments[1].stringValue ?? ""))
                 return []
             },
-            DBusMethod("RequestDefaultAgent", in: "o") { _, _ in [] },
+            DBusMethod("RequestDefaultAgent", in: "o") { [weak self] _, _ in
+                self?.setAgentMadeDefault()
+                return []
+            },
         ])])
         try server.export(path: Self.device, interfaces: [DBusInterface(BlueZInterface.device, methods: [
             DBusMethod("Disconnect") { _, _ in [] },
             DBusMethod("Pair") { [weak self] _, _ in
                 // As bluetoothd does for Just Works with confirmation: ask the default agent.
                 guard let self, let agent = self.agent else { throw BusError(name: BlueZErrorName.authenticationFailed, message: "no agent") }
+                if passkeyEntry {
+                    let typed: UInt32?
+                    do {
+                        let reply = try await server.call(destination: agent.sender, path: agent.path, interface: BlueZInterface.agent, member: "RequestPasskey",
+                                                          [.objectPath(BridgedWatch.device)])
+                        typed = reply.first?.uint32Value
+                    } catch {
+                        throw BusError(name: BlueZErrorName.authenticationRejected, message: "Authentication Rejected")
+                    }
+                    self.setPasskeyTyped(typed)
+                    guard typed == Self.shownPasskey else { throw BusError(name: BlueZErrorName.authenticationFailed, message: "Authentication Failed") }
+                    self.setFlag("Paired", true)
+                    return []
+                }
                 _ = try await server.call(destination: agent.sender, path: agent.path, interface: BlueZInterface.agent, member: "RequestConfirmation",
                                           [.objectPath(BridgedWatch.device), .uint32(123_456)])
                 self.setConfirmed()
@@ -234,7 +261,9 @@ final class BridgedWatch: @unchecked Sendable {
         let paired = try await CLI.runOnceDetached(["pair", "aa:bb:cc:dd:ee:09", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(paired.status == 0, "\(paired.stderr)")
         #expect(paired.stdout == "paired with TS-Sim W10 (AA:BB:CC:DD:EE:09), firmware 1.4.2, speaking v1; it is now the default watch\n")
-        #expect(fake.agent?.capability == "NoInputNoOutput")
+        // pair's own agent, for its own Pair call: not the default agent (a pairing the watch's side answers is not pair's).
+        #expect(fake.agent?.capability == "KeyboardDisplay")
+        #expect(!fake.agentMadeDefault)
         #expect(fake.confirmedByAgent, "bluetoothd's confirmation request was answered by our agent")
         #expect(fake.flag("Paired") && fake.flag("Trusted"))
         // Later commands need no address.
@@ -244,6 +273,48 @@ final class BridgedWatch: @unchecked Sendable {
         let bad = try await CLI.runOnceDetached(["pair", "AA:BB", "--db", db], environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("The value 'AA:BB' is invalid for '<address>': expected a Bluetooth address, six pairs of hex digits such as AA:BB:CC:DD:EE:FF"), "\(bad.stderr)")
+    }
+
+    /// A watch that shows a passkey (a Garmin watch): pair types the one --passkey gives, or the
+    /// one read from standard input after its prompt; no passkey, a malformed one or a wrong one
+    /// is a clear error, and nothing is stored.
+    @Test func aWatchThatShowsAPasskeyIsPairedWithTheOneTypedIn() async throws {
+        _ = try CLI.requireBinary()
+        let shown = String(format: "%06u", BridgedWatch.shownPasskey)
+        /// pair's result, and the passkey the watch was given and whether it is paired.
+        func pair(_ extra: [String], stdin: String?) async throws -> (result: CLI.Result, typed: UInt32?, paired: Bool) {
+            let fake = try await BridgedWatch(simulator: SimulatedWatch(), mtu: 247, passkeyEntry: true)
+            defer { fake.stop() }
+            let cli = try CLI()
+            defer { cli.cleanUp() }
+            let result = try await cli.runDetached(["pair", "aa:bb:cc:dd:ee:09", "--db", "db.sqlite"] + extra, stdin: stdin,
+                                                   environment: ["TSGATEWAY_DBUS_ADDRESS": fake.bus.address])
+            return (result, fake.passkeyTyped, fake.flag("Paired"))
+        }
+        let byOption = try await pair(["--passkey", shown], stdin: nil)
+        #expect(byOption.result.status == 0, "\(byOption.result.stderr)")
+        #expect(byOption.typed == BridgedWatch.shownPasskey && byOption.paired)
+        #expect(!byOption.result.stdout.contains(shown) && !byOption.result.stderr.contains(shown), "the passkey is not printed")
+
+        let byPrompt = try await pair([], stdin: "\(shown)\n")
+        #expect(byPrompt.result.status == 0, "\(byPrompt.result.stderr)")
+        #expect(byPrompt.result.stderr.contains("the watch shows a passkey: type its six digits and press Enter"))
+        #expect(byPrompt.typed == BridgedWatch.shownPasskey && byPrompt.paired)
+
+        let retyped = try await pair([], stdin: "12ab\n\(shown)\n")
+        #expect(retyped.result.status == 0 && retyped.result.stderr.contains("that is not the six digits the watch shows"), "\(retyped.result.stderr)")
+
+        let none = try await pair([], stdin: "")
+        #expect(none.result.status == 64 && !none.paired, "\(none.result)")
+        #expect(none.result.stderr.contains("the watch asked for the passkey it shows and standard input ended before one was typed; give it with --passkey"),
+                "\(none.result.stderr)")
+
+        let wrong = try await pair(["--passkey", "000001"], stdin: nil)
+        #expect(wrong.result.status != 0 && !wrong.paired && wrong.result.stderr.contains("pairing failed"), "\(wrong.result.stderr)")
+
+        let malformed = try await pair(["--passkey", "12345x"], stdin: nil)
+        #expect(malformed.result.status == 64 && malformed.typed == nil, "\(malformed.result)")
+        #expect(malformed.result.stderr.contains("--passkey takes the six digits the watch shows (000000 to 999999), not \"12345x\""), "\(malformed.result.stderr)")
     }
 
     @Test func writesGoThroughAnAcquiredSocketWhereBlueZOffersOne() async throws {

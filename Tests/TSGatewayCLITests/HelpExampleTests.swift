@@ -202,6 +202,8 @@ struct ExampleArrangement {
         "tsgateway probe AA:BB:CC:DD:EE:FF --adapter hci1 --json": .init(needsBluetoothHardware: probeRuns),
         "tsgateway pair AA:BB:CC:DD:EE:FF": .init(needsBluetoothHardware: pairRuns),
         "tsgateway pair AA:BB:CC:DD:EE:FF --dialect npk --credential auth-code=CODE": .init(needsBluetoothHardware: pairRuns),
+        "tsgateway pair AA:BB:CC:DD:EE:FF --passkey 123456":
+            .init(needsBluetoothHardware: "pairs with a real watch that shows a passkey (BlueZTransportTests pairs a watch bridged to a fake bluetoothd by passkey entry; the e2e journey garmin types the simulated Garmin watch's under QEMU with btvirt)"),
     ]
 
     static let pairRuns = "pairs with a real watch (NpkPairTests and ToyFamilyCommandTests pair watches bridged to a fake bluetoothd; the e2e journeys pair under QEMU with btvirt)"

@@ -1,8 +1,8 @@
 """garmin-ble 0.3.2 (PyPI, AGPL-3.0; scripts/garmin/e2e-client-requirements.txt), a Garmin central
 this project did not write, against the simulated watch over the real BlueZ stack: it connects
-(CLOSE_ALL, GFDI registered), takes the watch's DEVICE_INFORMATION, reads its battery (a PROTOBUF
-request), answers the watch's time requests, and sends TIME_UPDATED (its sync_time) until the
-watch asks again and is answered; then streams the watch's live heart rate (multi-link service 6)
+(CLOSE_ALL, GFDI registered), takes the watch's DEVICE_INFORMATION, answers the watch's time
+requests, and sends TIME_UPDATED (its sync_time) until the watch asks again and is answered; reads
+its battery (a PROTOBUF request); then streams the watch's live heart rate (multi-link service 6)
 for three readings. Prints one JSON object: the name, model and firmware garmin-ble read, the
 battery, whether a time request after its sync_time was answered, and the heart rates it read. Usage: garmin_ble_steps.py ADDRESS"""
 import asyncio
@@ -21,7 +21,6 @@ async def main(address):
             if watch.info.firmware != "unknown":
                 break
             await asyncio.sleep(0.1)
-        battery = await watch.battery(timeout=10)
         answered = asyncio.Event()
 
         async def listen():
@@ -37,6 +36,10 @@ async def main(address):
         except asyncio.TimeoutError:
             pass
         listener.cancel()
+        # The battery (PROTOBUF). garmin-ble acknowledges the answer twice (a RESPONSE and a PROTOBUF
+        # status) from two tasks at once, writing each in 20-byte slices that interleave: the watch
+        # refuses what that breaks, after the answer was read (docs/testing.md).
+        battery = await watch.battery(timeout=10)
         rates = []
 
         async def take():

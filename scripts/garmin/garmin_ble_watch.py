@@ -6,27 +6,39 @@ Multi-Link send characteristic (6a4e2820) go to SimulatedTransport.write, and wh
 watch sends becomes notifications of the receive characteristic (6a4e2810); a central's first
 write or subscription opens the simulated link, its disconnection closes it.
 
+The D-Bus side is Debian's dbus-python on a GLib main loop, as BlueZ's own example peripherals
+(which the e2e's standard-services journey runs) are: registered from dbus_fast, bluetoothd read
+none of the advertisement's properties (its GetManagedObjects at the advertisement's own path
+leaves that object out). garmin-ble's simulated watch runs on an asyncio loop of its own thread;
+writes reach it in order, its notifications come back to the GLib thread.
+
 Usage: garmin_ble_watch.py [--adapter hci1] [--profile fenix7] [--seed 0]
 Prints "advertising NAME on ADAPTER" once registered, and a line per link event; runs until
 SIGINT or SIGTERM, then prints the counts."""
 import argparse
 import asyncio
 import signal
-import subprocess
 import sys
+import threading
 
-from dbus_fast import BusType, Message, PropertyAccess, Variant
-from dbus_fast.aio import MessageBus
-from dbus_fast.service import ServiceInterface, dbus_property, method
+# Debian's python3-dbus and python3-gi, beside the client's virtual environment (garmin-ble's own).
+sys.path.append("/usr/lib/python3/dist-packages")
+import dbus  # noqa: E402
+import dbus.mainloop.glib  # noqa: E402
+import dbus.service  # noqa: E402
+from gi.repository import GLib  # noqa: E402
 
-from garmin_ble.transport.simulated import SimulatedTransport
+from garmin_ble.transport.simulated import SimulatedTransport  # noqa: E402
 
 SERVICE = "6a4e2800-667b-11e3-949a-0800200c9a66"
 RECEIVE = "6a4e2810-667b-11e3-949a-0800200c9a66"
 SEND = "6a4e2820-667b-11e3-949a-0800200c9a66"
 ROOT = "/org/tsgateway/garminble"
-#: The advertising instance (none of bluetoothd's clients advertises while this runs).
-ADVERTISING_INSTANCE = "1"
+BLUEZ = "org.bluez"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+GATT_SERVICE = "org.bluez.GattService1"
+GATT_CHARACTERISTIC = "org.bluez.GattCharacteristic1"
+ADVERTISEMENT = "org.bluez.LEAdvertisement1"
 
 
 def say(text):
@@ -34,13 +46,20 @@ def say(text):
 
 
 class Link:
-    """The simulated watch's link: opened by the central's first write or subscription."""
+    """The simulated watch's link, on an asyncio loop of its own thread: opened by the central's
+    first write or subscription, closed by its disconnection."""
 
     def __init__(self, profile, seed):
         self.profile, self.seed = profile, seed
         self.transport = None
         self.receive = None
         self.counts = {"links": 0, "writes": 0, "notifications": 0}
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def call(self, coroutine):
+        """Runs `coroutine` on the watch's loop and waits for it: writes reach the watch in order."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=10)
 
     async def ensure_open(self):
         if self.transport is not None and self.transport.is_open:
@@ -54,12 +73,13 @@ class Link:
 
     async def notify(self, packet):
         self.counts["notifications"] += 1
-        self.receive.send(bytes(packet))
+        data = bytes(packet)
+        GLib.idle_add(lambda: self.receive.send(data) and False)
 
     async def write(self, data):
         await self.ensure_open()
         self.counts["writes"] += 1
-        await self.transport.write(bytes(data))
+        await self.transport.write(data)
 
     async def close(self):
         if self.transport is not None and self.transport.is_open:
@@ -67,119 +87,133 @@ class Link:
             say("the central disconnected")
 
 
-class Service(ServiceInterface):
-    def __init__(self):
-        super().__init__("org.bluez.GattService1")
+class Application(dbus.service.Object):
+    """The GATT application: its ObjectManager lists the service and its characteristics."""
 
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return SERVICE
+    def __init__(self, bus, objects):
+        super().__init__(bus, ROOT)
+        self.objects = objects
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Primary(self) -> "b":
-        return True
+    @dbus.service.method("org.freedesktop.DBus.ObjectManager", out_signature="a{oa{sa{sv}}}")
+    def GetManagedObjects(self):
+        return {thing.path: thing.interfaces() for thing in self.objects}
 
 
-class Characteristic(ServiceInterface):
-    def __init__(self, uuid, flags, link):
-        super().__init__("org.bluez.GattCharacteristic1")
-        self.uuid, self.flags, self.link = uuid, flags, link
+class Service(dbus.service.Object):
+    def __init__(self, bus, path):
+        super().__init__(bus, path)
+        self.path = path
+
+    def interfaces(self):
+        return {GATT_SERVICE: {"UUID": SERVICE, "Primary": dbus.Boolean(True)}}
+
+
+class Characteristic(dbus.service.Object):
+    def __init__(self, bus, path, service, uuid, flags, link):
+        super().__init__(bus, path)
+        self.path, self.service, self.uuid, self.flags, self.link = path, service, uuid, flags, link
         self.value = b""
-        self.notifying = False
 
-    @dbus_property(access=PropertyAccess.READ)
-    def UUID(self) -> "s":
-        return self.uuid
+    def interfaces(self):
+        return {GATT_CHARACTERISTIC: {"UUID": self.uuid, "Service": dbus.ObjectPath(self.service),
+                                      "Flags": dbus.Array(self.flags, signature="s")}}
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Service(self) -> "o":
-        return ROOT + "/service0"
+    @dbus.service.method(PROPERTIES, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return self.interfaces()[GATT_CHARACTERISTIC]
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Flags(self) -> "as":
-        return self.flags
+    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="aya{sv}")
+    def WriteValue(self, value, options):
+        self.link.call(self.link.write(bytes(value)))
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Value(self) -> "ay":
-        return self.value
+    @dbus.service.method(GATT_CHARACTERISTIC, in_signature="a{sv}", out_signature="ay")
+    def ReadValue(self, options):
+        return dbus.Array(self.value, signature="y")
 
-    @method()
-    async def WriteValue(self, value: "ay", options: "a{sv}"):
-        await self.link.write(value)
+    @dbus.service.method(GATT_CHARACTERISTIC)
+    def StartNotify(self):
+        self.link.call(self.link.ensure_open())
 
-    @method()
-    def ReadValue(self, options: "a{sv}") -> "ay":
-        return self.value
-
-    @method()
-    async def StartNotify(self):
-        self.notifying = True
-        await self.link.ensure_open()
-
-    @method()
+    @dbus.service.method(GATT_CHARACTERISTIC)
     def StopNotify(self):
-        self.notifying = False
+        pass
+
+    @dbus.service.signal(PROPERTIES, signature="sa{sv}as")
+    def PropertiesChanged(self, interface, changed, invalidated):
+        pass
 
     def send(self, packet):
         self.value = packet
-        self.emit_properties_changed({"Value": packet})
+        self.PropertiesChanged(GATT_CHARACTERISTIC, {"Value": dbus.Array(packet, signature="y")}, [])
+        return True
 
 
-async def main(arguments):
+class Advertisement(dbus.service.Object):
+    def __init__(self, bus, name):
+        self.path = ROOT + "/advertisement0"
+        super().__init__(bus, self.path)
+        self.name = name
+
+    @dbus.service.method(PROPERTIES, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return {"Type": "peripheral", "ServiceUUIDs": dbus.Array([SERVICE], signature="s"),
+                "LocalName": self.name, "Discoverable": dbus.Boolean(True)}
+
+    @dbus.service.method(ADVERTISEMENT)
+    def Release(self):
+        pass
+
+
+def main(arguments):
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
     link = Link(arguments.profile, arguments.seed)
     name = SimulatedTransport(profile=arguments.profile).profile.name
-    bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
     adapter_path = "/org/bluez/" + arguments.adapter
-    service = Service()
-    receive = Characteristic(RECEIVE, ["notify"], link)
-    send = Characteristic(SEND, ["write", "write-without-response"], link)
-    link.receive = receive
-    objects = [(ROOT + "/service0", service), (ROOT + "/service0/char0", receive), (ROOT + "/service0/char1", send)]
-    for path, obj in objects:
-        bus.export(path, obj)
-    # GattManager1 reads the application through GetManagedObjects at ROOT: dbus_fast's own answer
-    # lists the objects below it, which is the application.
+    adapter = bus.get_object(BLUEZ, adapter_path)
+    # The adapter carries the watch's name while this runs (what a central reads as the GAP name).
+    dbus.Interface(adapter, PROPERTIES).Set("org.bluez.Adapter1", "Alias", name)
 
-    introspection = await bus.introspect("org.bluez", adapter_path)
-    proxy = bus.get_proxy_object("org.bluez", adapter_path, introspection)
-    # The adapter carries the watch's name while this runs (what a scan and bluetoothd's cache show).
-    properties = proxy.get_interface("org.freedesktop.DBus.Properties")
-    await properties.call_set("org.bluez.Adapter1", "Alias", Variant("s", name))
-    await proxy.get_interface("org.bluez.GattManager1").call_register_application(ROOT, {})
-    # The advertisement goes through the kernel's management interface (btmgmt), not bluetoothd's
-    # LEAdvertisingManager1: registered from dbus_fast, bluetoothd advertised an empty,
-    # non-connectable set (the e2e's HCI log: Add Ext Adv Params with no flags, no data), as it
-    # read none of the advertisement's properties. The name comes from the adapter's alias.
-    index = arguments.adapter.removeprefix("hci")
-    added = subprocess.run(["btmgmt", "--index", index, "add-adv", "-c", "-g", "-n", "-u", SERVICE, ADVERTISING_INSTANCE],
-                           capture_output=True, text=True)
-    if added.returncode != 0:
-        say(f"btmgmt add-adv failed (status {added.returncode}): {added.stdout.strip()} {added.stderr.strip()}")
-        return 1
-    say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch)")
+    service = Service(bus, ROOT + "/service0")
+    receive = Characteristic(bus, ROOT + "/service0/char0", service.path, RECEIVE, ["notify"], link)
+    send = Characteristic(bus, ROOT + "/service0/char1", service.path, SEND, ["write", "write-without-response"], link)
+    link.receive = receive
+    application = Application(bus, [service, receive, send])
+    advertisement = Advertisement(bus, name)
+    main_loop = GLib.MainLoop()
+    failures = []
+
+    def failed(what):
+        def report(error):
+            failures.append(f"{what}: {error}")
+            say(f"{what} failed: {error}")
+            main_loop.quit()
+        return report
+
+    dbus.Interface(adapter, "org.bluez.GattManager1").RegisterApplication(
+        application, {}, reply_handler=lambda: say("GATT application registered"), error_handler=failed("RegisterApplication"))
+    dbus.Interface(adapter, "org.bluez.LEAdvertisingManager1").RegisterAdvertisement(
+        advertisement.path, {},
+        reply_handler=lambda: say(f"advertising {name} on {arguments.adapter}, service {SERVICE} (garmin-ble {arguments.profile}'s simulated watch)"),
+        error_handler=failed("RegisterAdvertisement"))
 
     # A central's disconnection closes the simulated link: any Device1 on this adapter going Connected=false.
-    def on_message(message):
-        if message.member == "PropertiesChanged" and message.path.startswith(adapter_path + "/dev_"):
-            interface, changed = message.body[0], message.body[1]
-            if interface == "org.bluez.Device1" and "Connected" in changed and not changed["Connected"].value:
-                asyncio.ensure_future(link.close())
-        return None
+    def properties_changed(interface, changed, invalidated, path=None):
+        if interface == "org.bluez.Device1" and path and path.startswith(adapter_path + "/dev_") and "Connected" in changed and not changed["Connected"]:
+            link.call(link.close())
 
-    await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
-                           member="AddMatch", signature="s",
-                           body=["type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"]))
-    bus.add_message_handler(on_message)
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
+    bus.add_signal_receiver(properties_changed, dbus_interface=PROPERTIES, signal_name="PropertiesChanged", bus_name=BLUEZ, path_keyword="path")
     for number in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(number, stop.set)
-    await stop.wait()
-    subprocess.run(["btmgmt", "--index", index, "rm-adv", ADVERTISING_INSTANCE], stdout=subprocess.DEVNULL)
-    await link.close()
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, number, lambda: main_loop.quit() or False)
+    main_loop.run()
+    try:
+        dbus.Interface(adapter, "org.bluez.LEAdvertisingManager1").UnregisterAdvertisement(advertisement.path)
+    except dbus.DBusException:
+        pass
+    link.call(link.close())
     say(f"{link.counts['links']} links: {link.counts['writes']} writes received, {link.counts['notifications']} notifications sent")
     say("stopped")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
@@ -187,4 +221,4 @@ if __name__ == "__main__":
     parser.add_argument("--adapter", default="hci1")
     parser.add_argument("--profile", default="fenix7")
     parser.add_argument("--seed", type=int, default=0)
-    sys.exit(asyncio.run(main(parser.parse_args())))
+    sys.exit(main(parser.parse_args()))

@@ -350,11 +350,12 @@ public actor GarminWatch: LinkedCentral {
             sink?.yield(.control(control))
             return
         }
-        if let heartRateHandle, handle == heartRateHandle {
-            heartRateReading(bytes)
+        let routed = Self.route(handle, to: [heartRateHandle, gfdiHandle].compactMap { $0 })
+        if let heartRateHandle, routed == heartRateHandle {
+            heartRateReading([heartRateHandle] + bytes.dropFirst())
             return
         }
-        guard handle == gfdiHandle else {
+        guard let gfdiHandle, routed == gfdiHandle else {
             dropped.otherHandles += 1
             return
         }
@@ -367,6 +368,17 @@ public actor GarminWatch: LinkedCentral {
             }
             await received(frame)
         }
+    }
+
+    /// The handle a packet's first byte names (§2.2): a handle given out, as it is (a handle with
+    /// bit 7 set may be a plain one); else, for handles 1…7, the one-byte flagged form
+    /// `0x80 | handle << 4` in which garmin-ble's simulated watch sends on a handle registered
+    /// without MLR. Nil for neither.
+    package static func route(_ first: UInt8, to handles: [UInt8]) -> UInt8? {
+        if handles.contains(first) { return first }
+        let flagged = (first & 0x70) >> 4
+        guard first & 0x80 != 0, handles.contains(flagged), (1...7).contains(flagged) else { return nil }
+        return flagged
     }
 
     /// The watch's messages: the handshake and time requests answered here, the rest to the

@@ -29,6 +29,8 @@ extension SimulatedPeripheralFamily {
         if let heartRateTruth = settings.heartRateTruth {
             try session.writeJSON(history.heartRates.map { ["time": Int64($0.time.timeIntervalSince1970), "bpm": Int64($0.bpm)] }, to: heartRateTruth)
         }
+        // Each refused frame is said as it is refused, so that a log tells whose it was by when.
+        await watch.onRefusal { reason in session.say("refused a frame from the central: \(reason)") }
         let peripheral = GarminSimulatorPeripheral(bluez: session.bluez, watch: watch, adapter: session.adapter, answerTiming: try settings.parsedAnswerTiming())
         peripheral.report = session.say
         try await peripheral.start()
@@ -44,7 +46,6 @@ extension SimulatedPeripheralFamily {
         session.say("\(statistics.connections) connections: \(statistics.framesReceived) GFDI frames received (\(statistics.refused) refused), "
             + "\(statistics.handshakesCompleted) handshakes, \(statistics.timeAnswers) time answers (\(statistics.otherReferences) naming another reference), \(statistics.downloads) downloads "
             + "(\(statistics.chunksSent) chunks, \(statistics.transfersCut) cut, \(statistics.chunksDamaged) damaged), \(archived.count) files archived")
-        for reason in await watch.refusals { session.say("refused a frame from the central: \(reason)") }
         if let time = await watch.hostTime {
             session.say("the host last gave the time \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(time.now))))), offset \(time.utcOffset) s")
         }

@@ -116,6 +116,10 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
     /// Called when the watch loses the link on purpose (`Fault.cutTransfer`).
     public func onLinkLoss(_ handler: @escaping @Sendable () async -> Void) { linkLoss = handler }
 
+    /// Called with the reason of each frame it refuses, as it refuses it.
+    public func onRefusal(_ handler: @escaping @Sendable (String) -> Void) { refusalSeen = handler }
+    var refusalSeen: (@Sendable (String) -> Void)?
+
     // MARK: The link
 
     public func centralConnected(mtu: ATTMTU, send: @escaping @Sendable ([UInt8]) async -> Void) async {
@@ -160,6 +164,7 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
                 do { frame = try GFDIFrame(bytes: try COBS.decode(try found.get())) } catch {
                     statistics.refused += 1
                     if refusals.count < 10 { refusals.append("\(error)") }
+                    refusalSeen?("\(error)")
                     continue
                 }
                 statistics.framesReceived += 1

@@ -55,6 +55,17 @@ struct GarminWatchTests {
         await central.disconnect()
     }
 
+    @Test("a packet's handle: the one given out as it is, or garmin-ble's one-byte flagged form for handles 1…7")
+    func packetHandles() {
+        #expect(GarminWatch.route(0x02, to: [2, 3]) == 2)
+        #expect(GarminWatch.route(0xA0, to: [2, 3]) == 2, "0x80 | 2 << 4")
+        #expect(GarminWatch.route(0xB0, to: [2, 3]) == 3)
+        #expect(GarminWatch.route(0x81, to: [0x81]) == 0x81, "a plain handle with bit 7 set (Gadgetbridge issue 5476)")
+        #expect(GarminWatch.route(0x90, to: [2, 3]) == nil, "handle 1 was not given out")
+        #expect(GarminWatch.route(0x05, to: [2, 3]) == nil)
+        #expect(GarminWatch.route(0x00, to: [2]) == nil)
+    }
+
     @Test("a clock not trusted is not handed on: the watch's own time request is refused until time sync")
     func anUntrustedClockIsGivenOnlyWhenAsked() async throws {
         let (simulated, central) = try Self.rig(syncTimeOnConnect: false)
