@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The passkey a watch shows while it pairs (BlueZ's Agent1.RequestPasskey; a Garmin watch's six
-/// digits): the one `pair --passkey` gave, or one typed on standard input after a prompt on
+/// The passkey a watch shows while it pairs (BlueZ's Agent1.RequestPasskey; six digits on a watch that
+/// displays one): the one `pair --passkey` gave, or one typed on standard input after a prompt on
 /// standard error (a script may write it there once the watch shows it). Never logged.
 final class PasskeyPrompt: Sendable {
     let given: UInt32?

@@ -10,14 +10,22 @@ import TSModels
 extension GarminWatch {
     public func heartRateMeasurements(malformed: (@Sendable (StandardValueError) -> Void)?) async throws -> AsyncStream<HeartRateMeasurement> {
         guard connection != nil else { throw WatchError.notConnected }
-        if heartRateHandle == nil {
-            let handle = try await registerService(MultiLinkControl.Service.realtimeHeartRate, what: "real-time heart rate (service 6)")
-            heartRateHandle = handle
-            try await writeOnHandle([handle, 1])
-        }
+        // The listener comes first: a watch streams from the registration on (`received` takes
+        // the handle from the registration's answer), and a reading that came before it would be lost.
         let (stream, continuation) = AsyncStream.makeStream(of: HeartRateMeasurement.self, bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
         heartRateSubscribers[id] = HeartRateSubscriber(continuation: continuation, malformed: malformed)
+        if heartRateHandle == nil {
+            do {
+                let handle = try await registerService(MultiLinkControl.Service.realtimeHeartRate, what: "real-time heart rate (service 6)")
+                heartRateHandle = handle
+                try await writeOnHandle([handle, 1])
+            } catch {
+                heartRateSubscribers[id] = nil
+                continuation.finish()
+                throw error
+            }
+        }
         continuation.onTermination = { [weak self] _ in Task { await self?.heartRateSubscriberLeft(id) } }
         return stream
     }

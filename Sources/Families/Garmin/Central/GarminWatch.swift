@@ -346,6 +346,11 @@ public actor GarminWatch: LinkedCentral {
                 gfdiHandle = given
                 splitter.reset()
             }
+            // Heart rate streams from its registration on: its readings are routed from the answer on, for a listener already there.
+            if case let .registerResponse(_, service, status, given, _) = control, service == MultiLinkControl.Service.realtimeHeartRate, status == 0,
+               !heartRateSubscribers.isEmpty {
+                heartRateHandle = given
+            }
             configuration.traffic?("control \(bytes.prefix(2).map { String(format: "%02x", $0) }.joined(separator: " ")) …")
             sink?.yield(.control(control))
             return
