@@ -57,7 +57,17 @@ public final class PeripheralLifecycle: Sendable {
         }
         let peripheral = BlueZPeripheral(bluez: bluez, adapter: adapter, application: application, advertisement: advertisement)
         state.withLock { $0.peripheral = peripheral }
-        try await peripheral.start(events: link.bluetoothdEvents(centralGone: centralGone))
+        let linkEvents = link.bluetoothdEvents(centralGone: centralGone)
+        let bluez = self.bluez
+        try await peripheral.start(events: { [weak self] event in
+            await linkEvents(event)
+            // A restarted bluetoothd forgot the agent with everything else: the device's side of a
+            // pairing would find none and refuse it.
+            guard case .registeredAgain = event else { return }
+            do { try await bluez.registerAgent(agent) } catch {
+                self?.report("bluetoothd restarted, but registering the device's pairing agent again failed (\(error))")
+            }
+        })
     }
 
     /// Sends `value` as a Value change of `characteristic` when the answer timing says (at once
