@@ -342,14 +342,14 @@ public actor GarminWatch: LinkedCentral {
                 dropped.controls += 1
                 return
             }
-            if case let .registerResponse(_, service, status, given, _) = control, service == MultiLinkControl.Service.gfdi, status == 0 {
-                gfdiHandle = given
-                splitter.reset()
-            }
-            // Heart rate streams from its registration on: its readings are routed from the answer on, for a listener already there.
-            if case let .registerResponse(_, service, status, given, _) = control, service == MultiLinkControl.Service.realtimeHeartRate, status == 0,
-               !heartRateSubscribers.isEmpty {
-                heartRateHandle = given
+            if case let .registerResponse(_, service, 0, given, _) = control {
+                if service == MultiLinkControl.Service.gfdi {
+                    gfdiHandle = given
+                    splitter.reset()
+                } else if service == MultiLinkControl.Service.realtimeHeartRate, !heartRateSubscribers.isEmpty {
+                    // Heart rate streams from its registration on: its readings are routed from the answer on, for a listener already there.
+                    heartRateHandle = given
+                }
             }
             configuration.traffic?("control \(bytes.prefix(2).map { String(format: "%02x", $0) }.joined(separator: " ")) …")
             sink?.yield(.control(control))
