@@ -22,10 +22,16 @@ public struct FaultInjection: Sendable, Hashable {
     /// a test holds a sync at a point it chooses (a disk filled mid-sync) instead of racing it.
     public var pauseAfterNotifications: Int?
     public var resumeFile: String?
+    /// Each write without response reaches the peripheral after the central's next write (or
+    /// `commandOvertakingWindow` later when none follows), as write commands do over EATT's several
+    /// bearers (docs/testing.md, "Garmin: a file's last acknowledgement overtaken"). A link whose
+    /// profile writes with response keeps its order: a request is answered before the next goes.
+    public var writeCommandsOvertake: Bool
 
     public init(dropRate: Double = 0, duplicateRate: Double = 0, corruptRate: Double = 0, reorderRate: Double = 0,
                 delay: Duration = .zero, disconnectEvery: Int? = nil, seed: UInt64 = 1, answerLateness: Duration = .zero,
-                pauseAfterNotifications: Int? = nil, resumeFile: String? = nil) {
+                pauseAfterNotifications: Int? = nil, resumeFile: String? = nil, writeCommandsOvertake: Bool = false) {
+        self.writeCommandsOvertake = writeCommandsOvertake
         self.answerLateness = answerLateness
         self.pauseAfterNotifications = pauseAfterNotifications
         self.resumeFile = resumeFile

@@ -24,10 +24,15 @@ public struct LoopbackTransport: WatchTransport {
     /// The notifications counted for `FaultInjection.pauseAfterNotifications`, over every link
     /// this transport opens: a link that drops while held does not start the count again.
     let notificationCount = NotificationCount()
+    /// How the central writes to the profile's pair (`GATTProfile.writeMode`): write commands are
+    /// what `FaultInjection.writeCommandsOvertake` reorders, write requests it leaves in order.
+    public let writeMode: GATTProfile.WriteMode
 
     public init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection = .none,
                 standard: (any StandardServicesEndpoint)? = nil, hasProtocolV1: Bool = true, name: String? = nil,
-                secondChannel: (any SecondChannelEndpoint)? = nil, characteristics: (any CharacteristicsEndpoint)? = nil) {
+                secondChannel: (any SecondChannelEndpoint)? = nil, characteristics: (any CharacteristicsEndpoint)? = nil,
+                writeMode: GATTProfile.WriteMode = .withoutResponseWhenAllowed) {
+        self.writeMode = writeMode
         self.characteristics = characteristics
         self.peripheral = peripheral
         self.mtu = mtu
@@ -42,7 +47,8 @@ public struct LoopbackTransport: WatchTransport {
         let standardCharacteristics = standard?.standardCharacteristics ?? []
         let services = ServiceSet(standardCharacteristics.services.union(hasProtocolV1 ? [.protocolV1] : []))
         let connection = LoopbackConnection(peripheral: peripheral, mtu: mtu, faults: faults, services: services, standard: standard, name: name,
-                                            secondChannel: secondChannel, characteristics: self.characteristics, notificationCount: notificationCount)
+                                            secondChannel: secondChannel, characteristics: self.characteristics, notificationCount: notificationCount,
+                                            writesCommands: writeMode != .withResponse)
         if hasProtocolV1 {
             await peripheral.centralConnected(mtu: mtu) { [weak connection] chunk in
                 await connection?.deliver { await $0.deliverNotification(chunk) }
@@ -88,9 +94,18 @@ actor LoopbackConnection: TransportConnection {
     private var heldBackCharacteristicNotifications: [GATTCharacteristicID: [UInt8]] = [:]
     /// The notifications held for `faults.answerLateness`, delivered one after another in the order sent.
     private var lateDeliveries: Task<Void, Never>?
+    /// Whether the central's writes to the pair are write commands (`LoopbackTransport.writeMode`).
+    private let writesCommands: Bool
+    /// A write command the next write overtakes (`faults.writeCommandsOvertake`), and its turn:
+    /// released after `commandOvertakingWindow` when no write follows it.
+    private var overtakenCommand: (packet: [UInt8], turn: Int)?
+    private var overtakingTurns = 0
+    static let commandOvertakingWindow: Duration = .milliseconds(50)
 
     init(peripheral: any PeripheralEndpoint, mtu: ATTMTU, faults: FaultInjection, services: ServiceSet, standard: (any StandardServicesEndpoint)?, name: String?,
-         secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?, notificationCount: NotificationCount) {
+         secondChannel: (any SecondChannelEndpoint)?, characteristics: (any CharacteristicsEndpoint)?, notificationCount: NotificationCount,
+         writesCommands: Bool) {
+        self.writesCommands = writesCommands
         self.secondChannel = secondChannel
         characteristicsEndpoint = characteristics
         if secondChannel != nil {
@@ -147,12 +162,40 @@ actor LoopbackConnection: TransportConnection {
         guard isOpen else { throw TransportError.notConnected }
         guard services.contains(.protocolV1) else { throw TransportError.noProtocolV1 }
         guard chunk.count <= mtu.chunkSize else { throw TransportError.chunkTooLarge(size: chunk.count, limit: mtu.chunkSize) }
-        for packet in applyFaults(chunk, heldBack: &heldBackWrite) {
+        var packets = applyFaults(chunk, heldBack: &heldBackWrite)
+        if faults.writeCommandsOvertake, writesCommands { packets = overtaking(packets) }
+        for packet in packets {
             if faults.delay > .zero { try? await Task.sleep(for: faults.delay) }
             guard isOpen else { return }
             await peripheral.centralWrote(packet)
             await countPacket()
         }
+    }
+
+    /// The packets of one write command in the order the peripheral gets them: after the command
+    /// held before it; its last packet held in turn, until the next write or the window's end.
+    private func overtaking(_ packets: [[UInt8]]) -> [[UInt8]] {
+        guard let last = packets.last else { return [] }
+        if let held = overtakenCommand {
+            overtakenCommand = nil
+            return packets + [held.packet]
+        }
+        overtakingTurns += 1
+        let turn = overtakingTurns
+        overtakenCommand = (last, turn)
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.commandOvertakingWindow)
+            await self?.releaseOvertakenCommand(turn: turn)
+        }
+        return Array(packets.dropLast())
+    }
+
+    private func releaseOvertakenCommand(turn: Int) async {
+        guard let held = overtakenCommand, held.turn == turn else { return }
+        overtakenCommand = nil
+        guard isOpen else { return }
+        await peripheral.centralWrote(held.packet)
+        await countPacket()
     }
 
     func deliverNotification(_ chunk: [UInt8]) async {

@@ -423,6 +423,19 @@ def qring_sync_stored(path):
     assert d["fetched"] == d["stored"] > 0 and d["heartRateStored"] > 6 * 280 and d.get("heartRateError") is None, d
 
 
+@check("garmin-sync-stored")
+def garmin_sync_stored(path):
+    """The watch's 7-day sync stored some records and more than 6 × 280 heart-rate samples,
+    without a heart-rate error; every record it fetched when it reconnected once (the fault's cut,
+    which comes before any sleep file). A further reconnect can come after sleep files were read
+    and stored but not yet archived: the next link reads them again, and the store keeps each
+    record once (fetched > stored); the journey's truth comparison then says whether the store
+    holds exactly the watch's nights."""
+    d = tail(path)
+    assert d["stored"] > 0 and d["heartRateStored"] > 6 * 280 and d.get("heartRateError") is None, d
+    assert d["fetched"] == d["stored"] if d["reconnects"] <= 1 else d["fetched"] >= d["stored"], d
+
+
 @check("qring-sync-nothing-new")
 @check("sync-nothing-new")
 def qring_sync_nothing_new(path):

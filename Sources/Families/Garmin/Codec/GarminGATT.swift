@@ -11,8 +11,11 @@ public enum GarminGATT {
 }
 
 extension GATTProfile {
-    /// Garmin's Multi-Link pair. The sources' hosts write without response where the
-    /// characteristic allows it (GBL, GBR); the simulated watch takes both kinds.
+    /// Garmin's Multi-Link pair, written with response as Gadgetbridge writes it (§1): each write
+    /// is answered before the next goes, so none overtakes the one before it. Write commands (GBL,
+    /// GBR) do over EATT's several bearers: a file's last acknowledgement reached the watch after
+    /// the next download request, and the watch sent the new file from the old one's end
+    /// (docs/testing.md, "Garmin: a file's last acknowledgement overtaken").
     public static let garmin = GATTProfile(service: GarminGATT.service, writeCharacteristic: GarminGATT.send,
-                                           notifyCharacteristic: GarminGATT.receive, writeMode: .withoutResponseWhenAllowed)
+                                           notifyCharacteristic: GarminGATT.receive, writeMode: .withResponse)
 }

@@ -22,7 +22,7 @@ public struct SimulatedGarminDevice: SimulatedDevice {
         let history = try GarminWatchHistory(seed: options.seed, timeZone: options.timeZone, now: options.now, days: options.historyDays)
         let watch = SimulatedGarminWatch(history: history)
         let transport = LoopbackTransport(peripheral: watch, mtu: try ATTMTU(247), faults: options.faults,
-                                          name: watch.configuration.deviceInformation.bluetoothName)
+                                          name: watch.configuration.deviceInformation.bluetoothName, writeMode: GATTProfile.garmin.writeMode)
         return SimulatedLink(transport: transport, device: SimulatedGarminDevice(watch: watch))
     }
 

@@ -20,14 +20,16 @@ struct GarminWatchTests {
     static let watchId = WatchID("00:AA:01:01:00:07")!
 
     static func rig(days: Int = 7, syncTimeOnConnect: Bool = true, pageIdle: Duration = .seconds(2), mtu: Int = 247,
-                    watch: SimulatedGarminWatch.Configuration = .init()) throws -> (SimulatedGarminWatch, GarminWatch) {
+                    watch: SimulatedGarminWatch.Configuration = .init(), faults: FaultInjection = .none,
+                    writeMode: GATTProfile.WriteMode = GATTProfile.garmin.writeMode) throws -> (SimulatedGarminWatch, GarminWatch) {
         let simulated = SimulatedGarminWatch(history: try GarminWatchHistory(seed: 7, timeZone: berlin, now: now, days: days), configuration: watch)
         var configuration = WatchConfiguration()
         configuration.timeZone = berlin
         configuration.now = { now }
         configuration.syncTimeOnConnect = syncTimeOnConnect
         configuration.pageIdleTimeout = pageIdle
-        let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(mtu)), configuration: configuration)
+        let central = GarminWatch(transport: LoopbackTransport(peripheral: simulated, mtu: try ATTMTU(mtu), faults: faults, writeMode: writeMode),
+                                  configuration: configuration)
         return (simulated, central)
     }
 
@@ -180,6 +182,36 @@ struct GarminWatchTests {
         let statistics = await simulated.statistics
         #expect(statistics.chunksSent > statistics.downloads, "files of several chunks at this MTU")
         #expect(await simulated.largestNotification <= 64 - 3)
+    }
+
+    /// Write commands overtake one another over EATT's several bearers: a file's last
+    /// acknowledgement reached the watch after the next download request, and the watch sent the
+    /// new file from the old one's end (the CI failure of stop 50, docs/testing.md). The Garmin
+    /// profile writes with response, which keeps the central's frames in order: the sync is whole
+    /// without a reconnect. Written as commands over the same link, the sync breaks at once.
+    @Test("a file's last acknowledgement overtaken by the next download request: the profile's write requests keep the sync whole")
+    func aLastAcknowledgementOvertakenBreaksOnlyWriteCommands() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tsgateway-garmin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let from = Int64(Self.now.timeIntervalSince1970) - 7 * 86_400
+        let overtaking = FaultInjection(writeCommandsOvertake: true)
+
+        let (simulated, central) = try Self.rig(faults: overtaking)
+        let store = try GatewayStore(path: directory.appendingPathComponent("requests.sqlite").path)
+        let report = try await SleepSync(watch: central, store: store, watchId: Self.watchId).run(from: from)
+        await central.disconnect()
+        #expect(report.reconnects == 0, "\(report)")
+        #expect(try await store.sleepRecords(watch: Self.watchId) == simulated.history.sleepItems.filter { $0.start >= from })
+
+        // The same link writing commands: the first file after the directory breaks.
+        let (_, commandsCentral) = try Self.rig(faults: overtaking, writeMode: .withoutResponse)
+        try await commandsCentral.connect()
+        let error = await #expect(throws: WatchError.self) {
+            for try await _ in try await commandsCentral.heartRateHistory(start: from, end: nil) {}
+        }
+        await commandsCentral.disconnect()
+        #expect(String(describing: error as Any).contains("came at offset"), "\(String(describing: error))")
     }
 
     @Test("live heart rate: service 6 registered and started, the watch's readings in order, stopped when the last listener leaves")
