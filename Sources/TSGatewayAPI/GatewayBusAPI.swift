@@ -178,7 +178,7 @@ public enum GatewayBusAPI {
             values["Alarms"] = .properties([
                 "MaxCount": .uint32(UInt32(clamping: alarms.maxCount)), "LabelMaxBytes": .uint32(UInt32(clamping: alarms.labelMaxBytes)),
                 "RemarkMaxBytes": .uint32(UInt32(clamping: alarms.remarkMaxBytes)), "Snooze": .boolean(alarms.snooze),
-                "MaxSmartWindow": .uint32(UInt32(clamping: alarms.maxSmartWindow)),
+                "MaxSmartWindow": .uint32(UInt32(clamping: alarms.maxSmartWindow)), "Readable": .boolean(alarms.readable),
             ])
         }
         if let sync = capabilities.sleepSync {
@@ -199,7 +199,9 @@ public enum GatewayBusAPI {
         let alarms = values["Alarms"]?.propertiesValue.map { alarms in
             WatchCapabilities.Alarms(maxCount: Int(alarms["MaxCount"]?.uint32Value ?? 0), labelMaxBytes: Int(alarms["LabelMaxBytes"]?.uint32Value ?? 0),
                                      remarkMaxBytes: Int(alarms["RemarkMaxBytes"]?.uint32Value ?? 0), snooze: flag("Snooze", in: alarms),
-                                     maxSmartWindow: Int(alarms["MaxSmartWindow"]?.uint32Value ?? 0))
+                                     maxSmartWindow: Int(alarms["MaxSmartWindow"]?.uint32Value ?? 0),
+                                     // A daemon before `Readable` existed served readable tables only.
+                                     readable: alarms["Readable"]?.boolValue ?? true)
         }
         let sleepSync = values["SleepSync"]?.propertiesValue.flatMap { sync -> WatchCapabilities.SleepSync? in
             guard let selection = sync["Selection"]?.stringValue.flatMap(WatchCapabilities.SleepSync.Selection.init(rawValue:)) else { return nil }

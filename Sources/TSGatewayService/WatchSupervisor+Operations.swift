@@ -29,10 +29,15 @@ extension WatchSupervisor {
         connectTask = task
         defer { connectTask = nil }
         let info = try await task.value
-        // The alarm table as the link comes up: the history and the next alarm start from it.
-        if info.capabilities.maxAlarms > 0 {
+        // The alarm table as the link comes up: the history and the next alarm start from it. A
+        // table that cannot be read back is the one this gateway last wrote, if any.
+        if let alarms = info.capabilities.alarms, alarms.maxCount > 0 {
             do {
-                alarmTable = try await operations.alarms()
+                if alarms.readable {
+                    alarmTable = try await operations.alarms()
+                } else if let written = try await operations.lastKnownAlarms() {
+                    alarmTable = written
+                }
             } catch {
                 logger.info("\(id): alarm table not read at connect: \(error)")
             }

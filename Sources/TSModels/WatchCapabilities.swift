@@ -39,13 +39,28 @@ public struct WatchCapabilities: Sendable, Hashable, Codable {
         public var snooze: Bool
         /// Longest smart window in minutes; 0: none.
         public var maxSmartWindow: Int
+        /// The table can be read back; false: it can only be set (a Garmin watch's, whose alarms
+        /// go in a settings file no client reads), and the gateway knows only what it wrote.
+        public var readable: Bool
 
-        public init(maxCount: Int, labelMaxBytes: Int, remarkMaxBytes: Int = 0, snooze: Bool, maxSmartWindow: Int = 0) {
+        public init(maxCount: Int, labelMaxBytes: Int, remarkMaxBytes: Int = 0, snooze: Bool, maxSmartWindow: Int = 0, readable: Bool = true) {
             self.maxCount = maxCount
             self.labelMaxBytes = labelMaxBytes
             self.remarkMaxBytes = remarkMaxBytes
             self.snooze = snooze
             self.maxSmartWindow = maxSmartWindow
+            self.readable = readable
+        }
+
+        enum CodingKeys: String, CodingKey { case maxCount, labelMaxBytes, remarkMaxBytes, snooze, maxSmartWindow, readable }
+
+        /// A shape stored before `readable` existed reads as readable: every watch's table was then.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(maxCount: try container.decode(Int.self, forKey: .maxCount), labelMaxBytes: try container.decode(Int.self, forKey: .labelMaxBytes),
+                      remarkMaxBytes: try container.decodeIfPresent(Int.self, forKey: .remarkMaxBytes) ?? 0, snooze: try container.decode(Bool.self, forKey: .snooze),
+                      maxSmartWindow: try container.decodeIfPresent(Int.self, forKey: .maxSmartWindow) ?? 0,
+                      readable: try container.decodeIfPresent(Bool.self, forKey: .readable) ?? true)
         }
     }
 

@@ -148,6 +148,12 @@ public struct WatchOperations: Sendable {
         return alarms
     }
 
+    /// The latest table the alarm history holds (read, written by this gateway or announced by
+    /// the watch); nil before any. What the gateway knows of a table it cannot read back.
+    public func lastKnownAlarms() async throws -> [Alarm]? {
+        try await store.alarmHistory(watch: watchId).last?.alarms
+    }
+
     /// Replaces the table (checked against the watch's limits first).
     public func setAlarms(_ alarms: [Alarm]) async throws { try await writeAlarms(alarms) }
 

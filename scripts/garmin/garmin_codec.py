@@ -240,6 +240,14 @@ def payload(kind, f):
                                     e["flags"], e["size"], e["time"]) for e in f["entries"]) + bytes(16 * f.get("zeroEntries", 0))
     if kind == "setFileFlag":
         return struct.pack("<HB", f["index"], f["flags"])
+    if kind == "createFile":
+        return struct.pack("<IBBHHHHQ", f["size"], f["type"], f["subtype"], f["index"], 0, f["numberMask"], 0, f["nonce"])
+    if kind == "createFileAnswer":
+        return struct.pack("<HBBHBBH", 5005, 0, f["createStatus"], f["index"], f["type"], f["subtype"], f["number"])
+    if kind == "uploadRequest":
+        return struct.pack("<HIIH", f["index"], f["size"], f["offset"], f["crcSeed"])
+    if kind == "uploadAnswer":
+        return struct.pack("<HBBIIH", 5003, 0, f["uploadStatus"], f["offset"], f["maxSize"], f["crcSeed"])
     if kind == "protobufMessage":
         body = bytes.fromhex(f["protobuf"])
         return struct.pack("<HIII", f["requestId"], f["offset"], f["total"], len(body)) + body
@@ -326,6 +334,22 @@ def read_payload(kind, data):
         return {"entries": entries}
     if kind == "setFileFlag":
         return {"index": r.u16("index"), "flags": r.u8("flags")}
+    if kind == "createFile":
+        f = {"size": r.u32("size"), "type": r.u8("type"), "subtype": r.u8("subtype"), "index": r.u16("index")}
+        r.u16("reserved")
+        f["numberMask"] = r.u16("number mask")
+        r.u16("reserved")
+        f["nonce"] = struct.unpack("<Q", r.take(8, "nonce"))[0]
+        return f
+    if kind == "createFileAnswer":
+        r.u16("type"), r.u8("status")
+        return {"createStatus": r.u8("create status"), "index": r.u16("index"), "type": r.u8("type"), "subtype": r.u8("subtype"),
+                "number": r.u16("number")}
+    if kind == "uploadRequest":
+        return {"index": r.u16("index"), "size": r.u32("size"), "offset": r.u32("offset"), "crcSeed": r.u16("crc seed")}
+    if kind == "uploadAnswer":
+        r.u16("type"), r.u8("status")
+        return {"uploadStatus": r.u8("upload status"), "offset": r.u32("offset"), "maxSize": r.u32("max size"), "crcSeed": r.u16("crc seed")}
     if kind == "protobufMessage":
         f = {"requestId": r.u16("request id"), "offset": r.u32("offset"), "total": r.u32("total")}
         f["protobuf"] = r.take(r.u32("length"), "protobuf bytes").hex()

@@ -28,7 +28,7 @@ struct AlarmsCommand: AsyncParsableCommand {
     struct AlarmFlags: ParsableArguments {
         @Option(help: "Repeat days: once, workdays, weekends, everyday, or e.g. mon,wed,fri.")
         var `repeat`: String = "once"
-        @Option(help: "Label shown on the watch (at most 32 bytes of UTF-8).")
+        @Option(help: "Label shown on the watch (at most 32 bytes of UTF-8; a Garmin watch shows only its own: wake up, workout, reminder, appointment, training, class, meditate, bedtime).")
         var label: String = ""
         @Option(help: "Remark (the watch's remark limit applies; see `tsgateway info`).")
         var remark: String = ""

@@ -66,7 +66,8 @@ struct InfoCommand: AsyncParsableCommand {
             let limits = caps.alarmLimits
             let remarks = limits.remarkMaxBytes > 0 ? ", remarks ≤ \(limits.remarkMaxBytes) bytes" : ", no remarks"
             let labels = limits.labelMaxBytes > 0 ? "labels ≤ \(limits.labelMaxBytes) bytes" : "no labels"
-            rows.append(["alarms", limits.maxAlarms == 0 ? "none" : "up to \(limits.maxAlarms), \(labels)\(remarks)"])
+            let setOnly = caps.alarms?.readable == false ? "; set only, not read back" : ""
+            rows.append(["alarms", limits.maxAlarms == 0 ? "none" : "up to \(limits.maxAlarms), \(labels)\(remarks)\(setOnly)"])
             if Self.presentation(of: output.dialect).reportsSleepRule {
                 let rule = caps.statisticsRule.map { "\($0.rawValue)" } ?? "none of its own"
                 rows.append(["sleep rule", "\(rule)\(caps.naps ? ", naps" : "")\(caps.sleepSync?.deletesSynced == true ? ", deletes synced records" : "")\(caps.liveStages ? ", live stages" : "")"])

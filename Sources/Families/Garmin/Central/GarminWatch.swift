@@ -102,8 +102,10 @@ public actor GarminWatch: LinkedCentral {
     public var capabilities: WatchCapabilities { info?.capabilities ?? .nothing }
 
     /// Sleep and heart rate from FIT files, archived after the commit; the clock given when the
-    /// watch asks; the battery asked through PROTOBUF (§7). No alarms to read back (§10).
+    /// watch asks; the battery asked through PROTOBUF (§7); alarms set in a settings file, never
+    /// read back (§10).
     static let capabilities = WatchCapabilities(
+        alarms: .init(maxCount: GarminAlarmFile.maxAlarms, labelMaxBytes: GarminAlarmFile.labelMaxBytes, snooze: false, readable: false),
         sleepSync: .init(selection: .range, paged: true, deletesSynced: false, acknowledges: true),
         battery: true, clock: true, heartRate: true, heartRateHistory: true)
 
@@ -176,15 +178,6 @@ public actor GarminWatch: LinkedCentral {
         gfdiHandle = nil
         handshakeDone = false
         fanOut.send(.linkLost(reason: reason))
-    }
-
-    /// A Garmin watch takes alarms only in a settings file it cannot hand back (§10): none are read or written.
-    public func alarms() async throws -> [Alarm] {
-        throw WatchError.unsupported("reading its alarms back (a Garmin watch takes alarms in a settings file no client reads back; set them on the watch)")
-    }
-
-    public func setAlarms(_ alarms: [Alarm]) async throws {
-        throw WatchError.unsupported("alarms from the gateway yet (a Garmin watch takes them in a settings file; set them on the watch)")
     }
 
     // MARK: Time

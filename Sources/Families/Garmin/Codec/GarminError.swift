@@ -16,6 +16,8 @@ public struct GarminError: CategorizedError, Sendable, Hashable, CustomStringCon
         case fitCompressedWithoutTimestamp, fitValueInvalid
         // PROTOBUF payloads (§7)
         case protobufInvalid
+        // an alarm table the watch's settings file cannot carry, or a settings file without alarms (§10)
+        case alarmNotSettable, settingsFileInvalid
     }
 
     public var code: Code
@@ -28,7 +30,7 @@ public struct GarminError: CategorizedError, Sendable, Hashable, CustomStringCon
 
     public var category: ErrorCategory {
         switch code {
-        case .frameTooLong, .stringTooLong, .fitValueInvalid: .invalidInput
+        case .frameTooLong, .stringTooLong, .fitValueInvalid, .alarmNotSettable: .invalidInput
         default: .protocolError
         }
     }

@@ -26,7 +26,8 @@ public struct SimulatedGarminDevice: SimulatedDevice {
         return SimulatedLink(transport: transport, device: SimulatedGarminDevice(watch: watch))
     }
 
-    /// No alarms to read back (protocol-spec/garmin/garmin.md §10): the simulated watch's remembered ones stay as they were.
-    public func alarmTable() async -> [Alarm]? { nil }
+    /// The alarms of the last settings file it took (protocol-spec/garmin/garmin.md §10); nil before
+    /// any: the simulated watch's remembered ones stay as they were.
+    public func alarmTable() async -> [Alarm]? { await watch.alarms }
     public func editFirstAlarmOnWrist() async {}
 }

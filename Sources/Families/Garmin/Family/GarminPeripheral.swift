@@ -45,7 +45,8 @@ extension SimulatedPeripheralFamily {
         let archived = await watch.archived
         session.say("\(statistics.connections) connections: \(statistics.framesReceived) GFDI frames received (\(statistics.refused) refused), "
             + "\(statistics.handshakesCompleted) handshakes, \(statistics.timeAnswers) time answers (\(statistics.otherReferences) naming another reference), \(statistics.downloads) downloads "
-            + "(\(statistics.chunksSent) chunks, \(statistics.transfersCut) cut, \(statistics.chunksDamaged) damaged), \(archived.count) files archived")
+            + "(\(statistics.chunksSent) chunks, \(statistics.transfersCut) cut, \(statistics.chunksDamaged) damaged), \(archived.count) files archived, "
+            + "\(statistics.settingsFilesTaken) settings files taken")
         if let time = await watch.hostTime {
             session.say("the host last gave the time \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(GarminTime.unix(time.now))))), offset \(time.utcOffset) s")
         }

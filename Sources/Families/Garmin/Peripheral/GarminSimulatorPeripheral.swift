@@ -39,6 +39,14 @@ public final class GarminSimulatorPeripheral: SimulatedPeripheral {
             lifecycle.report("a central is on the link")
             await watch.centralConnected(mtu: .default, send: send)
         }
+        // A settings file taken (§10): what the watch's alarms now are, for the journey to compare.
+        await watch.onAlarmsSet { alarms in
+            let described = alarms.map { alarm in
+                "\(AlarmText.formatTime(hour: alarm.hour, minute: alarm.minute)) \(AlarmText.describeRepeat(alarm.repeatDays))"
+                    + (alarm.label.isEmpty ? "" : " \"\(alarm.label)\"") + (alarm.isEnabled ? "" : " off")
+            }
+            lifecycle.report("alarms set from a settings file: \(alarms.count) (\(described.joined(separator: ", ")))")
+        }
         // A transfer cut by fault injection: the watch's side disconnects the central.
         await watch.onLinkLoss {
             await lifecycle.disconnectCentral(saying: "losing the link mid-transfer after \(await watch.statistics.chunksSent) chunks (fault injection)")

@@ -60,17 +60,28 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
         public var chunksDamaged = 0
         public var heartRateReadings = 0
         public var batteryAnswers = 0
+        /// Settings files the host uploaded whole and the watch took (SYNC_COMPLETE after the last chunk).
+        public var settingsFilesTaken = 0
     }
 
     public nonisolated let history: GarminWatchHistory
     public nonisolated let configuration: Configuration
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
     /// Why the first frames it refused were refused (COBS, length, CRC), at most 10.
     public private(set) var refusals: [String] = []
     /// The longest notification it sent, in bytes.
     public private(set) var largestNotification = 0
     /// Files the host marked archived (SET_FILE_FLAG).
     public private(set) var archived: Set<UInt16> = []
+    /// The alarms of the last settings file the host uploaded (§10); nil before any.
+    public internal(set) var alarms: [Alarm]?
+    /// The file the host is uploading: where CREATE_FILE put it, its bytes so far and their running CRC.
+    var upload: (index: UInt16, size: Int, bytes: [UInt8], crc: UInt16)?
+    /// An uploaded file the watch has whole, waiting for SYNC_COMPLETE to be taken.
+    var uploaded: [UInt8]?
+    /// Called with each alarm table the watch takes from a settings file.
+    public func onAlarmsSet(_ handler: @escaping @Sendable ([Alarm]) -> Void) { alarmsSet = handler }
+    var alarmsSet: (@Sendable ([Alarm]) -> Void)?
     /// The time the host's last answer to CURRENT_TIME_REQUEST gave: Garmin seconds and the UTC offset.
     public private(set) var hostTime: (now: UInt32, utcOffset: Int32)?
 
@@ -225,7 +236,15 @@ public actor SimulatedGarminWatch: PeripheralEndpoint {
             await acknowledge(frame.type)
         case GFDIType.systemEvent:
             await acknowledge(frame.type)
-            if let event = try? GarminSystemEvent(payload: frame.payload), event.event == GarminSystemEvent.timeUpdated { await askTime() }
+            guard let event = try? GarminSystemEvent(payload: frame.payload) else { return }
+            if event.event == GarminSystemEvent.timeUpdated { await askTime() }
+            if event.event == GarminSystemEvent.syncComplete { takeUploadedFile() }
+        case GFDIType.createFile:
+            await createFile(frame)
+        case GFDIType.uploadRequest:
+            await startUpload(frame)
+        case GFDIType.fileTransferData:
+            await receiveUploadChunk(frame)
         case GFDIType.downloadRequest:
             guard let request = try? GarminDownloadRequest(payload: frame.payload) else { statistics.refused += 1; return }
             await startDownload(request)

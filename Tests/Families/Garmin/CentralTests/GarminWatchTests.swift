@@ -41,7 +41,7 @@ struct GarminWatchTests {
         #expect(info.firmware == "14.12")
         #expect(info.standard?.serialNumber == String(0x5157_0001))
         #expect(info.dialect == .garmin)
-        #expect(info.capabilities.sleepSync?.acknowledges == true && info.capabilities.heartRateHistory && info.capabilities.alarms == nil)
+        #expect(info.capabilities.sleepSync?.acknowledges == true && info.capabilities.heartRateHistory && info.capabilities.alarms?.readable == false)
         #expect(info.capabilities.battery && !info.capabilities.batteryNotifications)
         // The battery through PROTOBUF (§7): twice, each request with its own id.
         #expect(try await central.battery() == BatteryStatus(level: 83, state: .unknown))
@@ -212,6 +212,35 @@ struct GarminWatchTests {
         }
         await commandsCentral.disconnect()
         #expect(String(describing: error as Any).contains("came at offset"), "\(String(describing: error))")
+    }
+
+    /// Alarms go to the watch as a settings file (§10): CREATE_FILE, UPLOAD_REQUEST, chunks with
+    /// the running CRC each answered with the next offset, SYNC_COMPLETE; the watch takes exactly
+    /// the table, an empty one clears it, and the table is never read back.
+    @Test("alarms set: a settings file uploaded chunk by chunk and taken at SYNC_COMPLETE; never read back")
+    func alarmsAreSetAsASettingsFile() async throws {
+        let (simulated, central) = try Self.rig(mtu: 64)
+        try await central.connect()
+        #expect(await central.capabilities.alarms?.readable == false)
+        #expect(await central.capabilities.alarms?.maxCount == 10)
+        let table = [Alarm(slot: 0, label: "wake up", hour: 6, minute: 45, repeatDays: .workdays),
+                     Alarm(slot: 1, hour: 9, minute: 30, isEnabled: false, repeatDays: .weekend)]
+        try await central.setAlarms(table)
+        #expect(await simulated.alarms == table)
+        #expect(await simulated.statistics.settingsFilesTaken == 1)
+        #expect(await simulated.statistics.refused == 0)
+        try await central.setAlarms([])
+        #expect(await simulated.alarms == [])
+        await #expect { try await central.alarms() } throws: { ($0 as? WatchError)?.category == .notSupported }
+        // What the watch cannot hold is refused before anything is sent.
+        await #expect { try await central.setAlarms([Alarm(slot: 0, hour: 7, minute: 0, snoozeAllowed: true)]) } throws: {
+            ($0 as? WatchError)?.category == .notSupported
+        }
+        await #expect { try await central.setAlarms([Alarm(slot: 0, label: "Gym", hour: 7, minute: 0)]) } throws: {
+            ($0 as? GarminError)?.code == .alarmNotSettable && "\($0)".contains("wake up")
+        }
+        #expect(await simulated.statistics.settingsFilesTaken == 2)
+        await central.disconnect()
     }
 
     @Test("live heart rate: service 6 registered and started, the watch's readings in order, stopped when the last listener leaves")

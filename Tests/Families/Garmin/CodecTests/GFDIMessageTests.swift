@@ -85,6 +85,27 @@ import TSGarmin
         case "setFileFlag":
             let read = try GarminSetFileFlag(payload: payload)
             return (GarminSetFileFlag(index: number(f, "index"), flags: number(f, "flags")).payload, ["index": Int(read.index), "flags": Int(read.flags)])
+        case "createFile":
+            let read = try GarminCreateFile(payload: payload)
+            let request = GarminCreateFile(size: number(f, "size"), type: number(f, "type"), subtype: number(f, "subtype"), index: number(f, "index"),
+                                           numberMask: number(f, "numberMask"), nonce: number(f, "nonce"))
+            return (request.payload, ["size": Int(read.size), "type": Int(read.type), "subtype": Int(read.subtype), "index": Int(read.index),
+                                      "numberMask": Int(read.numberMask), "nonce": Int(read.nonce)])
+        case "createFileAnswer":
+            let read = try GarminCreateFile.answered(GFDIResponse(payload: payload))
+            let request = GarminCreateFile(size: 0, type: number(f, "type"), subtype: number(f, "subtype"), nonce: 0)
+            return (request.answer(createStatus: number(f, "createStatus"), index: number(f, "index"), number: number(f, "number")).payload,
+                    ["createStatus": Int(read.createStatus), "index": Int(read.index), "type": Int(read.type), "subtype": Int(read.subtype),
+                     "number": Int(read.number)])
+        case "uploadRequest":
+            let read = try GarminUploadRequest(payload: payload)
+            let request = GarminUploadRequest(index: number(f, "index"), size: number(f, "size"), offset: number(f, "offset"), crcSeed: number(f, "crcSeed"))
+            return (request.payload, ["index": Int(read.index), "size": Int(read.size), "offset": Int(read.offset), "crcSeed": Int(read.crcSeed)])
+        case "uploadAnswer":
+            let read = try GarminUploadRequest.answered(GFDIResponse(payload: payload))
+            return (GarminUploadRequest(index: 0, size: 0).answer(uploadStatus: number(f, "uploadStatus"), offset: number(f, "offset"),
+                                                                 maxSize: number(f, "maxSize"), crcSeed: number(f, "crcSeed")).payload,
+                    ["uploadStatus": Int(read.uploadStatus), "offset": Int(read.offset), "maxSize": Int(read.maxSize), "crcSeed": Int(read.crcSeed)])
         case "protobufMessage":
             let bytes = hexBytes(text(f, "protobuf"))
             let read = try GarminProtobufMessage(payload: payload)
