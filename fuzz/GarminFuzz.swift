@@ -1,9 +1,12 @@
 // libFuzzer entry point for the Garmin family's codec (target garmin of scripts/fuzz): everything a
 // watch sends. The first byte picks the write size (1…64); the rest is cut into writes. Each write
 // is read as a multi-link control message; the writes go through the COBS splitter as the GFDI
-// stream, each form through COBS and the frame reader. The whole input is also read as FIT files,
-// and what they hold as sleep items and heart rate. A frame read back writes the same bytes; COBS
-// round-trips what it decoded; a sleep item lasts and a heart rate is a uint8 that is not invalid.
+// stream, each form through COBS and the frame reader, and each frame's payload as the messages of
+// an upload (CREATE_FILE, UPLOAD_REQUEST, FILE_TRANSFER_DATA), which the simulated watch reads from
+// a host. The whole input is also read as FIT files, and what they hold as sleep items, heart rate
+// and a settings file's alarms. A frame read back writes the same bytes; COBS round-trips what it
+// decoded; an upload message reads back as written; a sleep item lasts, a heart rate is a uint8
+// that is not invalid, and an alarm read is a time of day.
 
 import Foundation
 import TSGarmin
@@ -33,6 +36,15 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if (try? COBS.decode(COBS.encode(decoded))) != decoded { fatalError("COBS does not round-trip \(decoded.count) bytes") }
             guard let frame = try? GFDIFrame(bytes: decoded) else { continue }
             if (try? frame.bytes()) != decoded { fatalError("frame \(frame.type) does not write back its own bytes") }
+            if let create = try? GarminCreateFile(payload: frame.payload), (try? GarminCreateFile(payload: create.payload)) != create {
+                fatalError("CREATE_FILE does not read back as written")
+            }
+            if let upload = try? GarminUploadRequest(payload: frame.payload), (try? GarminUploadRequest(payload: upload.payload)) != upload {
+                fatalError("UPLOAD_REQUEST does not read back as written")
+            }
+            if let chunk = try? GarminFileData(payload: frame.payload), chunk.payload != frame.payload {
+                fatalError("FILE_TRANSFER_DATA does not write back its payload")
+            }
         }
         if splitter.pending > 1024 { fatalError("the splitter holds \(splitter.pending) bytes over its limit") }
     }
@@ -45,6 +57,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for sample in FITRecords.heartRateSamples(file) where !(1...254).contains(sample.bpm) {
             fatalError("a heart rate of \(sample.bpm) bpm")
         }
+    }
+    for alarm in (try? GarminAlarmFile.alarms(in: files)) ?? [] where alarm.hour > 23 || alarm.minute > 59 {
+        fatalError("an alarm at \(alarm.hour):\(alarm.minute)")
     }
     return 0
 }

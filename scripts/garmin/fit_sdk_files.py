@@ -6,10 +6,11 @@ Two directions, so that neither side checks only itself:
     below, bytes nobody here made, with expected.json: the sleep items and heart-rate samples
     they hold. Tests/Families/Garmin/CodecTests/FITSDKTests.swift reads them with tsgateway's
     decoder.
-  * protocol-spec/garmin/vectors/ours/: FIT files tsgateway's encoder writes for the simulated
-    watch (the same Swift test writes them when TSGATEWAY_WRITE_FIT_EXAMPLES=1, and otherwise
-    checks they are what the encoder writes today), with expected.json. This script reads them
-    with Garmin's Decoder and checks every sleep level and heart rate against it.
+  * protocol-spec/garmin/vectors/ours/: FIT files tsgateway's encoder writes: the simulated
+    watch's sleep and monitoring files, and the settings file `alarms set` uploads (§10) (the same
+    Swift test writes them when TSGATEWAY_WRITE_FIT_EXAMPLES=1, and otherwise checks they are
+    what the encoder writes today), with expected.json. This script reads them with Garmin's
+    Decoder and checks every sleep level, heart rate and alarm (time, days, on) against it.
 
     scripts/garmin/python scripts/garmin/fit_sdk_files.py          # write sdk/ anew
     scripts/garmin/python scripts/garmin/fit_sdk_files.py --check  # sdk/ is what the SDK writes; ours/ reads right
@@ -147,7 +148,13 @@ def read_back(path):
     for m in messages.get("monitoring_mesgs", []):
         full = unix(m["timestamp"]) if "timestamp" in m else None
         records.append((full, m.get("timestamp_16"), m.get("heart_rate")))
-    return {"sleepItems": sleep_items(levels), "heartRate": heart_rate(records)}
+    found = {"sleepItems": sleep_items(levels), "heartRate": heart_rate(records)}
+    # alarm_settings (222) is not in the SDK's profile: its messages come under "222", their
+    # fields by number (protocol-spec/garmin/garmin.md §10).
+    alarms = [[m.get(0), m.get(1), m.get(2)] for m in messages.get("222", [])]
+    if alarms:
+        found["alarms"] = alarms
+    return found
 
 
 def main(argv=None):
@@ -183,13 +190,14 @@ def main(argv=None):
         ours = json.load(f)
     for name, expected in sorted(ours.items()):
         got = read_back(os.path.join(OURS_DIR, name))
-        for key in ("sleepItems", "heartRate"):
-            if got[key] != expected[key]:
+        for key in ("sleepItems", "heartRate", "alarms"):
+            if got.get(key, []) != expected.get(key, []):
                 failures.append("ours/%s: Garmin's decoder reads %d %s, tsgateway wrote %d (first difference: %s)" % (
-                    name, len(got[key]), key, len(expected[key]),
-                    next(([a, b] for a, b in zip(got[key], expected[key]) if a != b), "in the count")))
-        print("ours/%s: Garmin's decoder reads %d sleep items and %d heart-rate samples, as tsgateway wrote them"
-              % (name, len(got["sleepItems"]), len(got["heartRate"])) if not failures else "", end="\n" if not failures else "")
+                    name, len(got.get(key, [])), key, len(expected.get(key, [])),
+                    next(([a, b] for a, b in zip(got.get(key, []), expected.get(key, [])) if a != b), "in the count")))
+        print("ours/%s: Garmin's decoder reads %d sleep items, %d heart-rate samples and %d alarms, as tsgateway wrote them"
+              % (name, len(got["sleepItems"]), len(got["heartRate"]), len(got.get("alarms", []))) if not failures else "",
+              end="\n" if not failures else "")
     if failures:
         print("\n".join(failures) + "\n(run scripts/garmin/python scripts/garmin/fit_sdk_files.py to write sdk/ anew; "
               "TSGATEWAY_WRITE_FIT_EXAMPLES=1 swift test --filter FITSDKTests for ours/)", file=sys.stderr)

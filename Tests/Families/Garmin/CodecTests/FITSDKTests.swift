@@ -31,15 +31,22 @@ import TSModels
             }
         }
 
-        init(items: [SleepItem], samples: [HeartRateSample]) {
+        /// A settings file's alarm_settings (222) as written: minutes after midnight, days, enabled; nil: none.
+        var alarms: [[Int64]]?
+
+        init(items: [SleepItem], samples: [HeartRateSample], alarms: [[Int64]] = []) {
             sleepItems = items.map { [.text($0.stage.name), .number($0.start), .number($0.duration)] }
             heartRate = samples.map { [Int64($0.time.timeIntervalSince1970), Int64($0.bpm)] }
+            self.alarms = alarms.isEmpty ? nil : alarms
         }
     }
 
     static func read(_ bytes: [UInt8]) throws -> Expected {
         let files = try FITDecoder.decode(bytes)
-        return Expected(items: files.flatMap(FITRecords.sleepItems), samples: files.flatMap(FITRecords.heartRateSamples))
+        let alarms = files.flatMap(\.messages).filter { $0.global == FITGlobal.alarmSettings }.map { message in
+            [0, 1, 2].map { Int64(message.unsigned($0) ?? 0) }
+        }
+        return Expected(items: files.flatMap(FITRecords.sleepItems), samples: files.flatMap(FITRecords.heartRateSamples), alarms: alarms)
     }
 
     @Test("the files Garmin's Encoder wrote read as the SDK's side says: sleep levels, monitoring across timestamp_16's rollover")
@@ -60,6 +67,9 @@ import TSModels
         return [
             "sleep.fit": (try FITRecords.sleepFile(items, created: night), Expected(items: items, samples: [])),
             "monitoring.fit": (try FITRecords.monitoringFile(samples, created: night), Expected(items: [], samples: samples)),
+            // The settings file `alarms set` uploads (§10): 06:45 Mon–Fri, 09:30 Sat–Sun off, 22:00 once.
+            "alarms.fit": (try GarminAlarmFile.file(GarminAlarmFileTests.table, created: try #require(GarminTime.garmin(night))),
+                           Expected(items: [], samples: [], alarms: [[405, 0x1F, 1], [570, 0x60, 0], [1320, 128, 1]])),
         ]
     }
 
