@@ -11,12 +11,28 @@ import sys
 
 from garmin_ble import Watch
 from garmin_ble import events as ev
-from garmin_ble.errors import RequestTimeout
+from garmin_ble.errors import ConnectionFailed, RequestTimeout
 from garmin_ble.metrics import HEART_RATE
 
 
 async def main(address):
+    """Up to three connects when bluetoothd drops the new link during service discovery (bleak:
+    "failed to discover services, device disconnected"; BlueZ 5.66's, docs/testing.md), as a
+    person would try again; once connected nothing is retried."""
+    for attempt in (1, 2, 3):
+        connected = []
+        try:
+            return await steps(address, connected)
+        except ConnectionFailed as error:
+            if connected or attempt == 3 or "failed to discover services" not in str(error):
+                raise
+            print(f"connect attempt {attempt}: {error}; trying again", file=sys.stderr, flush=True)
+            await asyncio.sleep(2)
+
+
+async def steps(address, connected):
     async with Watch.at(address, heartbeat=None, reconnect="off", connect_timeout=30) as watch:
+        connected.append(True)
         # DEVICE_INFORMATION upgrades watch.info in place shortly after the handshake.
         for _ in range(100):
             if watch.info.firmware != "unknown":
