@@ -284,7 +284,7 @@ public actor MQTTBridge {
     /// The watch's alarm table: from the store once, then from the change events.
     private func alarmTable(of supervisor: WatchSupervisor) async -> [Alarm] {
         if let cached = alarms[supervisor.id] { return cached }
-        let table = (try? await store.alarmHistory(watch: supervisor.id).last?.alarms) ?? []
+        let table = (try? await store.latestAlarmSnapshot(watch: supervisor.id)?.alarms) ?? []
         alarms[supervisor.id] = table
         return table
     }

@@ -73,13 +73,24 @@ extension GatewayStore {
     /// Every stored version of the alarm table, oldest first.
     public func alarmHistory(watch: WatchID) async throws -> [AlarmSnapshot] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch.rawValue]).map { row in
-                let json: String = row["alarms"], originText: String = row["origin"]
-                guard let origin = AlarmTableOrigin(stored: originText) else { throw StoreError.corruptValue("alarm history origin \"\(originText)\"") }
-                return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: origin,
-                                     alarms: try JSONDecoder().decode([Alarm].self, from: Data(json.utf8)))
-            }
+            try Row.fetchAll(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id", arguments: [watch.rawValue])
+                .map(Self.alarmSnapshot)
         }
+    }
+
+    /// The latest stored version of the alarm table; nil before any.
+    public func latestAlarmSnapshot(watch: WatchID) async throws -> AlarmSnapshot? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT takenAt, origin, alarms FROM alarmSnapshot WHERE watchId = ? ORDER BY id DESC LIMIT 1", arguments: [watch.rawValue])
+                .map(Self.alarmSnapshot)
+        }
+    }
+
+    private static func alarmSnapshot(_ row: Row) throws -> AlarmSnapshot {
+        let json: String = row["alarms"], originText: String = row["origin"]
+        guard let origin = AlarmTableOrigin(stored: originText) else { throw StoreError.corruptValue("alarm history origin \"\(originText)\"") }
+        return AlarmSnapshot(takenAt: Date(timeIntervalSince1970: TimeInterval(row["takenAt"] as Int64)), origin: origin,
+                             alarms: try JSONDecoder().decode([Alarm].self, from: Data(json.utf8)))
     }
 
     public func saveMonitorConfig(_ config: MonitorConfig, watch: WatchID) async throws {

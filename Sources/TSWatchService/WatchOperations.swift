@@ -151,7 +151,7 @@ public struct WatchOperations: Sendable {
     /// The latest table the alarm history holds (read, written by this gateway or announced by
     /// the watch); nil before any. What the gateway knows of a table it cannot read back.
     public func lastKnownAlarms() async throws -> [Alarm]? {
-        try await store.alarmHistory(watch: watchId).last?.alarms
+        try await store.latestAlarmSnapshot(watch: watchId)?.alarms
     }
 
     /// Replaces the table (checked against the watch's limits first).
